@@ -1,0 +1,49 @@
+// The deprecated product-offering list (legacy; kept for old clients).
+import Type, { type Static } from 'typebox'
+import { Collection, ErrorBody, ItemRef, Link, defineRoutes, bearerSecurity } from './common.js'
+
+export const ProductOffering = Type.Object({
+  id: Type.String(),
+  product: Type.Object({
+    id: Type.String(),
+    sku: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    type: Type.String(),
+    picture: Type.Object({ small: Link, medium: Link, large: Link }),
+    price: Type.Number(),
+    areas: Collection(Type.String()),
+    _links: Type.Record(Type.String(), Type.Unknown())
+  }),
+  areas: Collection(Type.String()),
+  discount: Type.Object({ amount: Type.Number(), description: Type.String() }),
+  tax: Type.Object({ amount: Type.Number(), description: Type.String() }),
+  subtotal: Type.Number(),
+  total: Type.Number(),
+  user: ItemRef,
+  _links: Type.Record(Type.String(), Type.Unknown())
+})
+export type ProductOffering = Static<typeof ProductOffering>
+export const ProductOfferingCollection = Collection(ProductOffering)
+export type ProductOfferingCollection = Static<typeof ProductOfferingCollection>
+
+export const ProductOfferingQuery = Type.Object({
+  userId: Type.Optional(Type.String()),
+  category: Type.Optional(Type.Array(Type.String(), { examples: [['POD_SHOP', 'APPAREL', 'EQUIPMENT']] }))
+})
+export type ProductOfferingQuery = Static<typeof ProductOfferingQuery>
+
+export const productOfferingRoutes = defineRoutes({
+  list: {
+    method: 'GET',
+    url: '/apis/v2/product-offerings',
+    schema: {
+      summary: 'List product offerings (deprecated)',
+      tags: ['product-offerings'],
+      deprecated: true,
+      security: bearerSecurity,
+      querystring: ProductOfferingQuery,
+      response: { 200: ProductOfferingCollection, 401: ErrorBody, 403: ErrorBody }
+    }
+  }
+})

@@ -1,0 +1,156 @@
+// Replay servers: a venue's recording box registers, polls its status, and receives its area,
+// camera configuration and device token once an admin approves it.
+import Type, { type Static } from 'typebox'
+import { DateTime, ErrorBody, ItemRef, Nullable, defineRoutes } from './common.js'
+
+export const ReplayServerStatus = Type.Enum(['PENDING', 'APPROVED', 'REJECTED', 'REVOKED'])
+export type ReplayServerStatus = Static<typeof ReplayServerStatus>
+
+/** Semantic version, as the agent reports its own (https://semver.org, section 2 and 9-10). */
+export const SemverPattern =
+  '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$'
+export const Semver = Type.String({ pattern: SemverPattern, maxLength: 100, examples: ['1.4.0'] })
+export const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 })
+export const IpAddress = Type.Union([Type.String({ format: 'ipv4' }), Type.String({ format: 'ipv6' })])
+/** 1 to 200 printable ASCII characters. */
+export const DeviceId = Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x20-\\x7E]+$' })
+
+export const LogoPlacement = Type.Enum(['top-left', 'top-right', 'bottom-left', 'bottom-right', 'center'])
+export type LogoPlacement = Static<typeof LogoPlacement>
+export const VideoCodec = Type.Enum(['h264', 'hevc', 'copy'])
+export type VideoCodec = Static<typeof VideoCodec>
+export const AudioCodec = Type.Enum(['aac', 'opus', 'none'])
+export type AudioCodec = Static<typeof AudioCodec>
+
+/** Where a camera can be read from. */
+export const FeedUrl = Type.String({ pattern: '^(rtsps?|https?|srt|file)://.+', maxLength: 2000 })
+const FilePath = Type.String({ minLength: 1, maxLength: 1000 })
+
+export const Camera = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }),
+    name: Type.Optional(Type.String({ maxLength: 200 })),
+    feed: FeedUrl,
+    feed2: Type.Optional(FeedUrl),
+    isEnabled: Type.Boolean({ default: true }),
+    videoCodec: Type.Optional(VideoCodec),
+    audioCodec: Type.Optional(AudioCodec),
+    distortion1: Type.Optional(Type.Number({ minimum: -1, maximum: 1, description: 'Lens correction k1' })),
+    distortion2: Type.Optional(Type.Number({ minimum: -1, maximum: 1, description: 'Lens correction k2' })),
+    rotation: Type.Optional(Type.Number({ minimum: -360, maximum: 360, description: 'Degrees, clockwise' })),
+    scale: Type.Optional(Type.Number({ minimum: 0.1, maximum: 4, description: 'Output size factor' })),
+    vignette: Type.Optional(Type.Number({ minimum: 0, maximum: Math.PI / 2, description: 'Vignette angle, radians' })),
+    lutPath: Type.Optional(FilePath)
+  },
+  { additionalProperties: false }
+)
+export type Camera = Static<typeof Camera>
+
+export const ReplayServerConfig = Type.Object(
+  {
+    apiBaseUrl: Type.Optional(HttpUrl),
+    cloudStorageBucket: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, examples: ['file:///var/lib/club/clips'] })),
+    logoPath: Type.Optional(FilePath),
+    logoPlacement: Type.Optional(LogoPlacement),
+    cloudCredentialsPath: Type.Optional(FilePath),
+    postrollPath: Type.Optional(FilePath),
+    cleanupEnabled: Type.Boolean({ default: false }),
+    cameras: Type.Array(Camera, { maxItems: 64, default: [] })
+  },
+  { additionalProperties: false }
+)
+export type ReplayServerConfig = Static<typeof ReplayServerConfig>
+
+export const ReplayServerRegistrationRequest = Type.Object(
+  {
+    deviceId: DeviceId,
+    hostname: Type.Optional(Type.String({ maxLength: 255 })),
+    version: Type.Optional(Semver),
+    displayName: Type.Optional(Type.String({ maxLength: 200 })),
+    serverUrl: Type.Optional(HttpUrl),
+    localIp: Type.Optional(IpAddress)
+  },
+  { additionalProperties: false }
+)
+export type ReplayServerRegistrationRequest = Static<typeof ReplayServerRegistrationRequest>
+
+export const ReplayServerRegistration = Type.Object({
+  serverId: Type.String({ description: "The device's secret for the status call" }),
+  status: ReplayServerStatus,
+  pollInterval: Type.Integer({ description: 'Recommended polling interval, seconds' }),
+  displayName: Type.Optional(Type.String({ description: 'The name the box already has' }))
+})
+export type ReplayServerRegistration = Static<typeof ReplayServerRegistration>
+
+export const ReplayServerStatusParams = Type.Object({ serverId: Type.String({ minLength: 1, maxLength: 200 }) })
+export type ReplayServerStatusParams = Static<typeof ReplayServerStatusParams>
+
+export const ReplayServerStatusQuery = Type.Object(
+  { version: Type.Optional(Semver), serverUrl: Type.Optional(HttpUrl), localIp: Type.Optional(IpAddress) },
+  { additionalProperties: false }
+)
+export type ReplayServerStatusQuery = Static<typeof ReplayServerStatusQuery>
+
+export const PendingUpdate = Type.Object({ version: Type.String() })
+export type PendingUpdate = Static<typeof PendingUpdate>
+
+export const ReplayServerStatusAnswer = Type.Object({
+  status: ReplayServerStatus,
+  accessToken: Type.Optional(Type.String({ description: 'Present only when approved' })),
+  area: Type.Optional(ItemRef),
+  pendingUpdate: Type.Optional(PendingUpdate),
+  config: Type.Optional(ReplayServerConfig)
+})
+export type ReplayServerStatusAnswer = Static<typeof ReplayServerStatusAnswer>
+
+/** A device as an admin sees it. Never carries the serverId or the access token. */
+export const ReplayServer = Type.Object({
+  id: Type.String(),
+  deviceId: Type.String(),
+  hostname: Nullable(Type.String()),
+  displayName: Nullable(Type.String()),
+  status: ReplayServerStatus,
+  lastSeenAt: Nullable(DateTime()),
+  online: Type.Boolean({ description: 'Seen within three poll intervals' }),
+  version: Nullable(Type.String()),
+  localIp: Nullable(Type.String()),
+  serverUrl: Nullable(Type.String()),
+  area: Nullable(ItemRef),
+  config: Nullable(ReplayServerConfig),
+  targetVersion: Nullable(Type.String()),
+  createdDate: DateTime(),
+  updatedDate: DateTime(),
+  _links: Type.Object({ self: Type.Object({ href: Type.String() }) })
+})
+export type ReplayServer = Static<typeof ReplayServer>
+
+export const replayServerDeviceRoutes = defineRoutes({
+  register: {
+    method: 'POST',
+    url: '/apis/v2/replay-servers/device',
+    schema: {
+      summary: 'Register a recording box',
+      description:
+        'No authorization. A known deviceId keeps its record, gets a new serverId and goes back to PENDING; ' +
+        'a rejected device stays REJECTED. Rate limited per client IP.',
+      tags: ['replay-servers'],
+      body: ReplayServerRegistrationRequest,
+      response: { 200: ReplayServerRegistration, 400: ErrorBody, 429: ErrorBody }
+    }
+  },
+  status: {
+    method: 'GET',
+    url: '/apis/v2/replay-servers/device/:serverId/status',
+    schema: {
+      summary: "A recording box's status, configuration and token",
+      description:
+        'No authorization: the serverId is the secret. Records lastSeenAt and the reported version, serverUrl ' +
+        'and localIp. Answers an ETag; a matching If-None-Match answers 304 with no body. An unknown or ' +
+        'superseded serverId answers 404: register again.',
+      tags: ['replay-servers'],
+      params: ReplayServerStatusParams,
+      querystring: ReplayServerStatusQuery,
+      response: { 200: ReplayServerStatusAnswer, 304: Type.Null(), 400: ErrorBody, 404: ErrorBody }
+    }
+  }
+})

@@ -1,0 +1,64 @@
+// Builds the API: plugins, then route modules. Never listens; main.ts does, tests use inject().
+import type { DestinationStream } from 'pino'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import formbody from '@fastify/formbody'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import { systemClock, type Clock } from './clock.js'
+import { parseTrustProxy, type Config } from './config.js'
+import { migrateToLatest, openDatabase, type Db } from './db/database.js'
+import { createLogger } from './logging.js'
+import oauth2Routes from './oauth2/routes.js'
+import { TokenEndpoint } from './oauth2/service.js'
+import auth from './plugins/auth.js'
+import errors from './plugins/errors.js'
+import openapi from './plugins/openapi.js'
+import rateLimit from './plugins/rate-limit.js'
+import services from './plugins/services.js'
+import { createValidatorCompiler } from './plugins/validation.js'
+import userRoutes from './users/routes.js'
+
+export interface AppOptions {
+  config: Config
+  /** Defaults to the system clock; tests pass a ManualClock. */
+  clock?: Clock
+  /** Where log lines go; stdout by default. Tests capture it. */
+  logStream?: DestinationStream
+  /** An open database to use instead of opening DATABASE_URL; the caller closes it. */
+  db?: Db
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const app = Fastify({
+    loggerInstance: createLogger(config.LOG_LEVEL, options.logStream) as FastifyBaseLogger,
+    // Fastify takes a hop count too, though its types leave numbers out.
+    trustProxy: parseTrustProxy(config.TRUST_PROXY) as boolean | string[],
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    // Keep-alive connections would hold a graceful close open forever.
+    forceCloseConnections: 'idle'
+  }).withTypeProvider<TypeBoxTypeProvider>()
+  app.setValidatorCompiler(createValidatorCompiler())
+
+  const db = options.db ?? openDatabase(config.DATABASE_URL)
+  try {
+    await migrateToLatest(db)
+  } catch (err) {
+    if (!options.db) await db.destroy()
+    throw err
+  }
+
+  await app.register(services, { db, config, clock: options.clock ?? systemClock, ownsDb: !options.db })
+  await app.register(errors)
+  await app.register(formbody)
+  await app.register(openapi)
+  await app.register(rateLimit)
+  await app.register(auth)
+  app.decorate('tokenEndpoint', new TokenEndpoint())
+
+  await app.register(oauth2Routes)
+  await app.register(userRoutes)
+
+  await app.ready()
+  return app as unknown as FastifyInstance
+}

@@ -1,0 +1,75 @@
+// Table types: the only description of the database's rows. Timestamps are ISO 8601 UTC strings,
+// which sort as text; JSON columns are text holding JSON.
+import type { Generated } from 'kysely'
+import type { UserRole } from '@club/contract'
+
+export interface UsersTable {
+  id: string
+  email: string
+  password_hash: string
+  first_name: string | null
+  last_name: string | null
+  role: UserRole
+  created_at: string
+  updated_at: string
+}
+
+export interface OAuthClientsTable {
+  id: string
+  name: string
+  secret_hash: string
+  /** JSON array of exact redirect URIs. */
+  redirect_uris: string
+  /** JSON array of grant type names the client may use. */
+  grants: string
+  /** JSON array of scopes the client may ask for. */
+  scopes: string
+  created_at: string
+}
+
+export interface TokensTable {
+  id: string
+  kind: 'access' | 'refresh'
+  token_hash: string
+  user_id: string | null
+  client_id: string | null
+  scope: string
+  /** Every token descended from one login shares a family; reuse of a refresh token revokes it. */
+  family_id: string
+  expires_at: string
+  revoked_at: string | null
+  /** Refresh tokens only: when it was exchanged. */
+  used_at: string | null
+  created_at: string
+}
+
+export interface ApiKeysTable {
+  id: string
+  user_id: string
+  key_hash: string
+  /** The first characters, to tell keys apart in a list without revealing them. */
+  prefix: string
+  name: string | null
+  created_at: string
+  revoked_at: string | null
+  last_used_at: string | null
+}
+
+export interface PaymentMethodsTable {
+  id: string
+  user_id: string
+  brand: string
+  last4: string
+  exp_month: number
+  exp_year: number
+  is_default: Generated<number>
+  created_at: string
+}
+
+export interface Database {
+  users: UsersTable
+  oauth_clients: OAuthClientsTable
+  tokens: TokensTable
+  api_keys: ApiKeysTable
+  payment_methods: PaymentMethodsTable
+}

@@ -1,0 +1,81 @@
+// Named errors, mapped to status codes in one place (plugins/errors.ts). Services throw these;
+// routes never build error bodies by hand.
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {}
+  ) {
+    super(message)
+  }
+}
+
+export class BadRequestError extends HttpError {
+  override name = 'BadRequestError'
+  constructor(message: string) {
+    super(400, message)
+  }
+}
+
+export class UnauthorizedError extends HttpError {
+  override name = 'UnauthorizedError'
+  /** `challenge` is the WWW-Authenticate value (RFC 6750 section 3). */
+  constructor(message: string, challenge = 'Bearer') {
+    super(401, message, { 'www-authenticate': challenge })
+  }
+}
+
+export class ForbiddenError extends HttpError {
+  override name = 'ForbiddenError'
+  constructor(message: string) {
+    super(403, message)
+  }
+}
+
+export class NotFoundError extends HttpError {
+  override name = 'NotFoundError'
+  constructor(message: string) {
+    super(404, message)
+  }
+}
+
+export class ConflictError extends HttpError {
+  override name = 'ConflictError'
+  constructor(message: string) {
+    super(409, message)
+  }
+}
+
+export class PreconditionFailedError extends HttpError {
+  override name = 'PreconditionFailedError'
+  constructor(message: string) {
+    super(412, message)
+  }
+}
+
+export class TooManyRequestsError extends HttpError {
+  override name = 'TooManyRequestsError'
+  constructor(message: string, retryAfterSeconds?: number) {
+    super(429, message, retryAfterSeconds !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } : {})
+  }
+}
+
+/** RFC 6749 section 5.2 errors of the token endpoint; the body adds `error_description`. */
+export class OAuth2Error extends HttpError {
+  override name = 'OAuth2Error'
+  constructor(
+    readonly code:
+      | 'invalid_request'
+      | 'invalid_client'
+      | 'invalid_grant'
+      | 'unauthorized_client'
+      | 'unsupported_grant_type'
+      | 'invalid_scope',
+    description: string,
+    statusCode = 400,
+    headers: Record<string, string> = {}
+  ) {
+    super(statusCode, description, headers)
+  }
+}

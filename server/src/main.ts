@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+// Reads the configuration, builds the app, listens, and closes with grace on SIGINT/SIGTERM.
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig } from './config.js'
+
+async function main(): Promise<void> {
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`club server: ${err.message}\n`)
+      process.exitCode = 1
+      return
+    }
+    throw err
+  }
+  const app = await buildApp({ config })
+  let closing = false
+  const shutdown = async (signal: string) => {
+    if (closing) return
+    closing = true
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    // A request that never ends must not keep the process alive past the timeout.
+    const timer = setTimeout(() => {
+      app.log.error('shutdown timed out; exiting')
+      process.exit(1)
+    }, config.SHUTDOWN_TIMEOUT_SECONDS * 1000)
+    timer.unref()
+    try {
+      await app.close()
+      app.log.info('closed')
+    } catch (err) {
+      app.log.error({ err }, 'error while closing')
+      process.exitCode = 1
+    }
+  }
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  await app.listen({ port: config.PORT, host: config.HOST })
+}
+
+main().catch((err) => {
+  process.stderr.write(`club server: failed to start: ${err instanceof Error ? err.message : String(err)}\n`)
+  process.exitCode = 1
+})

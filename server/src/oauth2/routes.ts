@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { oauth2Routes } from '@club/contract'
+import { OAuth2Error } from '../errors.js'
+import { describeValidationErrors } from '../plugins/validation.js'
+import { TokenEndpoint } from './service.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The token endpoint's grants; other areas register theirs (authorization_code) here. */
+    tokenEndpoint: TokenEndpoint
+  }
+}
+
+const oauth2: FastifyPluginAsyncTypebox = async (app) => {
+  const deps = () => ({
+    clock: app.clock,
+    accessTokenTtlSeconds: app.config.ACCESS_TOKEN_TTL_SECONDS,
+    refreshTokenTtlSeconds: app.config.REFRESH_TOKEN_TTL_SECONDS,
+    passwordHashCost: app.config.PASSWORD_HASH_COST,
+    passwordGrantEnabled: app.config.PASSWORD_GRANT_ENABLED
+  })
+
+  app.route({
+    ...oauth2Routes.token,
+    attachValidation: true,
+    // Anything wrong with the request itself is RFC 6749's invalid_request, in the OAuth2 error shape.
+    errorHandler: (err, _request, reply) => {
+      if (err instanceof OAuth2Error) throw err
+      const status = (err as { statusCode?: number }).statusCode ?? 500
+      if (status >= 400 && status < 500 && status !== 429) throw new OAuth2Error('invalid_request', err.message)
+      throw err
+    },
+    handler: async (request, reply) => {
+      if (request.validationError) {
+        const v = request.validationError as { validation?: []; validationContext?: string; message: string }
+        throw new OAuth2Error('invalid_request', v.validation ? describeValidationErrors(v.validation, v.validationContext ?? 'body') : v.message)
+      }
+      const answer = await app.tokenEndpoint.exchange(app.db, request.headers.authorization, request.body, deps())
+      return reply.code(201).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(answer)
+    }
+  })
+}
+
+export default oauth2

@@ -1,0 +1,105 @@
+// Who is calling: Bearer access tokens (RFC 6750) and API keys (`x-api-key`), and the role checks
+// routes declare. Routes opt in with `preHandler: app.auth.bearer({ roles: ['admin'] })`.
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import type { UserRole } from '@club/contract'
+import { authenticateApiKey } from '../api-keys/service.js'
+import { ForbiddenError, UnauthorizedError } from '../errors.js'
+import { authenticateAccessToken } from '../oauth2/tokens.js'
+
+export interface AuthenticatedUser {
+  id: string
+  email: string
+  role: UserRole
+}
+
+export type Principal =
+  | { kind: 'user'; via: 'bearer'; user: AuthenticatedUser; tokenId: string; familyId: string; clientId: string | null; scope: string }
+  | { kind: 'user'; via: 'api-key'; user: AuthenticatedUser; apiKeyId: string }
+  | { kind: 'client'; via: 'bearer'; clientId: string; tokenId: string; scope: string }
+
+export interface GuardOptions {
+  /** Roles allowed; any signed-in user when absent. */
+  roles?: UserRole[]
+}
+
+export interface Auth {
+  bearer(options?: GuardOptions): preHandlerAsyncHookHandler
+  apiKeyOrBearer(options?: GuardOptions): preHandlerAsyncHookHandler
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    auth: Auth
+  }
+  interface FastifyRequest {
+    principal: Principal | null
+  }
+}
+
+/** The signed-in user of a request a guard has passed. */
+export function currentUser(request: FastifyRequest): AuthenticatedUser {
+  const principal = request.principal
+  if (!principal || principal.kind !== 'user') throw new ForbiddenError('this operation needs a user, not a client token')
+  return principal.user
+}
+
+/** The Bearer token of a request: undefined when there is no Authorization header at all. */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization
+  if (header === undefined) return undefined
+  const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header)
+  if (!match) throw new UnauthorizedError('the Authorization header must be "Bearer <token>"', 'Bearer error="invalid_request"')
+  return match[1]
+}
+
+function checkRole(principal: Principal, options: GuardOptions): void {
+  if (!options.roles) return
+  if (principal.kind !== 'user') throw new ForbiddenError('this operation needs a user, not a client token')
+  if (!options.roles.includes(principal.user.role)) {
+    throw new ForbiddenError(`this operation needs the role ${options.roles.join(' or ')}`)
+  }
+}
+
+export default fp(
+  async function auth(app: FastifyInstance) {
+    app.decorateRequest('principal', null)
+
+    async function fromBearer(request: FastifyRequest): Promise<Principal> {
+      const token = bearerToken(request)
+      if (token === undefined) throw new UnauthorizedError('authentication is required', 'Bearer')
+      const p = await authenticateAccessToken(app.db, token, app.clock)
+      return p.user
+        ? { kind: 'user', via: 'bearer', user: p.user, tokenId: p.tokenId, familyId: p.familyId, clientId: p.clientId, scope: p.scope }
+        : { kind: 'client', via: 'bearer', clientId: p.clientId ?? '', tokenId: p.tokenId, scope: p.scope }
+    }
+
+    app.decorate('auth', {
+      bearer(options: GuardOptions = {}) {
+        return async function bearerGuard(request) {
+          const principal = await fromBearer(request)
+          checkRole(principal, options)
+          request.principal = principal
+        }
+      },
+      apiKeyOrBearer(options: GuardOptions = {}) {
+        return async function apiKeyOrBearerGuard(request) {
+          const apiKey = request.headers['x-api-key']
+          let principal: Principal
+          if (apiKey !== undefined) {
+            if (typeof apiKey !== 'string' || apiKey === '') throw new UnauthorizedError('the x-api-key header is empty', 'ApiKey')
+            const p = await authenticateApiKey(app.db, apiKey)
+            principal = { kind: 'user', via: 'api-key', user: p.user, apiKeyId: p.apiKeyId }
+          } else if (request.headers.authorization !== undefined) {
+            principal = await fromBearer(request)
+          } else {
+            throw new UnauthorizedError('authentication is required: send an x-api-key or a Bearer token', 'Bearer')
+          }
+          checkRole(principal, options)
+          request.principal = principal
+        }
+      }
+    })
+  },
+  { name: 'auth', dependencies: ['services'] }
+)

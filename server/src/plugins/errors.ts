@@ -1,0 +1,44 @@
+// One error shape for every failure: {statusCode, message, error}; never a stack trace. 5xx details
+// go to the log, not to the client.
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
+import fp from 'fastify-plugin'
+import { HttpError, OAuth2Error } from '../errors.js'
+import { describeValidationErrors } from './validation.js'
+
+export function errorBody(statusCode: number, message: string) {
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message }
+}
+
+function send(reply: FastifyReply, statusCode: number, message: string, headers: Record<string, string> = {}) {
+  return reply.code(statusCode).headers(headers).send(errorBody(statusCode, message))
+}
+
+export default fp(
+  async function errors(app: FastifyInstance) {
+    app.setErrorHandler((err: FastifyError | HttpError, request, reply) => {
+      if (err instanceof OAuth2Error) {
+        return reply
+          .code(err.statusCode)
+          .headers({ ...err.headers, 'cache-control': 'no-store', pragma: 'no-cache' })
+          .send({ statusCode: err.statusCode, error: err.code, message: err.message, error_description: err.message })
+      }
+      if (err instanceof HttpError) return send(reply, err.statusCode, err.message, err.headers)
+      const fastifyError = err as FastifyError
+      if (fastifyError.validation) {
+        const message = describeValidationErrors(fastifyError.validation, fastifyError.validationContext ?? 'request')
+        return send(reply, 400, message)
+      }
+      const status = fastifyError.statusCode ?? 500
+      if (status >= 400 && status < 500) {
+        // Fastify's own client errors (bad JSON, wrong content type, body too large) say what was wrong.
+        return send(reply, status, fastifyError.message)
+      }
+      request.log.error({ err }, 'request failed')
+      return send(reply, status >= 500 && status < 600 ? status : 500, 'An unexpected error occurred')
+    })
+
+    app.setNotFoundHandler((request, reply) => send(reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`))
+  },
+  { name: 'errors' }
+)

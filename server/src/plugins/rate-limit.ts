@@ -1,0 +1,54 @@
+// Rate limits (@fastify/rate-limit, in-memory). The global limit applies to requests that carry an
+// API key: 300 per 60 s per client IP by default, shared by every route. Routes that need their own
+// limit (open endpoints) spread `routeRateLimit(...)` into their `config`.
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import rateLimit from '@fastify/rate-limit'
+import fp from 'fastify-plugin'
+import { TooManyRequestsError } from '../errors.js'
+
+function describeWindow(ms: number): string {
+  const seconds = Math.round(ms / 1000)
+  return seconds % 3600 === 0 ? `${seconds / 3600} hour(s)` : seconds % 60 === 0 ? `${seconds / 60} minute(s)` : `${seconds} seconds`
+}
+
+/**
+ * A route's own limit, counted apart from the API-key limit and applied to every caller.
+ * `keyGenerator` defaults to the client IP (which `TRUST_PROXY` decides).
+ */
+export function routeRateLimit(options: {
+  max: number
+  timeWindowMs: number
+  keyGenerator?: (request: FastifyRequest) => string
+  what?: string
+}) {
+  return {
+    rateLimit: {
+      max: options.max,
+      timeWindow: options.timeWindowMs,
+      allowList: () => false,
+      ...(options.keyGenerator ? { keyGenerator: options.keyGenerator } : {}),
+      errorResponseBuilder: (_request: FastifyRequest, context: { max: number; ttl: number }) =>
+        new TooManyRequestsError(
+          `Too many ${options.what ?? 'requests'}: at most ${context.max} per ${describeWindow(options.timeWindowMs)}; retry in ${Math.ceil(context.ttl / 1000)} seconds`
+        )
+    }
+  }
+}
+
+export default fp(
+  async function rateLimits(app: FastifyInstance) {
+    const windowMs = app.config.API_KEY_RATE_LIMIT_WINDOW_SECONDS * 1000
+    await app.register(rateLimit, {
+      global: true,
+      max: app.config.API_KEY_RATE_LIMIT_MAX,
+      timeWindow: windowMs,
+      // Only requests that present an API key count against the integration limit.
+      allowList: (request) => request.headers['x-api-key'] === undefined,
+      errorResponseBuilder: (_request, context) =>
+        new TooManyRequestsError(
+          `Rate limit exceeded: at most ${context.max} requests with an API key per ${describeWindow(windowMs)}; retry in ${Math.ceil(context.ttl / 1000)} seconds`
+        )
+    })
+  },
+  { name: 'rate-limit', dependencies: ['services'] }
+)

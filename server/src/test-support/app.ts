@@ -1,0 +1,90 @@
+// Builds a real app over a real SQLite file in a fresh temporary folder, for one test.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../app.js'
+import { ManualClock } from '../clock.js'
+import { loadConfig, type Config } from '../config.js'
+import { createApiKey } from '../api-keys/service.js'
+import { issueTokenPair } from '../oauth2/tokens.js'
+import { createUser } from '../users/service.js'
+import type { UserRole } from '@club/contract'
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  clock: ManualClock
+  config: Config
+  dir: string
+  /** Every log line the app wrote, as text. */
+  logs(): string
+}
+
+/** Settings for tests: cheap password hashing, quiet unless a test reads the log. */
+export function testConfig(dir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({ DATABASE_URL: join(dir, 'club.db'), PASSWORD_HASH_COST: '1024', LOG_LEVEL: 'info', ...env })
+}
+
+export async function testApp(t: Teardown, env: Record<string, string> = {}): Promise<TestApp> {
+  const dir = mkdtempSync(join(tmpdir(), 'club-test-'))
+  const config = testConfig(dir, env)
+  const clock = new ManualClock('2026-03-01T10:00:00.000Z')
+  let captured = ''
+  const logStream = new Writable({
+    write(chunk, _enc, done) {
+      captured += chunk.toString()
+      done()
+    }
+  })
+  const app = await buildApp({ config, clock, logStream })
+  t.teardown(async () => {
+    await app.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { app, clock, config, dir, logs: () => captured }
+}
+
+let counter = 0
+
+/** A user of the given role with a valid access token (and refresh token). */
+export async function userWithToken(
+  ctx: TestApp,
+  role: UserRole = 'member',
+  password = 'a fine password'
+): Promise<{ id: string; email: string; password: string; accessToken: string; refreshToken: string; authorization: string }> {
+  const email = `user${++counter}-${role}@example.org`
+  const user = await createUser(ctx.app.db, { email, password, role }, { clock: ctx.clock, passwordHashCost: ctx.config.PASSWORD_HASH_COST })
+  const tokens = await issueTokenPair(
+    ctx.app.db,
+    { userId: user.id, clientId: null, scope: 'api' },
+    { clock: ctx.clock, accessTokenTtlSeconds: ctx.config.ACCESS_TOKEN_TTL_SECONDS, refreshTokenTtlSeconds: ctx.config.REFRESH_TOKEN_TTL_SECONDS }
+  )
+  return {
+    id: user.id,
+    email,
+    password,
+    accessToken: tokens.access_token,
+    refreshToken: tokens.refresh_token,
+    authorization: `Bearer ${tokens.access_token}`
+  }
+}
+
+export async function userWithApiKey(ctx: TestApp, role: UserRole = 'member') {
+  const user = await userWithToken(ctx, role)
+  const key = await createApiKey(ctx.app.db, user.id, ctx.clock)
+  return { ...user, apiKey: key.apiKey, apiKeyId: key.id }
+}
+
+/** Asserts the platform error shape and returns the body. */
+export function errorOf(res: { statusCode: number; json(): any }): { statusCode: number; message: string; error: string } {
+  const body = res.json()
+  if (body.statusCode !== res.statusCode || typeof body.message !== 'string' || typeof body.error !== 'string' || 'stack' in body) {
+    throw new Error(`not the platform error shape: ${JSON.stringify(body)}`)
+  }
+  return body
+}
