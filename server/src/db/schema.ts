@@ -66,10 +66,36 @@ export interface PaymentMethodsTable {
   created_at: string
 }
 
+/** Regions, areas, pods and courts share this shape; the parent columns differ. */
+interface VenueRow {
+  id: string
+  name: string
+  /** Unique, URL-safe, derived from the name. */
+  slug: string
+  created_at: string
+  updated_at: string
+}
+
+export type RegionsTable = VenueRow
+export interface AreasTable extends VenueRow {
+  region_id: string
+}
+export interface PodsTable extends VenueRow {
+  area_id: string
+}
+export interface CourtsTable extends VenueRow {
+  area_id: string
+  pod_id: string | null
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
   tokens: TokensTable
   api_keys: ApiKeysTable
   payment_methods: PaymentMethodsTable
+  regions: RegionsTable
+  areas: AreasTable
+  pods: PodsTable
+  courts: CourtsTable
 }

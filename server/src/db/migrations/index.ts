@@ -1,7 +1,9 @@
 // Every migration, listed by hand (ESM has no folder scan). Shipped migrations are frozen.
 import type { Migration } from 'kysely'
 import * as m0001 from './0001_foundation.js'
+import * as m0002 from './0002_venue.js'
 
 export const migrations: Record<string, Migration> = {
-  '0001_foundation': m0001
+  '0001_foundation': m0001,
+  '0002_venue': m0002
 }
