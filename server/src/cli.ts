@@ -55,7 +55,10 @@ async function userIdByEmail(db: Db, email: string): Promise<string> {
 
 export type Command = (ctx: CommandContext) => Promise<unknown>
 
-/** Commands by their words: `users create` → commands['users create']. Other areas add theirs. */
+/**
+ * Commands by their words: `users create` → commands['users create']. Each area keeps its commands
+ * in its own folder (`<area>/cli.ts`, a Record<string, Command>) and they are spread in here.
+ */
 export const commands: Record<string, Command> = {
   async migrate({ db }) {
     return { applied: await migrateToLatest(db) }
