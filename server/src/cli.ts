@@ -19,6 +19,8 @@ export interface CommandContext {
   db: Db
   config: Config
   args: string[]
+  /** Migrations the run applied before the command (every command migrates first). */
+  applied: string[]
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>
@@ -60,8 +62,8 @@ export type Command = (ctx: CommandContext) => Promise<unknown>
  * in its own folder (`<area>/cli.ts`, a Record<string, Command>) and they are spread in here.
  */
 export const commands: Record<string, Command> = {
-  async migrate({ db }) {
-    return { applied: await migrateToLatest(db) }
+  async migrate({ applied }) {
+    return { applied }
   },
 
   async 'users create'({ db, config, args }) {
@@ -178,8 +180,8 @@ export async function runCli(
   try {
     const config = loadConfig(env)
     db = openDatabase(config.DATABASE_URL)
-    await migrateToLatest(db)
-    const result = await commands[name]!({ db, config, args })
+    const applied = await migrateToLatest(db)
+    const result = await commands[name]!({ db, config, args, applied })
     out(JSON.stringify(result, null, 2))
     return 0
   } catch (e) {
