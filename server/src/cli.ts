@@ -8,7 +8,7 @@ import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
-import { createUser, findUserByEmail, toUser } from './users/service.js'
+import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -91,7 +91,7 @@ export const commands: Record<string, Command> = {
       },
       { clock: systemClock, passwordHashCost: config.PASSWORD_HASH_COST }
     )
-    return toUser(user)
+    return toUser(userRecord(user), `/apis/v2/users/${user.id}`)
   },
 
   async 'clients create'({ db, args }) {

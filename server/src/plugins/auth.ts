@@ -6,12 +6,10 @@ import type { UserRole } from '@club/contract'
 import { authenticateApiKey } from '../api-keys/service.js'
 import { ForbiddenError, UnauthorizedError } from '../errors.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
+import type { UserRecord } from '../users/service.js'
 
-export interface AuthenticatedUser {
-  id: string
-  email: string
-  role: UserRole
-}
+/** The signed-in user, read with the credential in the same query. */
+export type AuthenticatedUser = UserRecord
 
 export type Principal =
   | { kind: 'user'; via: 'bearer'; user: AuthenticatedUser; tokenId: string; familyId: string; clientId: string | null; scope: string }
