@@ -32,7 +32,7 @@ t.test('starts on a fresh data folder, serves the OpenAPI document, and stops cl
   const server = start({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database })
   const base = await server.listening
   t.ok(existsSync(database), 'the database is created and migrated on first start')
-  const doc = await (await fetch(`${base}/documentation/json`)).json()
+  const doc = (await (await fetch(`${base}/documentation/json`)).json()) as { openapi: string; paths: Record<string, any> }
   t.equal(doc.openapi, '3.0.3')
   t.ok(doc.paths['/apis/v2/oauth2/token'].post)
   server.child.kill('SIGTERM')
