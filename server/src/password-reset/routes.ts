@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { oauth2Routes } from '@club/contract'
-import { routeRateLimit } from '../plugins/rate-limit.js'
+import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
 import { normalizeEmail } from '../users/service.js'
 import { createMailer } from './mailer.js'
 import { resetPassword, sendPasswordChangedMail, startPasswordReset, type MailDeps } from './service.js'
@@ -18,14 +18,12 @@ const passwordReset: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...oauth2Routes.requestPasswordReset,
     config: perIp,
-    preHandler: app.rateLimit(
-      routeRateLimit({
-        max: RESETS_PER_ADDRESS_PER_HOUR,
-        timeWindowMs: HOUR_MS,
-        keyGenerator: (request) => `password-reset:${normalizeEmail((request.body as { email: string }).email)}`,
-        what: 'password reset requests for this address'
-      }).rateLimit
-    ),
+    preHandler: keyedRateLimit(app, {
+      max: RESETS_PER_ADDRESS_PER_HOUR,
+      timeWindowMs: HOUR_MS,
+      keyGenerator: (request) => `password-reset:${normalizeEmail((request.body as { email: string }).email)}`,
+      what: 'password reset requests for this address'
+    }),
     handler: async (request) => {
       // The look-up and the mail happen after the answer: known and unknown addresses get the same
       // answer in the same time.
