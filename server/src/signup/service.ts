@@ -45,6 +45,28 @@ export function toPhoneVerificationSession(row: PhoneVerificationsTable, errors:
   }
 }
 
+/** A pending session with every attempt left, good for 10 minutes from `now`. */
+function newSession(
+  id: string,
+  provider: PhoneVerificationsTable['provider'],
+  phoneNumber: string,
+  now: Date,
+  secrets: { providerRef: string | null; codeHash: string | null }
+): PhoneVerificationsTable {
+  return {
+    id,
+    provider,
+    phone_number: phoneNumber,
+    provider_ref: secrets.providerRef,
+    code_hash: secrets.codeHash,
+    status: 'pending',
+    remaining_attempts: MAX_CHECKS,
+    expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
+    created_at: now.toISOString(),
+    updated_at: now.toISOString()
+  }
+}
+
 const retryIn = (since: string, windowMs: number, now: Date) => (new Date(since).getTime() + windowMs - now.getTime()) / 1000
 
 /** Send mode: checks the abuse limits, sends a code and answers a new pending session. */
@@ -115,18 +137,10 @@ export async function sendVerificationCode(
     throw err
   }
 
-  const row: PhoneVerificationsTable = {
-    id: sessionId,
-    provider: deps.provider.name,
-    phone_number: phoneNumber,
-    provider_ref: reference,
-    code_hash: code === null ? null : codeHash(deps.pepper, sessionId, code),
-    status: 'pending',
-    remaining_attempts: MAX_CHECKS,
-    expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
-    created_at: now.toISOString(),
-    updated_at: now.toISOString()
-  }
+  const row = newSession(sessionId, deps.provider.name, phoneNumber, now, {
+    providerRef: reference,
+    codeHash: code === null ? null : codeHash(deps.pepper, sessionId, code)
+  })
   await db.transaction().execute(async (tx) => {
     // A new code replaces the ones sent before: only the latest session can be verified.
     await tx
@@ -175,19 +189,7 @@ async function sessionToVerify(db: Db, request: PhoneVerificationRequest, deps: 
     return existing
   }
   // The SDK sent the code itself; this server first hears of the verification now.
-  const now = deps.clock.now()
-  const row: PhoneVerificationsTable = {
-    id: randomUUID(),
-    provider: 'firebase',
-    phone_number: phoneNumber,
-    provider_ref: request.verificationId,
-    code_hash: null,
-    status: 'pending',
-    remaining_attempts: MAX_CHECKS,
-    expires_at: new Date(now.getTime() + SESSION_TTL_MS).toISOString(),
-    created_at: now.toISOString(),
-    updated_at: now.toISOString()
-  }
+  const row = newSession(randomUUID(), 'firebase', phoneNumber, deps.clock.now(), { providerRef: request.verificationId, codeHash: null })
   await db.insertInto('phone_verifications').values(row).execute()
   return row
 }
