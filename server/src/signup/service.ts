@@ -83,6 +83,8 @@ export async function sendVerificationCode(
 
   // Check the limits and count this send in one transaction, so parallel sends cannot all slip past.
   const sendId = await db.transaction().execute(async (tx) => {
+    // Sends older than the longest window count for nothing any more.
+    await tx.deleteFrom('phone_verification_sends').where('created_at', '<=', hourAgo).execute()
     const toNumber = await tx
       .selectFrom('phone_verification_sends')
       .select(['created_at'])
