@@ -208,6 +208,16 @@ t.test('a code presented twice is refused and revokes the tokens issued from it'
   t.equal((await currentUser(s.ctx, s.user.accessToken)).statusCode, 200, "the user's other logins are untouched")
 })
 
+t.test('two exchanges of one code at once: one gets tokens, the other is refused and revokes them', async (t) => {
+  const s = await setup(t)
+  const code = await codeFor(s)
+  const answers = await Promise.all([1, 2].map(() => exchange(s.ctx, { code, redirect_uri: REDIRECT, code_verifier: VERIFIER }, s.auth)))
+  t.same(answers.map((a) => a.statusCode).sort(), [201, 400])
+  const issued = answers.find((a) => a.statusCode === 201)!.json()
+  t.equal(answers.find((a) => a.statusCode === 400)!.json().error, 'invalid_grant')
+  t.equal((await currentUser(s.ctx, issued.access_token)).statusCode, 401)
+})
+
 t.test('codes expire after 10 minutes, or sooner when configured', async (t) => {
   const s = await setup(t)
   const code = await codeFor(s)
