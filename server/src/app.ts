@@ -15,7 +15,9 @@ import openapi from './plugins/openapi.js'
 import rateLimit from './plugins/rate-limit.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
+import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
+import venueRoutes from './venue/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -58,6 +60,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(oauth2Routes)
   await app.register(userRoutes)
+  await app.register(venueRoutes)
+  await app.register(templateRoutes)
 
   await app.ready()
   return app as unknown as FastifyInstance

@@ -1,0 +1,66 @@
+// Admin-only endpoints for the venue structure, events and series: /apis/v2/admin/<collection>.
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import { areaRoutes, courtRoutes, eventRoutes, podRoutes, regionRoutes, seriesRoutes } from '@club/contract'
+import type { Clock } from '../clock.js'
+import type { DbOrTx } from '../db/database.js'
+import { createEvent, createSeries, deleteEvent, deleteSeries, getEvent, getSeries, listEvents, listSeries, patchEvent, patchSeries } from './events.js'
+import type { PlaceCollection } from './places.js'
+import { createVenueItem, deleteVenueItem, getVenueItem, listVenueItems, patchVenueItem } from './service.js'
+
+type AdminRoutes = typeof regionRoutes
+
+/** The five operations of one admin resource, each a service call. */
+interface AdminService {
+  create(db: DbOrTx, body: never, clock: Clock): Promise<unknown>
+  list(db: DbOrTx, query: { page?: number; ipp?: number }): Promise<unknown>
+  get(db: DbOrTx, id: string): Promise<unknown>
+  patch(db: DbOrTx, id: string, body: never, clock: Clock): Promise<unknown>
+  delete(db: DbOrTx, id: string): Promise<void>
+}
+
+function venueService(collection: PlaceCollection): AdminService {
+  return {
+    create: (db, body, clock) => createVenueItem(db, collection, body, clock),
+    list: (db, query) => listVenueItems(db, collection, query),
+    get: (db, id) => getVenueItem(db, collection, id),
+    patch: (db, id, body, clock) => patchVenueItem(db, collection, id, body, clock),
+    delete: (db, id) => deleteVenueItem(db, collection, id)
+  }
+}
+
+// The route schemas differ per resource, but the handlers only pass the validated request on; the
+// contract's schemas (not these types) are what Fastify validates and serialises with.
+function registerAdminResource(app: FastifyInstance, routes: AdminRoutes, service: AdminService, preHandler: preHandlerAsyncHookHandler) {
+  const id = (request: FastifyRequest) => (request.params as { id: string }).id
+  app.route({
+    ...routes.create,
+    preHandler,
+    handler: async (request, reply) => reply.code(201).send(await service.create(app.db, request.body as never, app.clock))
+  })
+  app.route({ ...routes.list, preHandler, handler: async (request) => service.list(app.db, request.query as { page?: number; ipp?: number }) })
+  app.route({ ...routes.get, preHandler, handler: async (request) => service.get(app.db, id(request)) })
+  app.route({ ...routes.patch, preHandler, handler: async (request) => service.patch(app.db, id(request), request.body as never, app.clock) })
+  app.route({
+    ...routes.delete,
+    preHandler,
+    handler: async (request, reply) => {
+      await service.delete(app.db, id(request))
+      return reply.code(204).send()
+    }
+  })
+}
+
+const venue: FastifyPluginAsyncTypebox = async (app) => {
+  const preHandler = app.auth.bearer({ roles: ['admin'] })
+  const register = (routes: object, service: AdminService) =>
+    registerAdminResource(app as unknown as FastifyInstance, routes as AdminRoutes, service, preHandler)
+  register(regionRoutes, venueService('regions'))
+  register(areaRoutes, venueService('areas'))
+  register(podRoutes, venueService('pods'))
+  register(courtRoutes, venueService('courts'))
+  register(eventRoutes, { create: createEvent, list: listEvents, get: getEvent, patch: patchEvent, delete: deleteEvent })
+  register(seriesRoutes, { create: createSeries, list: listSeries, get: getSeries, patch: patchSeries, delete: deleteSeries })
+}
+
+export default venue
