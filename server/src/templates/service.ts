@@ -352,7 +352,7 @@ function searchCondition(search: string): Expression<unknown> {
  * templates' own column indexes) through a CROSS JOIN, which SQLite never reorders; the other
  * filters are checked on each row it yields.
  */
-export function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filtered; order: [string, string] } {
+function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filtered; order: [string, string] } {
   const refFilters = (
     [
       ['court', query.courtId],
@@ -401,20 +401,26 @@ export function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query
   return { query: filtered, order }
 }
 
-/** One page of the templates matching every filter given, newest change first, then by id. */
-export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
+/** The two queries of a list request: its page of rows and the count of all matches. */
+export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
   const page = pageRequest(query)
   const { query: filtered, order } = filteredTemplates(db, query)
-  const [rows, count] = await Promise.all([
-    filtered
+  return {
+    page,
+    rows: filtered
       .selectAll('templates')
       .orderBy(sql.ref(order[0]), 'desc')
       .orderBy(sql.ref(order[1]), 'asc')
       .limit(page.ipp)
-      .offset(page.offset)
-      .execute(),
-    filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
-  ])
+      .offset(page.offset),
+    count: filtered.select((eb) => eb.fn.countAll<number>().as('total'))
+  }
+}
+
+/** One page of the templates matching every filter given, newest change first, then by id. */
+export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
+  const { page, rows: rowsQuery, count: countQuery } = templateListQueries(db, query)
+  const [rows, count] = await Promise.all([rowsQuery.execute(), countQuery.executeTakeFirstOrThrow()])
   const places = await placesOf(db, rows.map((r) => r.id))
   const items = rows.map((row) => toTemplate(row, places.get(row.id)!))
   return paged(items, Number(count.total), page, templatePath(), query)
