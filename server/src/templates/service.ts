@@ -42,21 +42,31 @@ export interface Actor {
 
 export const templatePath = (id?: string) => `/apis/v2/templates${id === undefined ? '' : `/${id}`}`
 
-export function toTemplate(row: TemplatesTable, places: Places): Template {
-  const self = templatePath(row.id)
+/** What a template and each of its versions show alike: the content a version records. */
+function contentFields(
+  row: { id: string; name: string; description: string | null; status: TemplateStatus; version: number; data: string },
+  places: Places,
+  self: string
+) {
   return {
     id: row.id,
     _links: { self: { href: self } },
-    type: row.type,
-    status: row.status,
     name: row.name,
     ...(row.description === null ? {} : { description: row.description }),
+    status: row.status,
     version: row.version,
     data: JSON.parse(row.data) as Record<string, unknown>,
     regions: refCollection(places.regions, self),
     areas: refCollection(places.areas, self),
     pods: refCollection(places.pods, self),
-    courts: refCollection(places.courts, self),
+    courts: refCollection(places.courts, self)
+  }
+}
+
+export function toTemplate(row: TemplatesTable, places: Places): Template {
+  return {
+    ...contentFields(row, places, templatePath(row.id)),
+    type: row.type,
     createdBy: { id: row.created_by },
     lastUpdatedBy: { id: row.last_updated_by },
     createdDate: row.created_at,
@@ -65,20 +75,8 @@ export function toTemplate(row: TemplatesTable, places: Places): Template {
 }
 
 export function toTemplateVersion(row: TemplateVersionsTable): TemplateVersion {
-  const self = `${templatePath(row.template_id)}/versions/${row.version}`
-  const places = JSON.parse(row.places) as Places
   return {
-    id: row.id,
-    _links: { self: { href: self } },
-    version: row.version,
-    name: row.name,
-    ...(row.description === null ? {} : { description: row.description }),
-    status: row.status,
-    data: JSON.parse(row.data) as Record<string, unknown>,
-    regions: refCollection(places.regions, self),
-    areas: refCollection(places.areas, self),
-    pods: refCollection(places.pods, self),
-    courts: refCollection(places.courts, self),
+    ...contentFields(row, JSON.parse(row.places) as Places, `${templatePath(row.template_id)}/versions/${row.version}`),
     changedBy: { id: row.changed_by },
     changedDate: row.changed_at,
     changeAction: row.change_action
@@ -258,6 +256,18 @@ export async function createTemplateFromSeries(db: DbOrTx, seriesId: string, bod
   })
 }
 
+/**
+ * Runs `change` on the stored template inside one transaction, once `If-Match` (when sent) has
+ * been checked against the version read in that same transaction.
+ */
+async function changeTemplate<T>(db: DbOrTx, id: string, ifMatch: string | undefined, change: (tx: DbOrTx, row: TemplatesTable) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    const row = await findTemplate(tx, id)
+    checkIfMatch(ifMatch, row)
+    return change(tx, row)
+  })
+}
+
 /** Applies a PATCH; one that changes nothing records no version and answers the template as it is. */
 export async function patchTemplate(
   db: DbOrTx,
@@ -267,9 +277,7 @@ export async function patchTemplate(
   clock: Clock,
   ifMatch?: string
 ): Promise<Template> {
-  return db.transaction().execute(async (tx) => {
-    const row = await findTemplate(tx, id)
-    checkIfMatch(ifMatch, row)
+  return changeTemplate(db, id, ifMatch, async (tx, row) => {
     const places = (await placesOf(tx, [id])).get(id)!
     const current: TemplateContent = { name: row.name, description: row.description, status: row.status, data: JSON.parse(row.data), places }
     const next: TemplateContent = {
@@ -299,9 +307,7 @@ export async function rollbackTemplate(
   clock: Clock,
   ifMatch?: string
 ): Promise<Template> {
-  return db.transaction().execute(async (tx) => {
-    const row = await findTemplate(tx, id)
-    checkIfMatch(ifMatch, row)
+  return changeTemplate(db, id, ifMatch, async (tx, row) => {
     const old = await findVersion(tx, id, version)
     const places = JSON.parse(old.places) as Places
     try {
@@ -318,9 +324,7 @@ export async function rollbackTemplate(
 
 /** Deletes the template with its versions, places and search entry. */
 export async function deleteTemplate(db: DbOrTx, id: string, ifMatch?: string): Promise<void> {
-  await db.transaction().execute(async (tx) => {
-    const row = await findTemplate(tx, id)
-    checkIfMatch(ifMatch, row)
+  await changeTemplate(db, id, ifMatch, async (tx, row) => {
     await tx.deleteFrom('template_search').where('rowid', '=', row.seq).execute()
     await tx.deleteFrom('templates').where('id', '=', id).execute()
   })

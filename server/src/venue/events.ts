@@ -6,8 +6,9 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import type { EventsTable, SeriesTable } from '../db/schema.js'
 import { BadRequestError, NotFoundError } from '../errors.js'
-import { pageRequest, paged } from '../paging.js'
+import { paged } from '../paging.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from './places.js'
+import { pageOfTable } from './service.js'
 
 export const eventPlaces = ['areas', 'pods', 'courts'] as const
 export type EventPlaces = Places<(typeof eventPlaces)[number]>
@@ -15,14 +16,13 @@ export type EventPlaces = Places<(typeof eventPlaces)[number]>
 const eventPath = (id?: string) => `/apis/v2/admin/events${id === undefined ? '' : `/${id}`}`
 const seriesPath = (id?: string) => `/apis/v2/admin/series${id === undefined ? '' : `/${id}`}`
 
+/** The fields events and series share. */
+const described = (row: EventsTable | SeriesTable) => ({ id: row.id, name: row.name, description: row.description, type: row.type, subtype: row.subtype })
+
 export function toEvent(row: EventsTable, places: EventPlaces): Event {
   const self = eventPath(row.id)
   return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    type: row.type,
-    subtype: row.subtype,
+    ...described(row),
     tags: JSON.parse(row.tags) as string[],
     startDate: row.start_at,
     endDate: row.end_at,
@@ -39,11 +39,7 @@ export function toEvent(row: EventsTable, places: EventPlaces): Event {
 export function toSeries(row: SeriesTable, eventIds: string[]): Series {
   const self = seriesPath(row.id)
   return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    type: row.type,
-    subtype: row.subtype,
+    ...described(row),
     events: refCollection(eventIds, self),
     createdDate: row.created_at,
     updatedDate: row.updated_at,
@@ -125,11 +121,7 @@ export async function patchEvent(db: DbOrTx, id: string, patch: EventPatch, cloc
     const start = patch.startDate ? new Date(patch.startDate).toISOString() : row.start_at
     const end = patch.endDate ? new Date(patch.endDate).toISOString() : row.end_at
     checkDates(start, end)
-    const changes: Partial<EventsTable> = { start_at: start, end_at: end, updated_at: clock.now().toISOString() }
-    if (patch.name !== undefined) changes.name = patch.name
-    if (patch.description !== undefined) changes.description = patch.description
-    if (patch.type !== undefined) changes.type = patch.type
-    if (patch.subtype !== undefined) changes.subtype = patch.subtype
+    const changes: Partial<EventsTable> = { ...describedChanges(patch), start_at: start, end_at: end, updated_at: clock.now().toISOString() }
     if (patch.tags !== undefined) changes.tags = JSON.stringify([...new Set(patch.tags)])
     if (patch.series !== undefined) changes.series_id = await checkSeries(tx, patch.series)
     await tx.updateTable('events').set(changes).where('id', '=', id).execute()
@@ -138,14 +130,20 @@ export async function patchEvent(db: DbOrTx, id: string, patch: EventPatch, cloc
   })
 }
 
+/** The fields events and series share, as a PATCH sets them: only those given. */
+function describedChanges(patch: SeriesPatch): Partial<SeriesTable> {
+  const changes: Partial<SeriesTable> = {}
+  if (patch.name !== undefined) changes.name = patch.name
+  if (patch.description !== undefined) changes.description = patch.description
+  if (patch.type !== undefined) changes.type = patch.type
+  if (patch.subtype !== undefined) changes.subtype = patch.subtype
+  return changes
+}
+
 export async function listEvents(db: DbOrTx, query: { page?: number; ipp?: number }) {
-  const page = pageRequest(query)
-  const [rows, count] = await Promise.all([
-    db.selectFrom('events').selectAll().orderBy('start_at').orderBy('id').limit(page.ipp).offset(page.offset).execute(),
-    db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
-  ])
+  const { rows, total, page } = await pageOfTable<EventsTable>(db, 'events', 'start_at', query)
   const places = await eventPlacesOf(db, rows.map((r) => r.id))
-  return paged(rows.map((r) => toEvent(r, places.get(r.id)!)), Number(count.total), page, eventPath(), query)
+  return paged(rows.map((r) => toEvent(r, places.get(r.id)!)), total, page, eventPath(), query)
 }
 
 export async function deleteEvent(db: DbOrTx, id: string): Promise<void> {
@@ -200,28 +198,20 @@ export async function createSeries(db: DbOrTx, input: SeriesCreate, clock: Clock
 export async function patchSeries(db: DbOrTx, id: string, patch: SeriesPatch, clock: Clock): Promise<Series> {
   return db.transaction().execute(async (tx) => {
     await findSeries(tx, id)
-    const changes: Partial<SeriesTable> = { updated_at: clock.now().toISOString() }
-    if (patch.name !== undefined) changes.name = patch.name
-    if (patch.description !== undefined) changes.description = patch.description
-    if (patch.type !== undefined) changes.type = patch.type
-    if (patch.subtype !== undefined) changes.subtype = patch.subtype
+    const changes: Partial<SeriesTable> = { ...describedChanges(patch), updated_at: clock.now().toISOString() }
     await tx.updateTable('series').set(changes).where('id', '=', id).execute()
     return getSeries(tx, id)
   })
 }
 
 export async function listSeries(db: DbOrTx, query: { page?: number; ipp?: number }) {
-  const page = pageRequest(query)
-  const [rows, count] = await Promise.all([
-    db.selectFrom('series').selectAll().orderBy('created_at').orderBy('id').limit(page.ipp).offset(page.offset).execute(),
-    db.selectFrom('series').select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
-  ])
+  const { rows, total, page } = await pageOfTable<SeriesTable>(db, 'series', 'created_at', query)
   const events =
     rows.length === 0
       ? []
       : await db.selectFrom('events').select(['id', 'series_id']).where('series_id', 'in', rows.map((r) => r.id)).orderBy('start_at').orderBy('id').execute()
   const items = rows.map((r) => toSeries(r, events.filter((e) => e.series_id === r.id).map((e) => e.id)))
-  return paged(items, Number(count.total), page, seriesPath(), query)
+  return paged(items, total, page, seriesPath(), query)
 }
 
 /** Its events stay, outside any series (the foreign key sets their series to null). */

@@ -2,7 +2,7 @@
 // The four share one shape and one set of rules, described per kind by `venueKinds`.
 import { randomUUID } from 'node:crypto'
 import type { Area, AreaCreate, Court, CourtCreate, Pod, PodCreate, Region, RegionCreate, VenuePatch } from '@club/contract'
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
@@ -141,19 +141,19 @@ export async function getVenueItem<C extends PlaceCollection>(db: DbOrTx, collec
   return toVenueItem(collection, await findRow(db, collection, id))
 }
 
-export async function listVenueItems<C extends PlaceCollection>(db: DbOrTx, collection: C, query: { page?: number; ipp?: number }) {
+/** One page of a whole table in `order` (then id), with the count of its rows. */
+export async function pageOfTable<R>(db: DbOrTx, table: string, order: string, query: { page?: number; ipp?: number }) {
   const page: PageRequest = pageRequest(query)
   const [rows, count] = await Promise.all([
-    untyped(db).selectFrom(collection as string).selectAll().orderBy('created_at').orderBy('id').limit(page.ipp).offset(page.offset).execute(),
-    untyped(db).selectFrom(collection as string).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
+    untyped(db).selectFrom(table).selectAll().orderBy(sql.ref(order)).orderBy('id').limit(page.ipp).offset(page.offset).execute(),
+    untyped(db).selectFrom(table).select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
   ])
-  return paged(
-    rows.map((row) => toVenueItem(collection, row)),
-    Number(count.total),
-    page,
-    venuePath(collection),
-    query
-  )
+  return { rows: rows as R[], total: Number(count.total), page }
+}
+
+export async function listVenueItems<C extends PlaceCollection>(db: DbOrTx, collection: C, query: { page?: number; ipp?: number }) {
+  const { rows, total, page } = await pageOfTable<VenueRow>(db, collection, 'created_at', query)
+  return paged(rows.map((row) => toVenueItem(collection, row)), total, page, venuePath(collection), query)
 }
 
 export async function patchVenueItem<C extends PlaceCollection>(
