@@ -23,49 +23,51 @@ function withEtag(reply: FastifyReply, template: Template, status = 200): Templa
 }
 
 const templates: FastifyPluginAsyncTypebox = async (app) => {
-  const preHandler = app.auth.bearer({ roles: ['staff', 'admin'] })
+  // Checked on request, before the body is parsed and validated: who may call comes first, so an
+  // anonymous or member request never learns what a valid body looks like.
+  const onRequest = app.auth.bearer({ roles: ['staff', 'admin'] })
 
-  app.route({ ...templateRoutes.list, preHandler, handler: async (request) => listTemplates(app.db, request.query) })
+  app.route({ ...templateRoutes.list, onRequest, handler: async (request) => listTemplates(app.db, request.query) })
 
   app.route({
     ...templateRoutes.create,
-    preHandler,
+    onRequest,
     handler: async (request, reply) => withEtag(reply, await createTemplate(app.db, request.body, currentUser(request), app.clock), 201)
   })
 
   app.route({
     ...templateRoutes.get,
-    preHandler,
+    onRequest,
     handler: async (request, reply) => withEtag(reply, await getTemplate(app.db, request.params.id))
   })
 
   app.route({
     ...templateRoutes.patch,
-    preHandler,
+    onRequest,
     handler: async (request, reply) =>
       withEtag(reply, await patchTemplate(app.db, request.params.id, request.body, currentUser(request), app.clock, request.headers['if-match']))
   })
 
   app.route({
     ...templateRoutes.delete,
-    preHandler,
+    onRequest,
     handler: async (request, reply) => {
       await deleteTemplate(app.db, request.params.id, request.headers['if-match'])
       return reply.code(204).send(null)
     }
   })
 
-  app.route({ ...templateRoutes.versions, preHandler, handler: async (request) => listVersions(app.db, request.params.id) })
+  app.route({ ...templateRoutes.versions, onRequest, handler: async (request) => listVersions(app.db, request.params.id) })
 
   app.route({
     ...templateRoutes.version,
-    preHandler,
+    onRequest,
     handler: async (request) => getVersion(app.db, request.params.id, request.params.version)
   })
 
   app.route({
     ...templateRoutes.rollback,
-    preHandler,
+    onRequest,
     handler: async (request, reply) =>
       withEtag(
         reply,
@@ -75,14 +77,14 @@ const templates: FastifyPluginAsyncTypebox = async (app) => {
 
   app.route({
     ...templateRoutes.fromEvent,
-    preHandler,
+    onRequest,
     handler: async (request, reply) =>
       withEtag(reply, await createTemplateFromEvent(app.db, request.params.eventId, request.body, currentUser(request), app.clock), 201)
   })
 
   app.route({
     ...templateRoutes.fromSeries,
-    preHandler,
+    onRequest,
     handler: async (request, reply) =>
       withEtag(reply, await createTemplateFromSeries(app.db, request.params.seriesId, request.body, currentUser(request), app.clock), 201)
   })

@@ -86,6 +86,11 @@ t.test('without a token every template route is 401; members get 403; admins may
     t.equal(forbidden.statusCode, 403, `${method} ${url} as a member`)
     t.match(errorOf(forbidden).message, /staff or admin/)
   }
+  // Who may call is decided before the body is validated.
+  const anonymousBadBody = await ctx.app.inject({ method: 'POST', url: '/apis/v2/templates', payload: { nonsense: true } })
+  t.equal(anonymousBadBody.statusCode, 401)
+  const memberBadBody = await ctx.app.inject({ method: 'POST', url: '/apis/v2/templates', payload: { nonsense: true }, headers: { authorization: member.authorization } })
+  t.equal(memberBadBody.statusCode, 403)
   const asAdmin = await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/templates/${template.id}`, payload: { name: 'by admin' }, headers: { authorization: admin.authorization } })
   t.equal(asAdmin.statusCode, 200)
   t.same(asAdmin.json().lastUpdatedBy, { id: admin.id })

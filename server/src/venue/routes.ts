@@ -1,6 +1,6 @@
 // Admin-only endpoints for the venue structure, events and series: /apis/v2/admin/<collection>.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import { areaRoutes, courtRoutes, eventRoutes, podRoutes, regionRoutes, seriesRoutes } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
@@ -31,19 +31,19 @@ function venueService(collection: PlaceCollection): AdminService {
 
 // The route schemas differ per resource, but the handlers only pass the validated request on; the
 // contract's schemas (not these types) are what Fastify validates and serialises with.
-function registerAdminResource(app: FastifyInstance, routes: AdminRoutes, service: AdminService, preHandler: preHandlerAsyncHookHandler) {
+function registerAdminResource(app: FastifyInstance, routes: AdminRoutes, service: AdminService, onRequest: onRequestAsyncHookHandler) {
   const id = (request: FastifyRequest) => (request.params as { id: string }).id
   app.route({
     ...routes.create,
-    preHandler,
+    onRequest,
     handler: async (request, reply) => reply.code(201).send(await service.create(app.db, request.body as never, app.clock))
   })
-  app.route({ ...routes.list, preHandler, handler: async (request) => service.list(app.db, request.query as { page?: number; ipp?: number }) })
-  app.route({ ...routes.get, preHandler, handler: async (request) => service.get(app.db, id(request)) })
-  app.route({ ...routes.patch, preHandler, handler: async (request) => service.patch(app.db, id(request), request.body as never, app.clock) })
+  app.route({ ...routes.list, onRequest, handler: async (request) => service.list(app.db, request.query as { page?: number; ipp?: number }) })
+  app.route({ ...routes.get, onRequest, handler: async (request) => service.get(app.db, id(request)) })
+  app.route({ ...routes.patch, onRequest, handler: async (request) => service.patch(app.db, id(request), request.body as never, app.clock) })
   app.route({
     ...routes.delete,
-    preHandler,
+    onRequest,
     handler: async (request, reply) => {
       await service.delete(app.db, id(request))
       return reply.code(204).send()
@@ -52,9 +52,10 @@ function registerAdminResource(app: FastifyInstance, routes: AdminRoutes, servic
 }
 
 const venue: FastifyPluginAsyncTypebox = async (app) => {
-  const preHandler = app.auth.bearer({ roles: ['admin'] })
+  // On request, before validation: a caller who is not an admin gets 401/403, never a 400.
+  const onRequest = app.auth.bearer({ roles: ['admin'] })
   const register = (routes: object, service: AdminService) =>
-    registerAdminResource(app as unknown as FastifyInstance, routes as AdminRoutes, service, preHandler)
+    registerAdminResource(app as unknown as FastifyInstance, routes as AdminRoutes, service, onRequest)
   register(regionRoutes, venueService('regions'))
   register(areaRoutes, venueService('areas'))
   register(podRoutes, venueService('pods'))
