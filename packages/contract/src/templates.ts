@@ -9,7 +9,6 @@ import {
   ItemRefCollection,
   ItemRefCollectionInput,
   Links,
-  Nullable,
   PageQuery,
   PagedCollection,
   bearerSecurity,
@@ -84,7 +83,7 @@ export type TemplateCreate = Static<typeof TemplateCreate>
 
 /** Every field optional; a collection given replaces the old one; `description: null` removes it. */
 export const TemplatePatch = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Nullable(Description)), status: Type.Optional(TemplateStatus), data: Type.Optional(TemplateData), ...TemplatePlaces },
+  { name: Type.Optional(Name), description: Type.Optional(Type.Union([Description, Type.Null()], { description: 'null removes the description' })), status: Type.Optional(TemplateStatus), data: Type.Optional(TemplateData), ...TemplatePlaces },
   { additionalProperties: false }
 )
 export type TemplatePatch = Static<typeof TemplatePatch>

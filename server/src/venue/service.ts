@@ -114,16 +114,16 @@ export async function createVenueItem<C extends PlaceCollection>(
 ): Promise<VenueModels[C]['model']> {
   const kind: VenueKind = venueKinds[collection]
   const fields = input as unknown as Record<string, { id: string } | null | undefined> & { name: string; slug?: string }
-  const row: VenueRow = { id: randomUUID(), name: fields.name, slug: '', created_at: '', updated_at: '' }
-  for (const p of kind.parents) {
-    const ref = fields[p.field]
-    row[p.column] = ref ? await checkPlace(db, p.collection, ref.id, `body.${p.field}.id`) : null
-  }
-  if (row.pod_id) {
-    const pod = await untyped(db).selectFrom('pods' as string).select('area_id').where('id', '=', row.pod_id).executeTakeFirstOrThrow()
-    if (pod.area_id !== row.area_id) throw new BadRequestError(`body.pod.id: pod ${row.pod_id} is not in area ${row.area_id}`)
-  }
   return db.transaction().execute(async (tx) => {
+    const row: VenueRow = { id: randomUUID(), name: fields.name, slug: '', created_at: '', updated_at: '' }
+    for (const p of kind.parents) {
+      const ref = fields[p.field]
+      row[p.column] = ref ? await checkPlace(tx, p.collection, ref.id, `body.${p.field}.id`) : null
+    }
+    if (row.pod_id) {
+      const pod = await untyped(tx).selectFrom('pods' as string).select('area_id').where('id', '=', row.pod_id).executeTakeFirstOrThrow()
+      if (pod.area_id !== row.area_id) throw new BadRequestError(`body.pod.id: pod ${row.pod_id} is not in area ${row.area_id}`)
+    }
     row.slug = await chooseSlug(tx, collection, fields.name, fields.slug)
     row.created_at = row.updated_at = clock.now().toISOString()
     await untyped(tx).insertInto(collection as string).values(row).execute()

@@ -15,7 +15,7 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
 }
 
 t.test('regions, areas, pods and courts: create, get, list, patch, delete', async (t) => {
-  const { call, post } = await setup(t)
+  const { ctx, call, post } = await setup(t)
   const region = await post('regions', { name: 'Île-de-France' })
   t.match(region, { name: 'Île-de-France', slug: 'ile-de-france', createdDate: '2026-03-01T10:00:00.000Z', _links: { self: { href: `/apis/v2/admin/regions/${region.id}` } } })
   const area = await post('areas', { name: 'Centre Court Hall', region: { id: region.id } })
@@ -24,6 +24,7 @@ t.test('regions, areas, pods and courts: create, get, list, patch, delete', asyn
   t.match(pod, { slug: 'east-pod', area: { id: area.id } })
   const court = await post('courts', { name: 'Court 1', area: { id: area.id }, pod: { id: pod.id } })
   t.match(court, { area: { id: area.id }, pod: { id: pod.id } })
+  ctx.clock.advance(1000)
   const loose = await post('courts', { name: 'Court 1', area: { id: area.id } })
   t.match(loose, { slug: 'court-1-2', pod: null }, 'a derived slug that is taken gets a number')
 
