@@ -147,8 +147,8 @@ const noPlaces = (): Places => ({ regions: [], areas: [], pods: [], courts: [] }
 
 /**
  * Writes `content` as `version` of the template: the row, its places (and the regions it lies in,
- * for the regionId filter), its search entry and the version record. `row` is the stored row, or
- * undefined for a new template.
+ * for the regionId filter), its search entry and the version record. `existing` is the stored row;
+ * without it, `create` names the new template.
  */
 async function store(
   tx: DbOrTx,
