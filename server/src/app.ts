@@ -20,7 +20,9 @@ import rateLimit from './plugins/rate-limit.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import signupRoutes from './signup/routes.js'
+import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
+import venueRoutes from './venue/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -70,6 +72,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(forumConnectRoutes)
   await app.register(passwordResetRoutes)
   await app.register(signupRoutes)
+  await app.register(venueRoutes)
+  await app.register(templateRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

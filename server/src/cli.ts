@@ -9,6 +9,7 @@ import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
+import { venueCommands } from './venue/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -150,7 +151,9 @@ export const commands: Record<string, Command> = {
       },
       systemClock
     )
-  }
+  },
+
+  ...venueCommands
 }
 
 export const usage = () =>

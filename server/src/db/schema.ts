@@ -1,7 +1,7 @@
 // Table types: the only description of the database's rows. Timestamps are ISO 8601 UTC strings,
 // which sort as text; JSON columns are text holding JSON.
 import type { Generated } from 'kysely'
-import type { PhoneVerificationStatus, UserRole } from '@club/contract'
+import type { ChangeAction, PhoneVerificationStatus, TemplateStatus, TemplateType, UserRole } from '@club/contract'
 
 export interface UsersTable {
   id: string
@@ -156,6 +156,88 @@ export interface PhoneVerificationSendsTable {
   created_at: string
 }
 
+export interface SeriesTable {
+  id: string
+  name: string
+  description: string | null
+  type: string
+  subtype: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface EventsTable {
+  id: string
+  name: string
+  description: string | null
+  type: string
+  subtype: string | null
+  /** JSON array of strings. */
+  tags: string
+  start_at: string
+  end_at: string
+  series_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface EventRefsTable {
+  event_id: string
+  kind: 'area' | 'pod' | 'court'
+  ref_id: string
+  position: number
+}
+
+export interface TemplatesTable {
+  seq: Generated<number>
+  id: string
+  type: TemplateType
+  status: TemplateStatus
+  name: string
+  description: string | null
+  /** JSON object. */
+  data: string
+  /** data.subtype when it is a string, for the subtype filter. */
+  subtype: string | null
+  version: number
+  created_by: string
+  last_updated_by: string
+  created_at: string
+  updated_at: string
+}
+
+export interface TemplateRefsTable {
+  template_id: string
+  /** in_region rows are derived: every region the template lies in, for the regionId filter. */
+  kind: 'region' | 'area' | 'pod' | 'court' | 'in_region'
+  ref_id: string
+  position: number
+  /** The template's updated_at, repeated so that filtered pages come out of the index in order. */
+  updated_at: string
+}
+
+export interface TemplateVersionsTable {
+  id: string
+  template_id: string
+  version: number
+  name: string
+  description: string | null
+  status: TemplateStatus
+  data: string
+  /** JSON {regions, areas, pods, courts}: arrays of ids. */
+  places: string
+  changed_by: string
+  changed_at: string
+  change_action: ChangeAction
+}
+
+/** Full-text (trigram) index of templates' name and description; rowid = templates.seq. */
+export interface TemplateSearchTable {
+  rowid: number
+  name: string
+  description: string | null
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -172,4 +254,11 @@ export interface Database {
   mail_outbox: MailOutboxTable
   phone_verifications: PhoneVerificationsTable
   phone_verification_sends: PhoneVerificationSendsTable
+  series: SeriesTable
+  events: EventsTable
+  event_refs: EventRefsTable
+  templates: TemplatesTable
+  template_refs: TemplateRefsTable
+  template_versions: TemplateVersionsTable
+  template_search: TemplateSearchTable
 }

@@ -1,0 +1,210 @@
+import t from 'tap'
+import { CompiledQuery } from 'kysely'
+import type { TemplateListQuery } from '@club/contract'
+import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { testVenue, type TestVenue } from '../test-support/venue.js'
+import { templateListQueries } from './service.js'
+
+async function setup(t: { teardown(fn: () => unknown): void }) {
+  const ctx = await testApp(t)
+  const staff = await userWithToken(ctx, 'staff')
+  const venue = await testVenue(ctx)
+  const get = (url: string) => ctx.app.inject({ method: 'GET', url, headers: { authorization: staff.authorization } })
+  /** Creates a template one minute after the previous one, so the newest is first in lists. */
+  const create = async (body: object) => {
+    ctx.clock.advance(60_000)
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/apis/v2/templates',
+      payload: { type: 'EVENT', data: {}, ...body },
+      headers: { authorization: staff.authorization }
+    })
+    if (res.statusCode !== 201) throw new Error(res.body)
+    return res.json() as { id: string; name: string }
+  }
+  const names = async (url: string) => {
+    const res = await get(url)
+    if (res.statusCode !== 200) throw new Error(res.body)
+    return (res.json().items as Array<{ name: string }>).map((i) => i.name)
+  }
+  return { ctx, staff, venue, get, create, names }
+}
+
+t.test('paging: pages, counts, links, the last page, a page past the end and ipp limits', async (t) => {
+  const { get, create } = await setup(t)
+  for (let i = 1; i <= 25; i++) await create({ name: `T${String(i).padStart(2, '0')}`, status: i % 2 ? 'DRAFT' : 'PUBLISHED' })
+
+  const first = await get('/apis/v2/templates?ipp=10')
+  t.equal(first.statusCode, 200)
+  const one = first.json()
+  t.same(one._pagination, { page: 1, ipp: 10, count: 10, total: 25 })
+  t.equal(one._total, 25)
+  t.same(one.items.map((i: { name: string }) => i.name).slice(0, 3), ['T25', 'T24', 'T23'], 'newest first')
+  t.same(one._links, { self: { href: '/apis/v2/templates?page=1&ipp=10' }, next: { href: '/apis/v2/templates?page=2&ipp=10' } })
+
+  const last = (await get('/apis/v2/templates?ipp=10&page=3')).json()
+  t.same(last._pagination, { page: 3, ipp: 10, count: 5, total: 25 })
+  t.same(last.items.map((i: { name: string }) => i.name), ['T05', 'T04', 'T03', 'T02', 'T01'])
+  t.same(last._links, { self: { href: '/apis/v2/templates?page=3&ipp=10' }, prev: { href: '/apis/v2/templates?page=2&ipp=10' } })
+
+  const past = await get('/apis/v2/templates?ipp=10&page=9')
+  t.equal(past.statusCode, 200)
+  t.same(past.json().items, [])
+  t.same(past.json()._pagination, { page: 9, ipp: 10, count: 0, total: 25 })
+  t.same(past.json()._links.prev, { href: '/apis/v2/templates?page=3&ipp=10' }, 'prev leads back to the last page')
+
+  const defaults = (await get('/apis/v2/templates')).json()
+  t.same(defaults._pagination, { page: 1, ipp: 20, count: 20, total: 25 })
+  t.equal((await get('/apis/v2/templates?ipp=100')).json()._pagination.count, 25)
+
+  const filtered = (await get('/apis/v2/templates?status=PUBLISHED&ipp=5&page=2')).json()
+  t.same(filtered._pagination, { page: 2, ipp: 5, count: 5, total: 12 })
+  t.same(filtered._links.next, { href: '/apis/v2/templates?status=PUBLISHED&page=3&ipp=5' }, 'links keep the filters')
+
+  for (const [query, message] of [
+    ['ipp=101', /querystring\.ipp must be <= 100/],
+    ['ipp=0', /querystring\.ipp must be >= 1/],
+    ['page=0', /querystring\.page must be >= 1/],
+    ['page=two', /querystring\.page must be integer/],
+    ['status=LIVE', /querystring\.status must be one of DRAFT, PUBLISHED, ARCHIVED/],
+    ['type=PARTY', /querystring\.type must be one of EVENT, SERIES/],
+    ['colour=red', /querystring\.colour is not allowed/]
+  ] as const) {
+    const res = await get(`/apis/v2/templates?${query}`)
+    t.equal(res.statusCode, 400, query)
+    t.match(errorOf(res).message, message)
+  }
+})
+
+t.test('an empty list is a page with no items and no next or prev', async (t) => {
+  const { get } = await setup(t)
+  const body = (await get('/apis/v2/templates')).json()
+  t.same(body, { items: [], _pagination: { page: 1, ipp: 20, count: 0, total: 0 }, _total: 0, _links: { self: { href: '/apis/v2/templates?page=1&ipp=20' } } })
+})
+
+t.test('order is updatedDate newest first, then id; a change moves a template to the top', async (t) => {
+  const { ctx, create, names, staff } = await setup(t)
+  const a = await create({ name: 'A' })
+  await create({ name: 'B' })
+  await create({ name: 'C' })
+  t.same(await names('/apis/v2/templates'), ['C', 'B', 'A'])
+  ctx.clock.advance(60_000)
+  await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/templates/${a.id}`, payload: { status: 'ARCHIVED' }, headers: { authorization: staff.authorization } })
+  t.same(await names('/apis/v2/templates'), ['A', 'C', 'B'])
+  t.same(await names('/apis/v2/templates?status=ARCHIVED'), ['A'])
+
+  // Created in the same instant: the id decides.
+  const same = [await create({ name: 'X1' })]
+  ctx.clock.advance(-60_000)
+  same.push(await create({ name: 'X2' }))
+  const ids = same.map((s) => s.id).sort()
+  const listed = (await names('/apis/v2/templates?search=X')).map((n) => same.find((s) => s.name === n)!.id)
+  t.same(listed, ids)
+})
+
+t.test('each filter alone, and combined with AND', async (t) => {
+  const { create, names, venue } = await setup(t)
+  const v: TestVenue = venue
+  const ref = (id: string) => ({ items: [{ id }] })
+  await create({ name: 'Hall clinic', type: 'EVENT', status: 'PUBLISHED', description: 'Serve and VOLLEY drills', data: { subtype: 'CLINIC' }, areas: ref(v.hall.id) })
+  await create({ name: 'Pod social', type: 'EVENT', status: 'DRAFT', data: { subtype: 'SOCIAL' }, pods: ref(v.pod.id), courts: ref(v.court1.id) })
+  await create({ name: 'Field league', type: 'SERIES', status: 'PUBLISHED', data: { subtype: 'LEAGUE' }, areas: ref(v.field.id), courts: ref(v.court2.id) })
+  await create({ name: 'North camp', type: 'SERIES', status: 'ARCHIVED', description: 'Holiday camp', data: { subtype: 'CLINIC' }, regions: ref(v.north.id) })
+  await create({ name: 'Annex volleys', type: 'EVENT', status: 'PUBLISHED', data: { subtype: 7 }, areas: ref(v.annex.id) })
+
+  const cases: Array<[string, string[]]> = [
+    ['type=EVENT', ['Annex volleys', 'Pod social', 'Hall clinic']],
+    ['type=SERIES', ['North camp', 'Field league']],
+    ['status=PUBLISHED', ['Annex volleys', 'Field league', 'Hall clinic']],
+    ['status=ARCHIVED', ['North camp']],
+    ['search=volley', ['Annex volleys', 'Hall clinic']],
+    ['search=VOLLEY', ['Annex volleys', 'Hall clinic']],
+    ['search=holiday%20CAMP', ['North camp']],
+    ['search=po', ['Pod social']],
+    ['search=zzz', []],
+    ['search=%22quoted%22', []],
+    [`areaId=${v.hall.id}`, ['Hall clinic']],
+    [`areaId=${v.field.id}`, ['Field league']],
+    ['areaId=nowhere', []],
+    [`regionId=${v.north.id}`, ['Annex volleys', 'North camp', 'Hall clinic']],
+    [`regionId=${v.south.id}`, ['Field league']],
+    [`podId=${v.pod.id}`, ['Pod social']],
+    [`courtId=${v.court1.id}`, ['Pod social']],
+    [`courtId=${v.court2.id}`, ['Field league']],
+    ['subtype=CLINIC', ['North camp', 'Hall clinic']],
+    ['subtype=7', [], ],
+    ['type=EVENT&status=PUBLISHED', ['Annex volleys', 'Hall clinic']],
+    ['type=SERIES&subtype=CLINIC', ['North camp']],
+    [`regionId=${v.north.id}&type=EVENT`, ['Annex volleys', 'Hall clinic']],
+    [`regionId=${v.north.id}&areaId=${v.hall.id}`, ['Hall clinic']],
+    [`regionId=${v.north.id}&areaId=${v.field.id}`, []],
+    [`podId=${v.pod.id}&courtId=${v.court1.id}&status=DRAFT`, ['Pod social']],
+    [`podId=${v.pod.id}&courtId=${v.court2.id}`, []],
+    [`search=l&regionId=${v.north.id}&subtype=CLINIC`, ['North camp', 'Hall clinic']],
+    [`search=camp&status=PUBLISHED`, []],
+    [`search=league&courtId=${v.court2.id}&type=SERIES&status=PUBLISHED&subtype=LEAGUE&regionId=${v.south.id}&areaId=${v.field.id}`, ['Field league']]
+  ]
+  for (const [query, expected] of cases) t.same(await names(`/apis/v2/templates?${query}`), expected, query)
+})
+
+t.test('filters follow changes and deletions', async (t) => {
+  const { ctx, create, names, venue, staff } = await setup(t)
+  const tpl = await create({ name: 'Moving', areas: { items: [{ id: venue.hall.id }] } })
+  t.same(await names(`/apis/v2/templates?regionId=${venue.north.id}`), ['Moving'])
+  ctx.clock.advance(1000)
+  await ctx.app.inject({
+    method: 'PATCH',
+    url: `/apis/v2/templates/${tpl.id}`,
+    payload: { name: 'Moved', areas: { items: [{ id: venue.field.id }] }, data: { subtype: 'NEW' } },
+    headers: { authorization: staff.authorization }
+  })
+  t.same(await names(`/apis/v2/templates?regionId=${venue.north.id}`), [])
+  t.same(await names(`/apis/v2/templates?regionId=${venue.south.id}`), ['Moved'])
+  t.same(await names('/apis/v2/templates?search=moving'), [])
+  t.same(await names('/apis/v2/templates?search=moved'), ['Moved'])
+  t.same(await names('/apis/v2/templates?subtype=NEW'), ['Moved'])
+})
+
+/** The plan SQLite would follow for each query of a list request. */
+async function plans(db: Parameters<typeof templateListQueries>[0], query: TemplateListQuery): Promise<string[]> {
+  const { rows, count } = templateListQueries(db, query)
+  const out: string[] = []
+  for (const q of [rows, count]) {
+    const compiled = q.compile()
+    const result = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${compiled.sql}`, [...compiled.parameters]))
+    out.push(result.rows.map((r) => r.detail).join('\n'))
+  }
+  return out
+}
+
+t.test('EXPLAIN QUERY PLAN: every filter is an index search, never a scan of templates', async (t) => {
+  const { ctx, create, venue } = await setup(t)
+  await create({ name: 'Some template', areas: { items: [{ id: venue.hall.id }] } })
+  const db = ctx.app.db
+  const filters: TemplateListQuery[] = [
+    { type: 'EVENT' },
+    { status: 'DRAFT' },
+    { subtype: 'CLINIC' },
+    { search: 'clinic' },
+    { areaId: venue.hall.id },
+    { regionId: venue.north.id },
+    { podId: venue.pod.id },
+    { courtId: venue.court1.id },
+    { type: 'EVENT', status: 'PUBLISHED', subtype: 'CLINIC' },
+    { areaId: venue.hall.id, type: 'SERIES', status: 'DRAFT' },
+    { regionId: venue.north.id, podId: venue.pod.id, courtId: venue.court1.id },
+    { search: 'clinic', areaId: venue.hall.id, status: 'DRAFT' }
+  ]
+  for (const filter of filters) {
+    const [rowsPlan, countPlan] = await plans(db, { ...filter, page: 3, ipp: 20 })
+    for (const [what, plan] of [['page', rowsPlan!], ['count', countPlan!]] as const) {
+      const label = `${what} of ${JSON.stringify(filter)}:\n${plan}`
+      t.notMatch(plan, /\bSCAN templates\b/, label)
+      t.match(plan, /SEARCH (templates|template_refs) USING|VIRTUAL TABLE INDEX \d+:M/, label)
+    }
+    if (filter.search === undefined) t.notMatch(rowsPlan, /TEMP B-TREE/, `the index gives the page in order: ${JSON.stringify(filter)}\n${rowsPlan}`)
+  }
+  const [unfiltered] = await plans(db, {})
+  t.match(unfiltered, /SCAN templates USING INDEX templates_updated/, 'without filters the order index walks to the page')
+  t.notMatch(unfiltered, /TEMP B-TREE/)
+})
