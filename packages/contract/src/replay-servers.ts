@@ -182,7 +182,7 @@ export const ReplayServerTargetVersion = Type.Object(
 )
 export type ReplayServerTargetVersion = Static<typeof ReplayServerTargetVersion>
 
-export const ReplayServerIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: "The record's id, not the serverId" }) })
+export const ReplayServerIdParams = Type.Object({ id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }) })
 export type ReplayServerIdParams = Static<typeof ReplayServerIdParams>
 
 const adminErrors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody }
