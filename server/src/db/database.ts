@@ -19,7 +19,32 @@ export function openDatabase(file: string): Db {
   // WAL with synchronous=NORMAL is durable across application crashes; only an OS crash may lose
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+}
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely prepares every query's SQL afresh; preparing costs about as much as running a small query.
+ * Queries come from a fixed set of builders, so their texts repeat: keep the prepared statements,
+ * evicting the oldest beyond a bound. SQLite re-prepares a kept statement itself after a schema change.
+ * better-sqlite3 runs a statement to completion before returning, so sharing one is safe, except for
+ * Kysely's `.stream()`, whose open iterator keeps its statement busy: nothing here streams.
+ */
+function withStatementCache(sqlite: SQLite.Database): { prepare(sql: string): SQLite.Statement; close(): void } {
+  const cache = new Map<string, SQLite.Statement>()
+  return {
+    prepare(sql) {
+      let statement = cache.get(sql)
+      if (statement === undefined) {
+        statement = sqlite.prepare(sql)
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+        cache.set(sql, statement)
+      }
+      return statement
+    },
+    close: () => sqlite.close()
+  }
 }
 
 export class MigrationError extends Error {
