@@ -257,3 +257,40 @@ t.test('registration is rate limited per client IP', async (t) => {
   const other = await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', payload: { deviceId: 'd' }, remoteAddress: '10.9.9.9' })
   t.equal(other.statusCode, 200, 'another address has its own count')
 })
+
+t.test('app.auth.device() admits an approved box by its access token and nothing else', async (t) => {
+  const ctx = await testApp(t)
+  const admin = await adminOf(ctx)
+  const areaId = await area(ctx)
+  const { id, serverId } = await registeredBox(ctx)
+  // A route of the kind a box calls, on an instance with the same plugins as the API.
+  const { default: Fastify } = await import('fastify')
+  const { default: services } = await import('../plugins/services.js')
+  const { default: errors } = await import('../plugins/errors.js')
+  const { default: auth } = await import('../plugins/auth.js')
+  const app = Fastify()
+  await app.register(services, { db: ctx.app.db, config: ctx.config, clock: ctx.clock, ownsDb: false })
+  await app.register(errors)
+  await app.register(auth)
+  app.get('/device-only', { preHandler: app.auth.device() }, async (request) => request.principal)
+  t.teardown(() => app.close())
+  const call = (authorization?: string) =>
+    app.inject({ method: 'GET', url: '/device-only', headers: authorization ? { authorization } : {} })
+
+  const none = await call()
+  t.equal(none.statusCode, 401)
+  t.equal(none.headers['www-authenticate'], 'Bearer')
+  const pendingToken = await call(`Bearer ${'0'.repeat(64)}`)
+  t.equal(pendingToken.statusCode, 401)
+  t.equal(pendingToken.headers['www-authenticate'], 'Bearer error="invalid_token"')
+  errorOf(pendingToken)
+  t.equal((await call(admin)).statusCode, 401, 'a user token is no device token')
+
+  await approve(ctx, admin, id, { areaId })
+  const token = (await poll(ctx, serverId)).json().accessToken
+  const ok = await call(`Bearer ${token}`)
+  t.equal(ok.statusCode, 200)
+  t.same(ok.json(), { kind: 'device', via: 'device-token', replayServerId: id, deviceId: 'box-1', areaId })
+  await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/revoke`, headers: { authorization: admin } })
+  t.equal((await call(`Bearer ${token}`)).statusCode, 401, 'revocation takes effect at once')
+})

@@ -34,6 +34,7 @@ type Row = Omit<ReplayServersTable, 'token_generation'> & { token_generation: nu
 
 const ADMIN_PATH = '/apis/v2/admin/replay-servers'
 const TOKEN_KEY_SETTING = 'device_token_key'
+const SIGHTING_RESOLUTION_MS = 1000
 
 /** What a box runs before an admin configures it: nothing to record. */
 const EMPTY_CONFIG: ReplayServerConfig = { cleanupEnabled: false, cameras: [] }
@@ -176,7 +177,20 @@ export async function pollReplayServerStatus(
   const serverIdHash = sha256Hex(serverId)
   const row = await db
     .selectFrom('replay_servers')
-    .select(['id', 'server_id_hash', 'token_generation', 'token_hash', 'status', 'version', 'area_id', 'config', 'target_version'])
+    .select([
+      'id',
+      'server_id_hash',
+      'token_generation',
+      'token_hash',
+      'status',
+      'version',
+      'server_url',
+      'local_ip',
+      'area_id',
+      'config',
+      'target_version',
+      'last_seen_at'
+    ])
     .where('server_id_hash', '=', serverIdHash)
     .executeTakeFirst()
   if (!row) throw new NotFoundError('no replay server has this serverId: register again')
@@ -194,10 +208,22 @@ export async function pollReplayServerStatus(
     answer.config = row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig)
   }
 
+  const now = deps.clock.now()
+  const changed =
+    (reported.version !== undefined && reported.version !== row.version) ||
+    (reported.serverUrl !== undefined && reported.serverUrl !== row.server_url) ||
+    (reported.localIp !== undefined && reported.localIp !== row.local_ip) ||
+    tokenHash !== row.token_hash
+  // A sighting is worth a write once a second at most: `online` looks back three poll intervals, so
+  // finer lastSeenAt buys nothing, while a box (or a script) polling in a tight loop would otherwise
+  // cost a database write per request. Boxes polling at their interval are recorded every time.
+  if (!changed && row.last_seen_at !== null && now.getTime() - Date.parse(row.last_seen_at) < SIGHTING_RESOLUTION_MS) {
+    return answer
+  }
   await db
     .updateTable('replay_servers')
     .set({
-      last_seen_at: deps.clock.now().toISOString(),
+      last_seen_at: now.toISOString(),
       ...(reported.version !== undefined ? { version: reported.version } : {}),
       ...(reported.serverUrl !== undefined ? { server_url: reported.serverUrl } : {}),
       ...(reported.localIp !== undefined ? { local_ip: reported.localIp } : {}),
