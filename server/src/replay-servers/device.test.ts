@@ -294,3 +294,18 @@ t.test('app.auth.device() admits an approved box by its access token and nothing
   await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/revoke`, headers: { authorization: admin } })
   t.equal((await call(`Bearer ${token}`)).statusCode, 401, 'revocation takes effect at once')
 })
+
+t.test('polls in a tight loop record a sighting once a second, but a changed report at once', async (t) => {
+  const ctx = await testApp(t)
+  const admin = await adminOf(ctx)
+  const { id, serverId } = await registeredBox(ctx, { version: '1.0.0' })
+  const seen = async () => (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${id}`, headers: { authorization: admin } })).json()
+  ctx.clock.advance(500)
+  await poll(ctx, serverId, 'version=1.0.0')
+  t.equal((await seen()).lastSeenAt, '2026-03-01T10:00:00.000Z', 'within a second of the last sighting: not written')
+  await poll(ctx, serverId, 'version=1.0.1')
+  t.match(await seen(), { lastSeenAt: '2026-03-01T10:00:00.500Z', version: '1.0.1' }, 'a new version is written at once')
+  ctx.clock.advance(1000)
+  await poll(ctx, serverId, 'version=1.0.1')
+  t.equal((await seen()).lastSeenAt, '2026-03-01T10:00:01.500Z')
+})
