@@ -26,6 +26,8 @@ export interface AppOptions {
   logStream?: DestinationStream
   /** An open database to use instead of opening DATABASE_URL; the caller closes it. */
   db?: Db
+  /** Registered last, before the app is ready: extra routes for tests, or a deployment's own plugins. */
+  extend?: (app: FastifyInstance) => Promise<void>
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -60,6 +62,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(oauth2Routes)
   await app.register(userRoutes)
   await app.register(replayServerRoutes)
+
+  if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 
   await app.ready()
   return app as unknown as FastifyInstance

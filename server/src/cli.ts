@@ -9,7 +9,7 @@ import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
 import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
-import { createUser, findUserByEmail, toUser } from './users/service.js'
+import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -20,6 +20,8 @@ export interface CommandContext {
   db: Db
   config: Config
   args: string[]
+  /** Migrations the run applied before the command (every command migrates first). */
+  applied: string[]
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>
@@ -63,8 +65,8 @@ export type Command = (ctx: CommandContext) => Promise<unknown>
 export const commands: Record<string, Command> = {
   ...deviceCommands,
 
-  async migrate({ db }) {
-    return { applied: await migrateToLatest(db) }
+  async migrate({ applied }) {
+    return { applied }
   },
 
   async 'users create'({ db, config, args }) {
@@ -92,7 +94,7 @@ export const commands: Record<string, Command> = {
       },
       { clock: systemClock, passwordHashCost: config.PASSWORD_HASH_COST }
     )
-    return toUser(user)
+    return toUser(userRecord(user), `/apis/v2/users/${user.id}`)
   },
 
   async 'clients create'({ db, args }) {
@@ -181,8 +183,8 @@ export async function runCli(
   try {
     const config = loadConfig(env)
     db = openDatabase(config.DATABASE_URL)
-    await migrateToLatest(db)
-    const result = await commands[name]!({ db, config, args })
+    const applied = await migrateToLatest(db)
+    const result = await commands[name]!({ db, config, args, applied })
     out(JSON.stringify(result, null, 2))
     return 0
   } catch (e) {

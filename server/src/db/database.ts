@@ -25,25 +25,26 @@ export function openDatabase(file: string): Db {
 const STATEMENT_CACHE_SIZE = 500
 
 /**
- * Kysely prepares every query's SQL afresh; preparing costs about as much as running a small query.
- * Queries come from a fixed set of builders, so their texts repeat: keep the prepared statements,
- * evicting the oldest beyond a bound. SQLite re-prepares a kept statement itself after a schema change.
- * better-sqlite3 runs a statement to completion before returning, so sharing one is safe, except for
- * Kysely's `.stream()`, whose open iterator keeps its statement busy: nothing here streams.
+ * Kysely's SQLite driver prepares every query anew, and preparing cost as much as running the
+ * query on the hot paths (a token look-up, a status poll). The same SQL text is prepared once and
+ * reused; the cache is bounded (LRU) because IN-lists of different lengths make distinct texts.
+ * Safe because the server never streams (iterates) a statement while another query runs.
  */
-function withStatementCache(sqlite: SQLite.Database): { prepare(sql: string): SQLite.Statement; close(): void } {
+function withStatementCache(sqlite: SQLite.Database) {
   const cache = new Map<string, SQLite.Statement>()
   return {
-    prepare(sql) {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
       let statement = cache.get(sql)
-      if (statement === undefined) {
+      if (statement) {
+        cache.delete(sql)
+      } else {
         statement = sqlite.prepare(sql)
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
-        cache.set(sql, statement)
       }
+      cache.set(sql, statement)
       return statement
-    },
-    close: () => sqlite.close()
+    }
   }
 }
 

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
 import { authenticateDeviceToken } from './service.js'
 import { ADMIN, adminOf, approve, area, camera, poll, putConfig, register, registeredBox } from './test-helpers.js'
@@ -117,7 +118,7 @@ t.test('PENDING → APPROVED → config → target version → REVOKED, seen thr
   t.equal(revoked.statusCode, 200)
   t.equal(revoked.json().status, 'REVOKED')
   t.same((await poll(ctx, serverId)).json(), { status: 'REVOKED' }, 'no token, area or config once revoked')
-  await t.rejects(authenticateDeviceToken(ctx.app.db, approved.accessToken), { statusCode: 401 }, 'the token fails at once')
+  await t.rejects(authenticateDeviceToken(ctx.app.db, approved.accessToken), UnauthorizedError, 'the token fails at once')
 })
 
 t.test('the status answer carries an ETag; a matching If-None-Match answers 304 with no body', async (t) => {
@@ -165,7 +166,7 @@ t.test('re-registering a known deviceId keeps the record, supersedes the serverI
   const oldPoll = await poll(ctx, first.serverId)
   t.equal(oldPoll.statusCode, 404, 'the old serverId is superseded')
   errorOf(oldPoll)
-  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), { statusCode: 401 }, 'the old token fails')
+  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), UnauthorizedError, 'the old token fails')
   t.same((await poll(ctx, body.serverId)).json(), { status: 'PENDING' })
 
   const record = (await ctx.app.inject({ method: 'GET', url: ADMIN, headers: { authorization: admin } })).json()
@@ -210,7 +211,7 @@ t.test('rotating the token invalidates the old one at once and the next poll car
   const rotated = await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/rotate-token`, headers: { authorization: admin } })
   t.equal(rotated.statusCode, 200)
   t.notOk(JSON.stringify(rotated.json()).includes(oldToken), 'the admin answer shows no token')
-  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), { statusCode: 401 })
+  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), UnauthorizedError)
 
   const after = await poll(ctx, serverId, '', { 'if-none-match': before.headers.etag as string })
   t.equal(after.statusCode, 200, 'the new token changes the ETag')
