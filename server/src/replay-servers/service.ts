@@ -2,6 +2,7 @@
 // the camera configuration. The serverId is the box's secret for the status call and is kept only as
 // SHA-256; the access token is derived (see deviceAccessToken) and kept only as SHA-256.
 import { randomUUID } from 'node:crypto'
+import type { CompiledQuery } from 'kysely'
 import {
   ReplayServerConfig,
   ReplayServerTargetVersion,
@@ -164,18 +165,9 @@ export async function registerReplayServer(
   return { serverId, status, pollInterval: deps.pollIntervalSeconds, ...(displayName !== null ? { displayName } : {}) }
 }
 
-/**
- * A box's poll: one indexed read by the serverId's hash and one write of lastSeenAt and the reported
- * fields. An unknown or superseded serverId is a 404, which tells the box to register again.
- */
-export async function pollReplayServerStatus(
-  db: Db,
-  serverId: string,
-  reported: ReplayServerStatusQuery,
-  deps: ReplayServerDeps
-): Promise<ReplayServerStatusAnswer> {
-  const serverIdHash = sha256Hex(serverId)
-  const row = await db
+/** The status poll's look-up by serverId hash. */
+const pollLookup = (db: Db, serverIdHash: string) =>
+  db
     .selectFrom('replay_servers')
     .select([
       'id',
@@ -192,7 +184,42 @@ export async function pollReplayServerStatus(
       'last_seen_at'
     ])
     .where('server_id_hash', '=', serverIdHash)
-    .executeTakeFirst()
+
+type PollRow = Awaited<ReturnType<ReturnType<typeof pollLookup>['executeTakeFirstOrThrow']>>
+
+const compiledPollLookups = new WeakMap<Db, CompiledQuery<PollRow>>()
+
+/**
+ * The poll is the hottest path there is (every box, every few seconds), and building and compiling
+ * a Kysely query costs more than SQLite's indexed read itself. So the query is compiled once per
+ * database and run with each poll's parameter.
+ */
+function pollQuery(db: Db): CompiledQuery<PollRow> {
+  let compiled = compiledPollLookups.get(db)
+  if (!compiled) {
+    compiled = pollLookup(db, '').compile()
+    compiledPollLookups.set(db, compiled)
+  }
+  return compiled
+}
+
+function withParameters<R>(query: CompiledQuery<R>, parameters: unknown[]): CompiledQuery<R> {
+  return { ...query, parameters }
+}
+
+/**
+ * A box's poll: one indexed read by the serverId's hash and one write of lastSeenAt and the reported
+ * fields. An unknown or superseded serverId is a 404, which tells the box to register again.
+ */
+export async function pollReplayServerStatus(
+  db: Db,
+  serverId: string,
+  reported: ReplayServerStatusQuery,
+  deps: ReplayServerDeps
+): Promise<ReplayServerStatusAnswer> {
+  const serverIdHash = sha256Hex(serverId)
+  const { rows } = await db.executeQuery(withParameters(pollQuery(db), [serverIdHash]))
+  const row = rows[0]
   if (!row) throw new NotFoundError('no replay server has this serverId: register again')
 
   const answer: ReplayServerStatusAnswer = { status: row.status }
