@@ -209,7 +209,8 @@ function withParameters<R>(query: CompiledQuery<R>, parameters: unknown[]): Comp
 
 /**
  * A box's poll: one indexed read by the serverId's hash and one write of lastSeenAt and the reported
- * fields. An unknown or superseded serverId is a 404, which tells the box to register again.
+ * fields (skipped within a second of the last sighting when nothing changed). An unknown or
+ * superseded serverId is a 404, which tells the box to register again.
  */
 export async function pollReplayServerStatus(
   db: Db,
