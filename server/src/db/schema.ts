@@ -41,6 +41,9 @@ export interface TokensTable {
   /** Refresh tokens only: when it was exchanged. */
   used_at: string | null
   created_at: string
+  /** The lifetimes the pair was issued with; a refresh issues the next pair with the same. */
+  access_ttl_seconds: number | null
+  refresh_ttl_seconds: number | null
 }
 
 export interface ApiKeysTable {

@@ -38,7 +38,9 @@ export async function issueTokenPair(db: DbOrTx, grant: TokenGrant, deps: TokenD
     family_id: familyId,
     revoked_at: null,
     used_at: null,
-    created_at: now.toISOString()
+    created_at: now.toISOString(),
+    access_ttl_seconds: deps.accessTokenTtlSeconds,
+    refresh_ttl_seconds: deps.refreshTokenTtlSeconds
   }
   await db
     .insertInto('tokens')
@@ -141,7 +143,13 @@ export async function refreshTokens(
       return { error: 'the refresh token was already used; every token of this login is now revoked' } as Outcome
     }
     const scope = grantScope(input.scope, token.scope.split(' ').filter(Boolean))
-    const pair = await issueTokenPair(tx, { userId: token.user_id, clientId: token.client_id, scope, familyId: token.family_id }, deps)
+    // The new pair lives as long as the login's first did: a web view's short session stays short.
+    const lifetimes = {
+      clock: deps.clock,
+      accessTokenTtlSeconds: token.access_ttl_seconds ?? deps.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: token.refresh_ttl_seconds ?? deps.refreshTokenTtlSeconds
+    }
+    const pair = await issueTokenPair(tx, { userId: token.user_id, clientId: token.client_id, scope, familyId: token.family_id }, lifetimes)
     const { familyId: _familyId, ...answer } = pair
     return { answer, error: '' } as Outcome
   })

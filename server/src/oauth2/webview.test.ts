@@ -64,3 +64,18 @@ t.test('refusals: another username, wrong grant_type, no Bearer', async (t) => {
   const anonymous = await webviewToken(ctx, undefined, { username: user.email, grant_type: 'mobile_webview_auth' })
   t.equal(anonymous.statusCode, 401)
 })
+
+t.test('refreshing a web view token keeps its short lifetimes', async (t) => {
+  const ctx = await testApp(t)
+  const user = await userWithToken(ctx)
+  const webview = (
+    await ctx.app.inject({ method: 'POST', url: '/apis/v2/oauth2/webview-token', headers: { authorization: user.authorization }, payload: { username: user.email, grant_type: 'mobile_webview_auth' } })
+  ).json()
+  const refreshed = await ctx.app.inject({ method: 'POST', url: '/apis/v2/oauth2/token', payload: { grant_type: 'refresh_token', refresh_token: webview.refresh_token } })
+  t.equal(refreshed.statusCode, 201)
+  t.equal(refreshed.json().expires_in, 300)
+  ctx.clock.advance(301 * 1000)
+  const late = await ctx.app.inject({ method: 'POST', url: '/apis/v2/oauth2/token', payload: { grant_type: 'refresh_token', refresh_token: refreshed.json().refresh_token } })
+  t.equal(late.statusCode, 400)
+  t.match(late.json().message, /expired/)
+})
