@@ -19,6 +19,7 @@ import openapi from './plugins/openapi.js'
 import rateLimit from './plugins/rate-limit.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
+import replayServerRoutes from './replay-servers/routes.js'
 import signupRoutes from './signup/routes.js'
 import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
@@ -74,6 +75,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(signupRoutes)
   await app.register(venueRoutes)
   await app.register(templateRoutes)
+  await app.register(replayServerRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

@@ -7,6 +7,7 @@ import { loadConfig } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
+import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
@@ -63,6 +64,8 @@ export type Command = (ctx: CommandContext) => Promise<unknown>
  * in its own folder (`<area>/cli.ts`, a Record<string, Command>) and they are spread in here.
  */
 export const commands: Record<string, Command> = {
+  ...deviceCommands,
+
   async migrate({ applied }) {
     return { applied }
   },

@@ -64,6 +64,14 @@ export const ConfigSchema = Type.Object({
     default: 'https://identitytoolkit.googleapis.com',
     pattern: '^https?://',
     description: 'Identity Toolkit REST API base URL'
+  }),
+  REPLAY_POLL_INTERVAL_SECONDS: Int({ default: 30, minimum: 1, maximum: 3600, description: 'Status polling interval recommended to recording boxes' }),
+  REPLAY_REGISTRATION_RATE_LIMIT_MAX: Int({ default: 30, minimum: 1, description: 'Recording box registrations per minute per client IP' }),
+  DEVICE_TOKEN_SECRET: Type.String({
+    default: '',
+    pattern: '^$|^.{32,}$',
+    description:
+      'Key (32+ characters) from which device access tokens are derived. Empty: one is generated and kept in the database'
   })
 })
 export type Config = Static<typeof ConfigSchema>

@@ -192,6 +192,10 @@ export async function deleteVenueItem(db: DbOrTx, collection: PlaceCollection, i
       const event = await tx.selectFrom('event_refs').select('event_id').where('kind', '=', noun).where('ref_id', '=', id).executeTakeFirst()
       if (event) throw new ConflictError(`${noun} ${id} is used by event ${event.event_id}`)
     }
+    if (noun === 'area') {
+      const box = await tx.selectFrom('replay_servers').select('id').where('area_id', '=', id).executeTakeFirst()
+      if (box) throw new ConflictError(`area ${id} is where replay server ${box.id} records; move or delete it first`)
+    }
     await untyped(tx).deleteFrom(collection as string).where('id', '=', id).execute()
   })
 }

@@ -131,3 +131,18 @@ t.test('admin endpoints: 401 without a token, 403 for staff and members, 404 for
     t.ok(doc.paths[`/apis/v2/admin/${collection}/{id}`]?.patch, `PATCH /apis/v2/admin/${collection}/{id} is documented`)
   }
 })
+
+t.test('an area a recording box is approved for cannot be deleted', async (t) => {
+  const { ctx, call, post } = await setup(t)
+  const region = await post('regions', { name: 'South' })
+  const area = await post('areas', { name: 'Arena', region: { id: region.id } })
+  const registered = await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', payload: { deviceId: 'box-in-arena' } })
+  t.equal(registered.statusCode, 200)
+  const box = (await call('GET', '/apis/v2/admin/replay-servers?deviceId=box-in-arena')).json().items[0]
+  t.equal((await call('POST', `/apis/v2/admin/replay-servers/${box.id}/approve`, { areaId: area.id })).statusCode, 200)
+  const refused = await call('DELETE', `/apis/v2/admin/areas/${area.id}`)
+  t.equal(refused.statusCode, 409)
+  t.match(errorOf(refused).message, /replay server/)
+  t.equal((await call('DELETE', `/apis/v2/admin/replay-servers/${box.id}`)).statusCode, 204)
+  t.equal((await call('DELETE', `/apis/v2/admin/areas/${area.id}`)).statusCode, 204)
+})
