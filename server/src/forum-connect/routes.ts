@@ -9,7 +9,7 @@ const forumConnect: FastifyPluginAsyncTypebox = async (app) => {
 
   app.route({
     ...oauth2Routes.forumConnect,
-    preHandler: app.auth.bearer(),
+    onRequest: app.auth.bearer(),
     handler: async (request, reply) => {
       const user = await getUser(app.db, currentUser(request).id)
       const answer = await authorizeForum(app.db, user, request.body, { settings, clock: app.clock })

@@ -14,7 +14,7 @@ const authorizations: FastifyPluginAsyncTypebox = async (app) => {
 
   app.route({
     ...oauth2Routes.authorizations,
-    preHandler: app.auth.bearer(),
+    onRequest: app.auth.bearer(),
     handler: async (request, reply) => {
       const answer = await authorize(app.db, currentUser(request).id, request.body, {
         clock: app.clock,
@@ -26,7 +26,7 @@ const authorizations: FastifyPluginAsyncTypebox = async (app) => {
 
   app.route({
     ...oauth2Routes.webviewToken,
-    preHandler: app.auth.bearer(),
+    onRequest: app.auth.bearer(),
     handler: async (request, reply) => {
       const answer = await issueWebviewToken(app.db, request.principal!, request.body, {
         clock: app.clock,

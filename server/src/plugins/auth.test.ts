@@ -6,7 +6,7 @@ import { testApp, userWithApiKey, userWithToken, errorOf } from '../test-support
 
 // A route that needs the staff or admin role, as templates do.
 async function staffRoute(app: FastifyInstance) {
-  app.get('/test/staff-only', { preHandler: app.auth.bearer({ roles: ['staff', 'admin'] }) }, async () => ({ ok: true }))
+  app.get('/test/staff-only', { onRequest: app.auth.bearer({ roles: ['staff', 'admin'] }) }, async () => ({ ok: true }))
 }
 
 t.test('the Bearer guard', async (t) => {
@@ -135,4 +135,22 @@ t.test('behind a trusted proxy the forwarded client IP counts', async (t) => {
   t.equal((await call('203.0.113.1')).statusCode, 200)
   t.equal((await call('203.0.113.1')).statusCode, 429)
   t.equal((await call('203.0.113.2')).statusCode, 200)
+})
+
+t.test('the guard answers before the body is validated', async (t) => {
+  const ctx = await testApp(t, {}, async (app) => {
+    app.post(
+      '/test/guarded-body',
+      { onRequest: app.auth.bearer({ roles: ['admin'] }), schema: { body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } } } },
+      async () => ({ ok: true })
+    )
+  })
+  const anonymous = await ctx.app.inject({ method: 'POST', url: '/test/guarded-body', payload: { wrong: 1 } })
+  t.equal(anonymous.statusCode, 401, 'an anonymous caller learns nothing about the body rules')
+  const member = await userWithToken(ctx)
+  const forbidden = await ctx.app.inject({ method: 'POST', url: '/test/guarded-body', headers: { authorization: member.authorization }, payload: { wrong: 1 } })
+  t.equal(forbidden.statusCode, 403)
+  const admin = await userWithToken(ctx, 'admin')
+  const invalid = await ctx.app.inject({ method: 'POST', url: '/test/guarded-body', headers: { authorization: admin.authorization }, payload: { wrong: 1 } })
+  t.equal(invalid.statusCode, 400)
 })

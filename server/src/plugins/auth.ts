@@ -1,6 +1,7 @@
 // Who is calling: Bearer access tokens (RFC 6750) and API keys (`x-api-key`), and the role checks
-// routes declare. Routes opt in with `preHandler: app.auth.bearer({ roles: ['admin'] })`.
-import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+// routes declare. Routes opt in with `onRequest: app.auth.bearer({ roles: ['admin'] })`: as an
+// onRequest hook the guard answers 401/403 before the body is read or validated.
+import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
 import type { UserRole } from '@club/contract'
 import { authenticateApiKey } from '../api-keys/service.js'
@@ -24,10 +25,10 @@ export interface GuardOptions {
 }
 
 export interface Auth {
-  bearer(options?: GuardOptions): preHandlerAsyncHookHandler
-  apiKeyOrBearer(options?: GuardOptions): preHandlerAsyncHookHandler
+  bearer(options?: GuardOptions): onRequestAsyncHookHandler
+  apiKeyOrBearer(options?: GuardOptions): onRequestAsyncHookHandler
   /** An approved recording box's access token as Bearer (the replay-server status answer gives it). */
-  device(): preHandlerAsyncHookHandler
+  device(): onRequestAsyncHookHandler
 }
 
 declare module 'fastify' {

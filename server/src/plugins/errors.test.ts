@@ -12,7 +12,7 @@ async function routes(app: FastifyInstance) {
     { schema: { body: Type.Object({ name: Type.String(), count: Type.Integer() }, { additionalProperties: false }) } },
     async () => ({ ok: true })
   )
-  app.get('/test/admin', { preHandler: app.auth.bearer({ roles: ['admin'] }) }, async () => ({ ok: true }))
+  app.get('/test/admin', { onRequest: app.auth.bearer({ roles: ['admin'] }) }, async () => ({ ok: true }))
 }
 
 t.test('every failure answers {statusCode, message, error} and no stack', async (t) => {

@@ -18,27 +18,27 @@ import {
 
 export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServerDeps): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
-  const preHandler = app.auth.bearer({ roles: ['admin'] })
+  const onRequest = app.auth.bearer({ roles: ['admin'] })
   const db = app.db
 
-  app.route({ ...routes.list, preHandler, handler: async (request) => listReplayServers(db, request.query, deps) })
-  app.route({ ...routes.get, preHandler, handler: async (request) => getReplayServer(db, request.params.id, deps) })
-  app.route({ ...routes.approve, preHandler, handler: async (request) => approveReplayServer(db, request.params.id, request.body, deps) })
-  app.route({ ...routes.reject, preHandler, handler: async (request) => rejectReplayServer(db, request.params.id, deps) })
-  app.route({ ...routes.revoke, preHandler, handler: async (request) => revokeReplayServer(db, request.params.id, deps) })
-  app.route({ ...routes.rotateToken, preHandler, handler: async (request) => rotateReplayServerToken(db, request.params.id, deps) })
+  app.route({ ...routes.list, onRequest, handler: async (request) => listReplayServers(db, request.query, deps) })
+  app.route({ ...routes.get, onRequest, handler: async (request) => getReplayServer(db, request.params.id, deps) })
+  app.route({ ...routes.approve, onRequest, handler: async (request) => approveReplayServer(db, request.params.id, request.body, deps) })
+  app.route({ ...routes.reject, onRequest, handler: async (request) => rejectReplayServer(db, request.params.id, deps) })
+  app.route({ ...routes.revoke, onRequest, handler: async (request) => revokeReplayServer(db, request.params.id, deps) })
+  app.route({ ...routes.rotateToken, onRequest, handler: async (request) => rotateReplayServerToken(db, request.params.id, deps) })
   app.route({
     ...routes.delete,
-    preHandler,
+    onRequest,
     handler: async (request, reply) => {
       await deleteReplayServer(db, request.params.id)
       return reply.code(204).send(null)
     }
   })
-  app.route({ ...routes.setConfig, preHandler, handler: async (request) => setReplayServerConfig(db, request.params.id, request.body, deps) })
+  app.route({ ...routes.setConfig, onRequest, handler: async (request) => setReplayServerConfig(db, request.params.id, request.body, deps) })
   app.route({
     ...routes.setTargetVersion,
-    preHandler,
+    onRequest,
     handler: async (request) => setReplayServerTargetVersion(db, request.params.id, request.body, deps)
   })
 }

@@ -7,14 +7,14 @@ import { toUser } from './service.js'
 const users: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...userRoutes.current,
-    preHandler: app.auth.apiKeyOrBearer(),
+    onRequest: app.auth.apiKeyOrBearer(),
     // The guard read the user with the credential: no second query.
     handler: async (request) => toUser(currentUser(request))
   })
 
   app.route({
     ...userRoutes.currentPaymentMethod,
-    preHandler: app.auth.apiKeyOrBearer(),
+    onRequest: app.auth.apiKeyOrBearer(),
     handler: async (request) => getDefaultPaymentMethod(app.db, currentUser(request).id)
   })
 }
