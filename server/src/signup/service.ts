@@ -4,6 +4,7 @@
 import { randomInt, randomUUID } from 'node:crypto'
 import { parsePhoneNumberFromString } from 'libphonenumber-js'
 import type { PhoneVerificationRequest, PhoneVerificationSession, ValidationError } from '@club/contract'
+import { sql } from 'kysely'
 import type { Clock } from '../clock.js'
 import { hmacSha256Hex, safeEqual } from '../crypto.js'
 import type { Db } from '../db/database.js'
@@ -264,9 +265,11 @@ async function recordOutcome(db: Db, row: PhoneVerificationsTable, outcome: Chec
     errors.push(notPendingError(status))
   }
   // Only a session still pending changes: a parallel check that finished first keeps its outcome.
+  // The count only ever goes down here: a parallel check that took its attempt later and finished
+  // earlier must not be undone by this one's older copy of the row.
   await db
     .updateTable('phone_verifications')
-    .set({ status, remaining_attempts: remaining, updated_at: now })
+    .set({ status, remaining_attempts: sql<number>`min(remaining_attempts, ${remaining})`, updated_at: now })
     .where('id', '=', row.id)
     .where('status', '=', 'pending')
     .execute()

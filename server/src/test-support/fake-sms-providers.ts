@@ -63,7 +63,8 @@ interface TwilioVerification {
 export async function fakeTwilio(t: Teardown, options: { code?: string; invalidNumbers?: string[] } = {}) {
   const verifications = new Map<string, TwilioVerification>()
   const sendsTo = new Map<string, number>()
-  const state = { failWith: 0 }
+  /** `holdNextCheck`: the next check waits for this promise before it is answered (to order races). */
+  const state: { failWith: number; holdNextCheck: Promise<void> | null } = { failWith: 0, holdNextCheck: null }
   const code = options.code ?? '424242'
   const error = (res: ServerResponse, status: number, twilioCode: number, message: string) =>
     json(res, status, { code: twilioCode, message, more_info: `https://www.twilio.com/docs/errors/${twilioCode}`, status })
@@ -98,7 +99,18 @@ export async function fakeTwilio(t: Teardown, options: { code?: string; invalidN
         url: `https://verify.twilio.com${base}/Verifications/${verification.sid}`
       })
     }
-    if (req.method === 'POST' && req.url === `${base}/VerificationCheck`) {
+    if (req.method === 'POST' && req.url === `${base}/VerificationCheck` && state.holdNextCheck) {
+      const hold = state.holdNextCheck
+      state.holdNextCheck = null
+      // Answered as if it had arrived now, once the test lets it go.
+      void hold.then(() => checkAnswer(res, form))
+      return
+    }
+    if (req.method === 'POST' && req.url === `${base}/VerificationCheck`) return checkAnswer(res, form)
+    return error(res, 404, 20404, `The requested resource ${req.url} was not found`)
+  })
+  function checkAnswer(res: ServerResponse, form: URLSearchParams) {
+    {
       const verification = verifications.get(form.get('VerificationSid') ?? '')
       if (!verification) {
         return error(res, 404, 20404, `The requested resource /Services/${TWILIO.serviceSid}/VerificationCheck was not found`)
@@ -120,8 +132,7 @@ export async function fakeTwilio(t: Teardown, options: { code?: string; invalidN
         valid: approved
       })
     }
-    return error(res, 404, 20404, `The requested resource ${req.url} was not found`)
-  })
+  }
   return { ...fake, verifications, state }
 }
 

@@ -205,3 +205,21 @@ t.test('firebase: a wrong API key is a 502 and is not logged', async (t) => {
   t.equal(res.statusCode, 502)
   t.notOk(ctx.logs().includes('wrong-key-123'))
 })
+
+t.test('twilio: two checks at once each cost an attempt, whatever order they finish in', async (t) => {
+  const { twilio, ctx } = await twilioApp(t, { code: '424242' })
+  const sent = await post(ctx, { phoneNumber: NUMBER })
+  const sessionId = sent.json().sessionId
+  let release!: () => void
+  twilio.state.holdNextCheck = new Promise<void>((resolve) => (release = resolve))
+  const first = post(ctx, { sessionId, verificationCode: '000001' })
+  // The second check starts after the first took its attempt, and finishes before it.
+  await new Promise((resolve) => setImmediate(resolve))
+  while (twilio.state.holdNextCheck !== null) await new Promise((resolve) => setImmediate(resolve))
+  const second = await post(ctx, { sessionId, verificationCode: '000002' })
+  t.equal(second.json().remainingAttempts, 3)
+  release()
+  t.equal((await first).json().remainingAttempts, 3, 'the later answer reports the count as it stands')
+  const row = await ctx.app.db.selectFrom('phone_verifications').select('remaining_attempts').where('id', '=', sessionId).executeTakeFirstOrThrow()
+  t.equal(row.remaining_attempts, 3, 'the earlier check finishing last does not give an attempt back')
+})
