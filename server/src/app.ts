@@ -13,6 +13,7 @@ import auth from './plugins/auth.js'
 import errors from './plugins/errors.js'
 import openapi from './plugins/openapi.js'
 import rateLimit from './plugins/rate-limit.js'
+import replayServerRoutes from './replay-servers/routes.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import userRoutes from './users/routes.js'
@@ -58,6 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(oauth2Routes)
   await app.register(userRoutes)
+  await app.register(replayServerRoutes)
 
   await app.ready()
   return app as unknown as FastifyInstance

@@ -27,7 +27,15 @@ export const ConfigSchema = Type.Object({
   API_KEY_RATE_LIMIT_MAX: Int({ default: 300, minimum: 1, description: 'Requests per window per client IP with an API key' }),
   API_KEY_RATE_LIMIT_WINDOW_SECONDS: Int({ default: 60, minimum: 1, description: 'Window of the API key rate limit' }),
   BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, description: 'Largest request body accepted' }),
-  SHUTDOWN_TIMEOUT_SECONDS: Int({ default: 10, minimum: 1, description: 'How long in-flight requests may take on shutdown' })
+  SHUTDOWN_TIMEOUT_SECONDS: Int({ default: 10, minimum: 1, description: 'How long in-flight requests may take on shutdown' }),
+  REPLAY_POLL_INTERVAL_SECONDS: Int({ default: 30, minimum: 1, maximum: 3600, description: 'Status polling interval recommended to recording boxes' }),
+  REPLAY_REGISTRATION_RATE_LIMIT_MAX: Int({ default: 30, minimum: 1, description: 'Recording box registrations per minute per client IP' }),
+  DEVICE_TOKEN_SECRET: Type.String({
+    default: '',
+    pattern: '^$|^.{32,}$',
+    description:
+      'Key (32+ characters) from which device access tokens are derived. Empty: one is generated and kept in the database'
+  })
 })
 export type Config = Static<typeof ConfigSchema>
 

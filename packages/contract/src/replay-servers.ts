@@ -1,7 +1,7 @@
 // Replay servers: a venue's recording box registers, polls its status, and receives its area,
 // camera configuration and device token once an admin approves it.
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, ItemRef, Nullable, defineRoutes } from './common.js'
+import { DateTime, ErrorBody, ItemRef, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes } from './common.js'
 
 export const ReplayServerStatus = Type.Enum(['PENDING', 'APPROVED', 'REJECTED', 'REVOKED'])
 export type ReplayServerStatus = Static<typeof ReplayServerStatus>
@@ -151,6 +151,138 @@ export const replayServerDeviceRoutes = defineRoutes({
       params: ReplayServerStatusParams,
       querystring: ReplayServerStatusQuery,
       response: { 200: ReplayServerStatusAnswer, 304: Type.Null(), 400: ErrorBody, 404: ErrorBody }
+    }
+  }
+})
+
+/** Filters of the admin list. `online`: seen within three poll intervals. */
+export const ReplayServerListQuery = Type.Object(
+  {
+    status: Type.Optional(ReplayServerStatus),
+    online: Type.Optional(Type.Boolean({ description: 'Seen within three poll intervals' })),
+    deviceId: Type.Optional(DeviceId),
+    ...PageQuery
+  },
+  { additionalProperties: false }
+)
+export type ReplayServerListQuery = Static<typeof ReplayServerListQuery>
+
+export const ReplayServerApproval = Type.Object(
+  {
+    areaId: Type.String({ minLength: 1, maxLength: 100, description: 'The area the box records' }),
+    displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
+  },
+  { additionalProperties: false }
+)
+export type ReplayServerApproval = Static<typeof ReplayServerApproval>
+
+export const ReplayServerTargetVersion = Type.Object(
+  { version: Nullable(Semver) },
+  { additionalProperties: false, description: 'The agent version the box should run; null clears it' }
+)
+export type ReplayServerTargetVersion = Static<typeof ReplayServerTargetVersion>
+
+export const ReplayServerIdParams = Type.Object({ id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }) })
+export type ReplayServerIdParams = Static<typeof ReplayServerIdParams>
+
+const adminErrors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody }
+const admin = (summary: string, description?: string) => ({
+  summary,
+  ...(description ? { description } : {}),
+  tags: ['replay-servers (admin)'],
+  security: bearerSecurity
+})
+
+export const replayServerAdminRoutes = defineRoutes({
+  list: {
+    method: 'GET',
+    url: '/apis/v2/admin/replay-servers',
+    schema: {
+      ...admin('Recording boxes, filtered and paged', 'Admin Bearer only. Not in the reference.'),
+      querystring: ReplayServerListQuery,
+      response: { 200: PagedCollection(ReplayServer), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
+    }
+  },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/admin/replay-servers/:id',
+    schema: { ...admin('One recording box'), params: ReplayServerIdParams, response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors } }
+  },
+  approve: {
+    method: 'POST',
+    url: '/apis/v2/admin/replay-servers/:id/approve',
+    schema: {
+      ...admin(
+        'Approve a box for an area',
+        'Its next status poll answers APPROVED with the area, configuration and access token. An unknown area is 400. ' +
+          'Approving an approved box moves it to the given area.'
+      ),
+      params: ReplayServerIdParams,
+      body: ReplayServerApproval,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  reject: {
+    method: 'POST',
+    url: '/apis/v2/admin/replay-servers/:id/reject',
+    schema: {
+      ...admin('Reject a box', 'It stays REJECTED, even when it registers again, until an admin approves it.'),
+      params: ReplayServerIdParams,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  revoke: {
+    method: 'POST',
+    url: '/apis/v2/admin/replay-servers/:id/revoke',
+    schema: {
+      ...admin('Revoke a box', 'Its access token stops working at once; its polls answer REVOKED.'),
+      params: ReplayServerIdParams,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  rotateToken: {
+    method: 'POST',
+    url: '/apis/v2/admin/replay-servers/:id/rotate-token',
+    schema: {
+      ...admin('Rotate the access token', 'The old token stops working at once; the box receives the new one with its next poll.'),
+      params: ReplayServerIdParams,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  delete: {
+    method: 'DELETE',
+    url: '/apis/v2/admin/replay-servers/:id',
+    schema: {
+      ...admin('Forget a box', 'Its serverId answers 404, so the box registers again as a new PENDING device.'),
+      params: ReplayServerIdParams,
+      response: { 204: Type.Null(), 400: ErrorBody, ...adminErrors }
+    }
+  },
+  setConfig: {
+    method: 'PUT',
+    url: '/apis/v2/admin/replay-servers/:id/config',
+    schema: {
+      ...admin(
+        "Replace a box's configuration",
+        'The body is the configuration itself. Camera ids must be unique. A bad configuration is a 400 naming the field ' +
+          'and the stored configuration is unchanged.'
+      ),
+      params: ReplayServerIdParams,
+      body: ReplayServerConfig,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  setTargetVersion: {
+    method: 'PUT',
+    url: '/apis/v2/admin/replay-servers/:id/target-version',
+    schema: {
+      ...admin(
+        'Set the agent version a box should run',
+        'While it differs from the version the box reports, its status answers pendingUpdate.'
+      ),
+      params: ReplayServerIdParams,
+      body: ReplayServerTargetVersion,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
     }
   }
 })

@@ -1,7 +1,7 @@
 // Table types: the only description of the database's rows. Timestamps are ISO 8601 UTC strings,
 // which sort as text; JSON columns are text holding JSON.
 import type { Generated } from 'kysely'
-import type { UserRole } from '@club/contract'
+import type { ReplayServerStatus, UserRole } from '@club/contract'
 
 export interface UsersTable {
   id: string
@@ -88,6 +88,37 @@ export interface CourtsTable extends VenueRow {
   pod_id: string | null
 }
 
+/** Server-side settings that must survive restarts (the generated device token key). */
+export interface SettingsTable {
+  key: string
+  value: string
+  created_at: string
+}
+
+export interface ReplayServersTable {
+  id: string
+  device_id: string
+  /** SHA-256 of the device's serverId, its secret for the status call; the serverId itself is never kept. */
+  server_id_hash: string
+  /** Raised to invalidate the access token (rotation, revocation, rejection). */
+  token_generation: Generated<number>
+  /** SHA-256 of the derived access token, for Bearer look-ups; valid only while APPROVED. */
+  token_hash: string
+  status: ReplayServerStatus
+  hostname: string | null
+  display_name: string | null
+  version: string | null
+  local_ip: string | null
+  server_url: string | null
+  area_id: string | null
+  /** JSON of a ReplayServerConfig; null until an admin sets one. */
+  config: string | null
+  target_version: string | null
+  last_seen_at: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -98,4 +129,6 @@ export interface Database {
   areas: AreasTable
   pods: PodsTable
   courts: CourtsTable
+  settings: SettingsTable
+  replay_servers: ReplayServersTable
 }

@@ -6,6 +6,7 @@ import type { UserRole } from '@club/contract'
 import { authenticateApiKey } from '../api-keys/service.js'
 import { ForbiddenError, UnauthorizedError } from '../errors.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
+import { authenticateDeviceToken } from '../replay-servers/service.js'
 
 export interface AuthenticatedUser {
   id: string
@@ -17,6 +18,7 @@ export type Principal =
   | { kind: 'user'; via: 'bearer'; user: AuthenticatedUser; tokenId: string; familyId: string; clientId: string | null; scope: string }
   | { kind: 'user'; via: 'api-key'; user: AuthenticatedUser; apiKeyId: string }
   | { kind: 'client'; via: 'bearer'; clientId: string; tokenId: string; scope: string }
+  | { kind: 'device'; via: 'device-token'; replayServerId: string; deviceId: string; areaId: string }
 
 export interface GuardOptions {
   /** Roles allowed; any signed-in user when absent. */
@@ -26,6 +28,8 @@ export interface GuardOptions {
 export interface Auth {
   bearer(options?: GuardOptions): preHandlerAsyncHookHandler
   apiKeyOrBearer(options?: GuardOptions): preHandlerAsyncHookHandler
+  /** An approved recording box's access token as Bearer (the replay-server status answer gives it). */
+  device(): preHandlerAsyncHookHandler
 }
 
 declare module 'fastify' {
@@ -55,7 +59,7 @@ export function bearerToken(request: FastifyRequest): string | undefined {
 
 function checkRole(principal: Principal, options: GuardOptions): void {
   if (!options.roles) return
-  if (principal.kind !== 'user') throw new ForbiddenError('this operation needs a user, not a client token')
+  if (principal.kind !== 'user') throw new ForbiddenError(`this operation needs a user, not a ${principal.kind} token`)
   if (!options.roles.includes(principal.user.role)) {
     throw new ForbiddenError(`this operation needs the role ${options.roles.join(' or ')}`)
   }
@@ -97,6 +101,14 @@ export default fp(
           }
           checkRole(principal, options)
           request.principal = principal
+        }
+      },
+      device() {
+        return async function deviceGuard(request) {
+          const token = bearerToken(request)
+          if (token === undefined) throw new UnauthorizedError('a device access token is required', 'Bearer')
+          const device = await authenticateDeviceToken(app.db, token)
+          request.principal = { kind: 'device', via: 'device-token', ...device }
         }
       }
     })

@@ -4,6 +4,8 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
+import type { Static, TSchema } from 'typebox'
+import { BadRequestError } from '../errors.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
@@ -38,4 +40,16 @@ export function describeValidationErrors(errors: Array<Partial<ErrorObject>>, co
       return `${path} ${e.message ?? 'is not valid'}`
     })
     .join('; ')
+}
+
+/**
+ * Checks a value that arrives outside a request body (a file given to the CLI) by the same rules as a
+ * body: no coercion, defaults filled in, a BadRequestError naming the field under `context`.
+ */
+export function valueValidator<T extends TSchema>(schema: T, context: string): (value: unknown) => Static<T> {
+  const check = createAjv({ coerceTypes: false }).compile(schema as object)
+  return (value) => {
+    if (!check(value)) throw new BadRequestError(describeValidationErrors(check.errors ?? [], context))
+    return value as Static<T>
+  }
 }

@@ -2,8 +2,10 @@
 import type { Migration } from 'kysely'
 import * as m0001 from './0001_foundation.js'
 import * as m0002 from './0002_venue.js'
+import * as m0004 from './0004_replay_servers.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
-  '0002_venue': m0002
+  '0002_venue': m0002,
+  '0004_replay_servers': m0004
 }
