@@ -4,7 +4,7 @@ import { access, constants, mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Camera, LogoPlacement, ReplayServerConfig } from '@club/contract'
 import type { Logger } from '../log.js'
-import { audioEncoder, correctionFilters, videoEncoder } from '../recorder/pipeline.js'
+import { audioEncoder, correctedSize, correctionFilters, videoEncoder } from '../recorder/pipeline.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { listSegments, segmentsCovering, type ClipSource } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
@@ -25,6 +25,8 @@ export interface ClipPlan {
   /** Seconds of camera footage in the clip (the postroll comes on top). */
   duration: number
   camera: Camera
+  /** The camera's picture as recorded: its size and frame rate (ffprobe's r_frame_rate, e.g. 15/1). */
+  picture: { width: number; height: number; frameRate: string }
   withAudio: boolean
   logo?: { path: string; placement: LogoPlacement }
   postroll?: { path: string; duration: number; hasAudio: boolean }
@@ -55,7 +57,10 @@ export function clipArgs(plan: ClipPlan): string[] {
   const inputs = ['-f', 'concat', '-safe', '0', '-i', plan.concatListPath]
   const graph: string[] = []
   const trim = `trim=start=${plan.offset.toFixed(3)}:duration=${plan.duration.toFixed(3)},setpts=PTS-STARTPTS`
-  graph.push(`[0:v]${[trim, ...correctionFilters(plan.camera), 'setsar=1', 'format=yuv420p'].join(',')}[main]`)
+  // One frame rate on both sides of the join: the concat filter gives a stream without one otherwise,
+  // and the encoder then duplicates frames without end. Before the trim, so the trim counts whole frames.
+  const fps = `fps=${plan.picture.frameRate}`
+  graph.push(`[0:v]${[fps, trim, ...correctionFilters(plan.camera), 'setsar=1', 'format=yuv420p'].join(',')}[main]`)
   let video = 'main'
   let next = 1
   if (plan.logo) {
@@ -72,16 +77,20 @@ export function clipArgs(plan: ClipPlan): string[] {
   if (plan.postroll) {
     const p = next++
     inputs.push('-i', plan.postroll.path)
-    // The postroll takes the clip's size, whatever its own, so the two can be joined.
-    graph.push(`[${p}:v][${video}]scale2ref=w=iw:h=ih[pv][ref]`, '[pv]setsar=1,format=yuv420p[post]')
+    // The postroll takes the clip's size, whatever its own (letterboxed), so the two can be joined.
+    const { width, height } = correctedSize(plan.camera, plan.picture.width, plan.picture.height)
+    graph.push(
+      `[${p}:v]scale=${width}:${height}:force_original_aspect_ratio=decrease:force_divisible_by=2,` +
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,setsar=1,${fps},format=yuv420p[post]`
+    )
     if (audio) {
       graph.push(plan.postroll.hasAudio
         ? `[${p}:a]${AUDIO_FORMAT}[pa]`
         : `anullsrc=r=48000:cl=stereo,atrim=duration=${plan.postroll.duration.toFixed(3)}[pa]`)
-      graph.push(`[ref][${audio}][post][pa]concat=n=2:v=1:a=1[out][aout]`)
+      graph.push(`[${video}][${audio}][post][pa]concat=n=2:v=1:a=1[out][aout]`)
       audio = 'aout'
     } else {
-      graph.push('[ref][post]concat=n=2:v=1:a=0[out]')
+      graph.push(`[${video}][post]concat=n=2:v=1:a=0[out]`)
     }
     video = 'out'
   }
@@ -161,13 +170,16 @@ export class ClipExporter {
       await mkdir(work, { recursive: true })
       const first = await runner.probe(sources[0]!.path)
       const hasAudio = first.streams.some((s) => s.codec_type === 'audio')
+      const video = first.streams.find((s) => s.codec_type === 'video')
+      if (!video?.width || !video.height) throw new ClipError(422, `the recording of camera ${camera.id} has no readable video`)
+      const picture = { width: video.width, height: video.height, frameRate: usableRate(video.r_frame_rate) }
       let postroll: ClipPlan['postroll']
       if (config.postrollPath) {
         const probe = await runner.probe(config.postrollPath)
         postroll = { path: config.postrollPath, duration: probe.duration ?? 0, hasAudio: probe.streams.some((s) => s.codec_type === 'audio') }
       }
       const plan: ClipPlan = {
-        sources, offset, duration, camera,
+        sources, offset, duration, camera, picture,
         withAudio: hasAudio && camera.audioCodec !== 'none',
         ...(config.logoPath ? { logo: { path: config.logoPath, placement: config.logoPlacement ?? 'top-right' } } : {}),
         ...(postroll ? { postroll } : {}),
@@ -176,7 +188,7 @@ export class ClipExporter {
       }
       await writeFile(plan.concatListPath, concatList(sources))
       log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration }, 'exporting clip')
-      await runner.run(clipArgs(plan))
+      await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
       const result = await runner.probe(plan.outputPath)
       const location = await storage.upload(plan.outputPath, `${camera.id}/${id}.mp4`)
       return { id, cameraId: camera.id, start: request.start.toISOString(), end: request.end.toISOString(), duration: result.duration ?? duration, location }
@@ -194,4 +206,10 @@ async function readable(path: string): Promise<boolean> {
   } catch {
     return false
   }
+}
+
+/** ffprobe's r_frame_rate when it is a real rate, else 25. */
+export function usableRate(rate: string | undefined): string {
+  const [n, d] = (rate ?? '').split('/').map(Number)
+  return n && d && n / d > 0 && n / d <= 240 ? `${n}/${d}` : '25'
 }

@@ -52,6 +52,17 @@ export function correctionFilters(camera: Camera): string[] {
   return filters
 }
 
+/** The picture's size after `correctionFilters(camera)`, from the camera's own size. */
+export function correctedSize(camera: Camera, width: number, height: number): { width: number; height: number } {
+  const rotation = normalizeDegrees(camera.rotation ?? 0)
+  const [w, h] = rotation === 90 || rotation === 270 ? [height, width] : [width, height]
+  const scale = camera.scale ?? 1
+  if (scale === 1) return { width: w, height: h }
+  // Same arithmetic as the scale filter's expression above.
+  const even = (n: number) => Math.trunc((n * Number(num(scale))) / 2) * 2
+  return { width: even(w), height: even(h) }
+}
+
 /** Options that must come before `-i` for a feed, by scheme. */
 export function feedInputOptions(feed: string): { options: string[]; input: string } {
   const scheme = feed.slice(0, feed.indexOf(':')).toLowerCase()
@@ -91,7 +102,7 @@ export function recordingArgs(plan: RecordingPlan): string[] {
   const audio = plan.camera.audioCodec === 'none'
     ? ['-an']
     // G.711 and most camera audio cannot go into MP4: AAC always can. The `?` keeps a silent camera valid.
-    : ['-map', '0:a:0?', '-c:a', 'aac', '-b:a', '64k']
+    : ['-map', '0:a:0?', '-c:a', 'aac']
   return [
     '-hide_banner', '-loglevel', 'warning', '-nostats',
     ...options, '-i', input,

@@ -24,7 +24,7 @@ export interface FfmpegProcess {
 
 export interface ProbeResult {
   duration?: number
-  streams: Array<{ codec_type?: string; codec_name?: string; width?: number; height?: number; duration?: string }>
+  streams: Array<{ codec_type?: string; codec_name?: string; width?: number; height?: number; r_frame_rate?: string; duration?: string }>
 }
 
 export class FfmpegError extends Error {
@@ -119,9 +119,12 @@ export class FfmpegRunner {
     }
   }
 
-  /** Runs ffmpeg to completion; rejects with its last stderr lines when it fails. */
-  async run(args: readonly string[]): Promise<FfmpegExit> {
-    const exit = await this.start(args).exited
+  /** Runs ffmpeg to completion; rejects with its last stderr lines when it fails or overruns. */
+  async run(args: readonly string[], timeoutMs = 120_000): Promise<FfmpegExit> {
+    const proc = this.start(args)
+    // A job that never ends (a filtergraph waiting on itself) must not hold a request open forever.
+    const timer = setTimeout(() => void proc.stop(), timeoutMs)
+    const exit = await proc.exited.finally(() => clearTimeout(timer))
     if (exit.code !== 0 || exit.signal) throw new FfmpegError(`ffmpeg failed: ${lastLines(exit.stderr)}`)
     return exit
   }
