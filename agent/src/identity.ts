@@ -18,7 +18,7 @@ export interface IdentitySources {
 }
 
 // Firmware fills unset UUIDs and MACs with placeholders that many boxes share.
-const PLACEHOLDER = /^(0+|f+|not (settable|specified|available)|default string|none|)$/i
+const PLACEHOLDER = /^(0+|f+|not(settable|specified|available|present)|defaultstring|none|)$/i
 
 function usable(value: string | undefined): value is string {
   return value !== undefined && !PLACEHOLDER.test(value.replace(/[-:\s]/g, ''))
