@@ -4,7 +4,7 @@
 import t from 'tap'
 import { basename } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
 import {
   TestAgent, TestServer, decodeErrors, ffprobe, freePort, logoFile, postrollFile, tempDir, testCameraFile, waitFor
 } from './support.js'
@@ -87,6 +87,17 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.equal(after[0].pid, before[0].pid, 'cam-a keeps its ffmpeg: corrections alone restart nothing')
     t.equal(after[0].runningSince, before[0].runningSince)
     cameras.splice(0, 2, ...changed)
+
+    const snapshot = await waitFor('a snapshot through the new corrections', async () => {
+      const res = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
+      return res.status === 200 && res
+    })
+    t.equal(snapshot.headers.get('content-type'), 'image/jpeg')
+    const jpeg = `${dir}/snapshot.jpg`
+    writeFileSync(jpeg, Buffer.from(await snapshot.arrayBuffer()))
+    const picture = (await ffprobe(jpeg)).streams[0]!
+    t.same([picture.codec_name, picture.width, picture.height], ['mjpeg', 120, 160], 'rotated a quarter turn and halved')
+    t.equal((await fetch(`${agent.url}/cameras/nope/snapshot`)).status, 404)
   })
 
   await t.test('survives its ffmpeg being killed', async (t) => {
@@ -169,7 +180,6 @@ t.test('a recording box from registration to shutdown', async (t) => {
     const code = await agent.stop('SIGTERM')
     t.equal(code, 0)
     for (const id of ['cam-a', 'cam-b']) {
-      const { readdirSync } = await import('node:fs')
       const names = readdirSync(`${agent.recordingsDir}/${id}`).filter((n) => n.endsWith('.mp4')).sort()
       const last = `${agent.recordingsDir}/${id}/${names.at(-1)}`
       const probe = await ffprobe(last)
@@ -177,5 +187,20 @@ t.test('a recording box from registration to shutdown', async (t) => {
       t.equal(await decodeErrors(last), '', `${id}: the last segment decodes cleanly`)
     }
     t.match(agent.output, /stopped/)
+  })
+
+  await t.test('started again, it resumes with its persisted serverId instead of registering', async (t) => {
+    const { serverId } = agent.state()
+    agent.output = ''
+    agent.start()
+    await waitFor('recording again', async () => {
+      const h = await agent.health()
+      return h.status === 'APPROVED' && h.cameras.every((c: any) => c.state === 'recording')
+    })
+    t.equal(agent.state().serverId, serverId)
+    t.notMatch(agent.output, /registered with the server/)
+    const box = await server.call('GET', `${ADMIN}/${boxId}`, admin)
+    t.equal(box.json.status, 'APPROVED', 'a registration would have put it back to PENDING')
+    t.equal(await agent.stop('SIGTERM'), 0)
   })
 })
