@@ -6,16 +6,21 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { systemClock, type Clock } from './clock.js'
 import { parseTrustProxy, type Config } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
+import forumConnectRoutes from './forum-connect/routes.js'
 import { createLogger } from './logging.js'
+import authorizationRoutes from './oauth2/authorization-routes.js'
 import oauth2Routes from './oauth2/routes.js'
 import { TokenEndpoint } from './oauth2/service.js'
+import passwordResetRoutes from './password-reset/routes.js'
 import auth from './plugins/auth.js'
+import background from './plugins/background.js'
 import errors from './plugins/errors.js'
 import openapi from './plugins/openapi.js'
 import rateLimit from './plugins/rate-limit.js'
-import replayServerRoutes from './replay-servers/routes.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
+import replayServerRoutes from './replay-servers/routes.js'
+import signupRoutes from './signup/routes.js'
 import userRoutes from './users/routes.js'
 
 export interface AppOptions {
@@ -26,6 +31,8 @@ export interface AppOptions {
   logStream?: DestinationStream
   /** An open database to use instead of opening DATABASE_URL; the caller closes it. */
   db?: Db
+  /** Registered last, before the app is ready: extra routes for tests, or a deployment's own plugins. */
+  extend?: (app: FastifyInstance) => Promise<void>
 }
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -50,6 +57,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   await app.register(services, { db, config, clock: options.clock ?? systemClock, ownsDb: !options.db })
+  await app.register(background)
   await app.register(errors)
   await app.register(formbody)
   await app.register(openapi)
@@ -59,7 +67,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(oauth2Routes)
   await app.register(userRoutes)
+  await app.register(authorizationRoutes)
+  await app.register(forumConnectRoutes)
+  await app.register(passwordResetRoutes)
+  await app.register(signupRoutes)
   await app.register(replayServerRoutes)
+
+  if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 
   await app.ready()
   return app as unknown as FastifyInstance

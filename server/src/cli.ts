@@ -7,8 +7,9 @@ import { loadConfig } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
+import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
-import { createUser, findUserByEmail, toUser } from './users/service.js'
+import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -19,6 +20,8 @@ export interface CommandContext {
   db: Db
   config: Config
   args: string[]
+  /** Migrations the run applied before the command (every command migrates first). */
+  applied: string[]
 }
 
 type Options = NonNullable<ParseArgsConfig['options']>
@@ -60,8 +63,10 @@ export type Command = (ctx: CommandContext) => Promise<unknown>
  * in its own folder (`<area>/cli.ts`, a Record<string, Command>) and they are spread in here.
  */
 export const commands: Record<string, Command> = {
-  async migrate({ db }) {
-    return { applied: await migrateToLatest(db) }
+  ...deviceCommands,
+
+  async migrate({ applied }) {
+    return { applied }
   },
 
   async 'users create'({ db, config, args }) {
@@ -89,7 +94,7 @@ export const commands: Record<string, Command> = {
       },
       { clock: systemClock, passwordHashCost: config.PASSWORD_HASH_COST }
     )
-    return toUser(user)
+    return toUser(userRecord(user), `/apis/v2/users/${user.id}`)
   },
 
   async 'clients create'({ db, args }) {
@@ -178,8 +183,8 @@ export async function runCli(
   try {
     const config = loadConfig(env)
     db = openDatabase(config.DATABASE_URL)
-    await migrateToLatest(db)
-    const result = await commands[name]!({ db, config, args })
+    const applied = await migrateToLatest(db)
+    const result = await commands[name]!({ db, config, args, applied })
     out(JSON.stringify(result, null, 2))
     return 0
   } catch (e) {

@@ -28,6 +28,43 @@ export const ConfigSchema = Type.Object({
   API_KEY_RATE_LIMIT_WINDOW_SECONDS: Int({ default: 60, minimum: 1, description: 'Window of the API key rate limit' }),
   BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, description: 'Largest request body accepted' }),
   SHUTDOWN_TIMEOUT_SECONDS: Int({ default: 10, minimum: 1, description: 'How long in-flight requests may take on shutdown' }),
+  // Identity flows: authorization codes, webview tokens, forum single sign-on, password reset, phone verification.
+  AUTHORIZATION_CODE_TTL_SECONDS: Int({ default: 600, minimum: 10, maximum: 600, description: 'Authorization code lifetime (RFC 6749: at most 10 minutes)' }),
+  WEBVIEW_TOKEN_TTL_SECONDS: Int({ default: 300, minimum: 30, maximum: 3600, description: "Lifetime of the embedded web view's access and refresh token" }),
+  FORUM_CONNECT_SECRET: Type.String({
+    default: '',
+    pattern: '^(.{10,})?$',
+    description: "DiscourseConnect shared secret (the forum's discourse_connect_secret, 10+ characters); empty turns forum sign-on off"
+  }),
+  FORUM_CONNECT_ORIGIN: Type.String({
+    default: '',
+    pattern: '^(https?://[^/?#]+/?)?$',
+    description: "The forum's origin, e.g. https://forum.example.org; return_sso_url must be on it"
+  }),
+  SMTP_URL: Type.String({ default: '', pattern: '^(smtps?://.+)?$', description: 'smtp:// or smtps:// URL of the mail relay; empty writes mail to the log (development)' }),
+  MAIL_FROM: Type.String({ default: 'Club <no-reply@localhost>', minLength: 3, description: 'From address of the mail the platform sends' }),
+  PASSWORD_RESET_RATE_LIMIT_MAX: Int({ default: 20, minimum: 1, description: 'Password reset requests per hour per client IP' }),
+  PHONE_VERIFICATION_PROVIDER: Type.Enum(['log', 'twilio', 'firebase'], {
+    default: 'log',
+    description: 'Who sends signup SMS codes: log (development: written to the log), twilio (Verify), firebase (Identity Toolkit)'
+  }),
+  PHONE_RESEND_COOLDOWN_SECONDS: Int({ default: 60, description: 'Least time between two codes sent to one number' }),
+  PHONE_SENDS_PER_NUMBER_PER_HOUR: Int({ default: 5, minimum: 1, description: 'Codes sent to one number per hour' }),
+  PHONE_SENDS_PER_IP_PER_HOUR: Int({ default: 30, minimum: 1, description: 'Codes sent per client IP per hour' }),
+  PHONE_CODE_PEPPER: Type.String({
+    default: '',
+    description: 'Server secret mixed into stored phone code hashes (log provider); empty: a random one per process'
+  }),
+  TWILIO_ACCOUNT_SID: Type.String({ default: '', description: 'Twilio account SID (or API key SID) for Verify' }),
+  TWILIO_AUTH_TOKEN: Type.String({ default: '', description: 'Twilio auth token (or API key secret)' }),
+  TWILIO_VERIFY_SERVICE_SID: Type.String({ default: '', description: 'Twilio Verify service SID (VA...)' }),
+  TWILIO_VERIFY_BASE_URL: Type.String({ default: 'https://verify.twilio.com', pattern: '^https?://', description: 'Twilio Verify API base URL' }),
+  FIREBASE_API_KEY: Type.String({ default: '', description: 'Firebase Web API key for the Identity Toolkit' }),
+  FIREBASE_IDENTITY_TOOLKIT_BASE_URL: Type.String({
+    default: 'https://identitytoolkit.googleapis.com',
+    pattern: '^https?://',
+    description: 'Identity Toolkit REST API base URL'
+  }),
   REPLAY_POLL_INTERVAL_SECONDS: Int({ default: 30, minimum: 1, maximum: 3600, description: 'Status polling interval recommended to recording boxes' }),
   REPLAY_REGISTRATION_RATE_LIMIT_MAX: Int({ default: 30, minimum: 1, description: 'Recording box registrations per minute per client IP' }),
   DEVICE_TOKEN_SECRET: Type.String({

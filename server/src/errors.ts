@@ -79,3 +79,19 @@ export class OAuth2Error extends HttpError {
     super(statusCode, description, headers)
   }
 }
+
+/** An outside service this server relies on (an SMS provider, the mail relay) failed or refused it. */
+export class BadGatewayError extends HttpError {
+  override name = 'BadGatewayError'
+  constructor(message: string) {
+    super(502, message)
+  }
+}
+
+/** A feature this deployment has not configured (e.g. forum single sign-on without a secret). */
+export class ServiceUnavailableError extends HttpError {
+  override name = 'ServiceUnavailableError'
+  constructor(message: string) {
+    super(503, message)
+  }
+}

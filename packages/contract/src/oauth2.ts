@@ -140,6 +140,10 @@ export const oauth2Routes = defineRoutes({
     url: '/apis/v2/oauth2/authorizations',
     schema: {
       summary: 'Authorize a client for the signed-in user (authorization code, RFC 6749 4.1 with PKCE)',
+      description:
+        '`redirectUri` must equal one of the client\'s registered URIs exactly. Optional `state`, and PKCE with ' +
+        '`codeChallenge` + `codeChallengeMethod` (S256 only). The code works once, for at most 10 minutes; the client ' +
+        'exchanges it at the token endpoint with HTTP Basic client authentication.',
       tags: ['oauth2'],
       security: bearerSecurity,
       body: AuthorizationRequest,
@@ -151,6 +155,7 @@ export const oauth2Routes = defineRoutes({
     url: '/apis/v2/oauth2/webview-token',
     schema: {
       summary: "A short-lived token for the app's embedded web view",
+      description: '`username` must be the signed-in user\'s own e-mail (403 otherwise); `grant_type` must be mobile_webview_auth.',
       tags: ['oauth2'],
       security: bearerSecurity,
       body: WebviewTokenRequest,
@@ -164,8 +169,11 @@ export const oauth2Routes = defineRoutes({
       summary: 'Forum single sign-on (DiscourseConnect provider)',
       tags: ['oauth2'],
       security: bearerSecurity,
+      description:
+        'DiscourseConnect, provider side: `sig` must be the hex HMAC-SHA256 of `sso` under the forum secret and the ' +
+        "payload's `return_sso_url` must be on the forum's origin. 503 when this server has no forum configured.",
       body: ForumConnectRequest,
-      response: { 201: ForumConnectAuthorization, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
+      response: { 201: ForumConnectAuthorization, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 503: ErrorBody }
     }
   },
   requestPasswordReset: {
@@ -173,7 +181,9 @@ export const oauth2Routes = defineRoutes({
     url: '/apis/v2/oauth2/users/credentials',
     schema: {
       summary: 'Start a password reset',
-      description: 'Always answers 200 `{}`, whether or not the address belongs to a user.',
+      description:
+        'Always answers 200 `{}`, whether or not the address belongs to a user; a user gets an e-mail with a link ' +
+        'that works once, for one hour. Limited per client IP and per address (429).',
       tags: ['oauth2'],
       body: PasswordResetRequest,
       response: { 200: EmptyObject, 400: ErrorBody, 429: ErrorBody }
@@ -184,7 +194,9 @@ export const oauth2Routes = defineRoutes({
     url: '/apis/v2/oauth2/users/credentials/reset',
     schema: {
       summary: 'Finish a password reset with the token from the e-mail',
-      description: 'Not in the reference: the reference starts the flow and leaves out how it ends.',
+      description:
+        'Not in the reference: the reference starts the flow and leaves out how it ends. Sets the new password and ' +
+        "signs the user out everywhere; an unknown, used or expired token is 400.",
       tags: ['oauth2'],
       body: PasswordReset,
       response: { 200: EmptyObject, 400: ErrorBody, 429: ErrorBody }

@@ -144,8 +144,8 @@ export const replayServerDeviceRoutes = defineRoutes({
     schema: {
       summary: "A recording box's status, configuration and token",
       description:
-        'No authorization: the serverId is the secret. Records lastSeenAt and the reported version, serverUrl ' +
-        'and localIp. Answers an ETag; a matching If-None-Match answers 304 with no body. An unknown or ' +
+        'No authorization: the serverId is the secret. Records lastSeenAt (to the second) and the reported version, ' +
+        'serverUrl and localIp. Answers an ETag; a matching If-None-Match answers 304 with no body. An unknown or ' +
         'superseded serverId answers 404: register again.',
       tags: ['replay-servers'],
       params: ReplayServerStatusParams,

@@ -34,10 +34,15 @@ export const signupRoutes = defineRoutes({
     url: '/apis/v2/signup/phone-verifications',
     schema: {
       summary: 'Send or verify a signup phone verification code',
-      description: 'No authorization. A body with `verificationCode` verifies; otherwise a code is sent.',
+      description: [
+        'No authorization. A body with `verificationCode` verifies; otherwise a code is sent to `phoneNumber` (E.164).',
+        'A wrong code answers 201 with `status` still `pending`, `remainingAttempts` one lower and an entry in `errors`.',
+        'A session lives 10 minutes and allows 5 checks. Sends are limited by a per-number cooldown and per-number',
+        'and per-client hourly caps (429 naming the limit). 502: the SMS provider failed.'
+      ].join(' '),
       tags: ['signup'],
       body: PhoneVerificationRequest,
-      response: { 201: PhoneVerificationSession, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody }
+      response: { 201: PhoneVerificationSession, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody, 502: ErrorBody }
     }
   }
 })

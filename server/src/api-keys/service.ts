@@ -1,10 +1,10 @@
 // API keys for integrations: random, shown once, stored as SHA-256, bound to a user, revocable.
 import { randomUUID } from 'node:crypto'
-import type { UserRole } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import type { DbOrTx } from '../db/database.js'
 import { NotFoundError, UnauthorizedError } from '../errors.js'
+import { userRecord, type UserRecord } from '../users/service.js'
 
 const PREFIX = 'club_'
 
@@ -46,7 +46,7 @@ export async function listApiKeys(db: DbOrTx, userId: string) {
 
 export interface ApiKeyPrincipal {
   apiKeyId: string
-  user: { id: string; email: string; role: UserRole }
+  user: UserRecord
 }
 
 /** The user behind an API key, or a 401. One indexed read. */
@@ -54,10 +54,10 @@ export async function authenticateApiKey(db: DbOrTx, apiKey: string): Promise<Ap
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
-    .select(['api_keys.id', 'api_keys.revoked_at', 'users.id as user_id', 'users.email', 'users.role'])
+    .select(['api_keys.id', 'api_keys.revoked_at', 'users.id as user_id', 'users.email', 'users.role', 'users.first_name', 'users.last_name', 'users.created_at'])
     .where('api_keys.key_hash', '=', sha256Hex(apiKey))
     .executeTakeFirst()
   if (!row) throw new UnauthorizedError('the API key is not valid', 'ApiKey')
   if (row.revoked_at !== null) throw new UnauthorizedError('the API key was revoked', 'ApiKey')
-  return { apiKeyId: row.id, user: { id: row.user_id, email: row.email, role: row.role } }
+  return { apiKeyId: row.id, user: userRecord({ ...row, id: row.user_id }) }
 }

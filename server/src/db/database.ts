@@ -19,7 +19,33 @@ export function openDatabase(file: string): Db {
   // WAL with synchronous=NORMAL is durable across application crashes; only an OS crash may lose
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+}
+
+const STATEMENT_CACHE_SIZE = 500
+
+/**
+ * Kysely's SQLite driver prepares every query anew, and preparing cost as much as running the
+ * query on the hot paths (a token look-up, a status poll). The same SQL text is prepared once and
+ * reused; the cache is bounded (LRU) because IN-lists of different lengths make distinct texts.
+ * Safe because the server never streams (iterates) a statement while another query runs.
+ */
+function withStatementCache(sqlite: SQLite.Database) {
+  const cache = new Map<string, SQLite.Statement>()
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      let statement = cache.get(sql)
+      if (statement) {
+        cache.delete(sql)
+      } else {
+        statement = sqlite.prepare(sql)
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+      }
+      cache.set(sql, statement)
+      return statement
+    }
+  }
 }
 
 export class MigrationError extends Error {

@@ -1,7 +1,7 @@
 // Table types: the only description of the database's rows. Timestamps are ISO 8601 UTC strings,
 // which sort as text; JSON columns are text holding JSON.
 import type { Generated } from 'kysely'
-import type { ReplayServerStatus, UserRole } from '@club/contract'
+import type { PhoneVerificationStatus, ReplayServerStatus, UserRole } from '@club/contract'
 
 export interface UsersTable {
   id: string
@@ -41,6 +41,9 @@ export interface TokensTable {
   /** Refresh tokens only: when it was exchanged. */
   used_at: string | null
   created_at: string
+  /** The lifetimes the pair was issued with; a refresh issues the next pair with the same. */
+  access_ttl_seconds: number | null
+  refresh_ttl_seconds: number | null
 }
 
 export interface ApiKeysTable {
@@ -88,6 +91,71 @@ export interface CourtsTable extends VenueRow {
   pod_id: string | null
 }
 
+export interface AuthorizationCodesTable {
+  id: string
+  code_hash: string
+  client_id: string
+  user_id: string
+  redirect_uri: string
+  scope: string
+  code_challenge: string | null
+  code_challenge_method: 'S256' | null
+  expires_at: string
+  used_at: string | null
+  /** The token family issued from the code, so a reused code can revoke it. */
+  family_id: string | null
+  created_at: string
+}
+
+export interface ForumConnectNoncesTable {
+  nonce_hash: string
+  user_id: string
+  expires_at: string
+}
+
+export interface PasswordResetTokensTable {
+  id: string
+  user_id: string
+  token_hash: string
+  expires_at: string
+  used_at: string | null
+  created_at: string
+}
+
+/** A record of each mail sent; the body is not kept, as it may carry a single-use link. */
+export interface MailOutboxTable {
+  id: string
+  kind: string
+  recipient: string
+  subject: string
+  status: 'pending' | 'sent' | 'failed'
+  error: string | null
+  created_at: string
+  sent_at: string | null
+}
+
+export interface PhoneVerificationsTable {
+  id: string
+  provider: 'log' | 'twilio' | 'firebase'
+  phone_number: string
+  /** The provider's handle: Twilio's verification SID or Firebase's sessionInfo. */
+  provider_ref: string | null
+  /** HMAC-SHA256(pepper, id + code) when this server owns the code (log provider). */
+  code_hash: string | null
+  status: PhoneVerificationStatus
+  remaining_attempts: number
+  expires_at: string
+  created_at: string
+  updated_at: string
+}
+
+export interface PhoneVerificationSendsTable {
+  id: string
+  phone_number: string
+  client_ip: string
+  created_at: string
+}
+
 /** Server-side settings that must survive restarts (the generated device token key). */
 export interface SettingsTable {
   key: string
@@ -129,6 +197,12 @@ export interface Database {
   areas: AreasTable
   pods: PodsTable
   courts: CourtsTable
+  authorization_codes: AuthorizationCodesTable
+  forum_connect_nonces: ForumConnectNoncesTable
+  password_reset_tokens: PasswordResetTokensTable
+  mail_outbox: MailOutboxTable
+  phone_verifications: PhoneVerificationsTable
+  phone_verification_sends: PhoneVerificationSendsTable
   settings: SettingsTable
   replay_servers: ReplayServersTable
 }

@@ -1,11 +1,12 @@
 // Access and refresh tokens: opaque 256-bit random strings, stored only as SHA-256 hashes.
 // Every token of one login shares a family id, so reuse of a refresh token can revoke them all.
 import { randomUUID } from 'node:crypto'
-import type { OAuth2AccessToken, UserRole } from '@club/contract'
+import type { OAuth2AccessToken } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import { OAuth2Error, UnauthorizedError } from '../errors.js'
+import { userRecord, type UserRecord } from '../users/service.js'
 
 export interface TokenLifetimes {
   accessTokenTtlSeconds: number
@@ -37,7 +38,9 @@ export async function issueTokenPair(db: DbOrTx, grant: TokenGrant, deps: TokenD
     family_id: familyId,
     revoked_at: null,
     used_at: null,
-    created_at: now.toISOString()
+    created_at: now.toISOString(),
+    access_ttl_seconds: deps.accessTokenTtlSeconds,
+    refresh_ttl_seconds: deps.refreshTokenTtlSeconds
   }
   await db
     .insertInto('tokens')
@@ -140,7 +143,13 @@ export async function refreshTokens(
       return { error: 'the refresh token was already used; every token of this login is now revoked' } as Outcome
     }
     const scope = grantScope(input.scope, token.scope.split(' ').filter(Boolean))
-    const pair = await issueTokenPair(tx, { userId: token.user_id, clientId: token.client_id, scope, familyId: token.family_id }, deps)
+    // The new pair lives as long as the login's first did: a web view's short session stays short.
+    const lifetimes = {
+      clock: deps.clock,
+      accessTokenTtlSeconds: token.access_ttl_seconds ?? deps.accessTokenTtlSeconds,
+      refreshTokenTtlSeconds: token.refresh_ttl_seconds ?? deps.refreshTokenTtlSeconds
+    }
+    const pair = await issueTokenPair(tx, { userId: token.user_id, clientId: token.client_id, scope, familyId: token.family_id }, lifetimes)
     const { familyId: _familyId, ...answer } = pair
     return { answer, error: '' } as Outcome
   })
@@ -154,7 +163,7 @@ export interface AccessPrincipal {
   familyId: string
   clientId: string | null
   scope: string
-  user: { id: string; email: string; role: UserRole } | null
+  user: UserRecord | null
 }
 
 const invalidToken = (message: string) => new UnauthorizedError(message, 'Bearer error="invalid_token"')
@@ -174,7 +183,10 @@ export async function authenticateAccessToken(db: DbOrTx, token: string, clock: 
       'tokens.kind',
       'users.id as user_id',
       'users.email',
-      'users.role'
+      'users.role',
+      'users.first_name',
+      'users.last_name',
+      'users.created_at'
     ])
     .where('tokens.token_hash', '=', sha256Hex(token))
     .executeTakeFirst()
@@ -186,6 +198,8 @@ export async function authenticateAccessToken(db: DbOrTx, token: string, clock: 
     familyId: row.family_id,
     clientId: row.client_id,
     scope: row.scope,
-    user: row.user_id && row.email && row.role ? { id: row.user_id, email: row.email, role: row.role } : null
+    user: row.user_id && row.email && row.role && row.created_at
+      ? userRecord({ id: row.user_id, email: row.email, role: row.role, first_name: row.first_name, last_name: row.last_name, created_at: row.created_at })
+      : null
   }
 }

@@ -7,12 +7,10 @@ import { authenticateApiKey } from '../api-keys/service.js'
 import { ForbiddenError, UnauthorizedError } from '../errors.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
 import { authenticateDeviceToken } from '../replay-servers/service.js'
+import type { UserRecord } from '../users/service.js'
 
-export interface AuthenticatedUser {
-  id: string
-  email: string
-  role: UserRole
-}
+/** The signed-in user, read with the credential in the same query. */
+export type AuthenticatedUser = UserRecord
 
 export type Principal =
   | { kind: 'user'; via: 'bearer'; user: AuthenticatedUser; tokenId: string; familyId: string; clientId: string | null; scope: string }

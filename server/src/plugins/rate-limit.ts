@@ -1,7 +1,7 @@
 // Rate limits (@fastify/rate-limit, in-memory). The global limit applies to requests that carry an
 // API key: 300 per 60 s per client IP by default, shared by every route. Routes that need their own
 // limit (open endpoints) spread `routeRateLimit(...)` into their `config`.
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import rateLimit from '@fastify/rate-limit'
 import fp from 'fastify-plugin'
 import { TooManyRequestsError } from '../errors.js'
@@ -31,6 +31,32 @@ export function routeRateLimit(options: {
         new TooManyRequestsError(
           `Too many ${options.what ?? 'requests'}: at most ${context.max} per ${describeWindow(options.timeWindowMs)}; retry in ${Math.ceil(context.ttl / 1000)} seconds`
         )
+    }
+  }
+}
+
+/**
+ * A second limit on a route that already has one, counted under its own key (e.g. per e-mail
+ * address from the body), as a preHandler. @fastify/rate-limit runs only one of its own hooks per
+ * request, so this one uses `createRateLimit` and answers the refusal itself.
+ */
+export function keyedRateLimit(
+  app: FastifyInstance,
+  options: { max: number; timeWindowMs: number; keyGenerator: (request: FastifyRequest) => string; what: string }
+): preHandlerAsyncHookHandler {
+  const limit = app.createRateLimit({
+    max: options.max,
+    timeWindow: options.timeWindowMs,
+    keyGenerator: options.keyGenerator,
+    allowList: () => false
+  })
+  return async function keyedRateLimitGuard(request) {
+    const result = await limit(request)
+    if (!result.isAllowed && result.isExceeded) {
+      throw new TooManyRequestsError(
+        `Too many ${options.what}: at most ${options.max} per ${describeWindow(options.timeWindowMs)}; retry in ${result.ttlInSeconds} seconds`,
+        result.ttlInSeconds
+      )
     }
   }
 }

@@ -46,8 +46,11 @@ export function describeValidationErrors(errors: Array<Partial<ErrorObject>>, co
  * Checks a value that arrives outside a request body (a file given to the CLI) by the same rules as a
  * body: no coercion, defaults filled in, a BadRequestError naming the field under `context`.
  */
+let valuesAjv: Ajv | undefined
+
 export function valueValidator<T extends TSchema>(schema: T, context: string): (value: unknown) => Static<T> {
-  const check = createAjv({ coerceTypes: false }).compile(schema as object)
+  valuesAjv ??= createAjv({ coerceTypes: false })
+  const check = valuesAjv.compile(schema as object)
   return (value) => {
     if (!check(value)) throw new BadRequestError(describeValidationErrors(check.errors ?? [], context))
     return value as Static<T>

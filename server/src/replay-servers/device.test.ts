@@ -1,4 +1,5 @@
 import t from 'tap'
+import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
 import { authenticateDeviceToken } from './service.js'
 import { ADMIN, adminOf, approve, area, camera, poll, putConfig, register, registeredBox } from './test-helpers.js'
@@ -117,7 +118,7 @@ t.test('PENDING → APPROVED → config → target version → REVOKED, seen thr
   t.equal(revoked.statusCode, 200)
   t.equal(revoked.json().status, 'REVOKED')
   t.same((await poll(ctx, serverId)).json(), { status: 'REVOKED' }, 'no token, area or config once revoked')
-  await t.rejects(authenticateDeviceToken(ctx.app.db, approved.accessToken), { statusCode: 401 }, 'the token fails at once')
+  await t.rejects(authenticateDeviceToken(ctx.app.db, approved.accessToken), UnauthorizedError, 'the token fails at once')
 })
 
 t.test('the status answer carries an ETag; a matching If-None-Match answers 304 with no body', async (t) => {
@@ -165,7 +166,7 @@ t.test('re-registering a known deviceId keeps the record, supersedes the serverI
   const oldPoll = await poll(ctx, first.serverId)
   t.equal(oldPoll.statusCode, 404, 'the old serverId is superseded')
   errorOf(oldPoll)
-  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), { statusCode: 401 }, 'the old token fails')
+  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), UnauthorizedError, 'the old token fails')
   t.same((await poll(ctx, body.serverId)).json(), { status: 'PENDING' })
 
   const record = (await ctx.app.inject({ method: 'GET', url: ADMIN, headers: { authorization: admin } })).json()
@@ -210,7 +211,7 @@ t.test('rotating the token invalidates the old one at once and the next poll car
   const rotated = await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/rotate-token`, headers: { authorization: admin } })
   t.equal(rotated.statusCode, 200)
   t.notOk(JSON.stringify(rotated.json()).includes(oldToken), 'the admin answer shows no token')
-  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), { statusCode: 401 })
+  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), UnauthorizedError)
 
   const after = await poll(ctx, serverId, '', { 'if-none-match': before.headers.etag as string })
   t.equal(after.statusCode, 200, 'the new token changes the ETag')
@@ -256,4 +257,56 @@ t.test('registration is rate limited per client IP', async (t) => {
   t.ok(Number(limited.headers['retry-after']) > 0)
   const other = await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', payload: { deviceId: 'd' }, remoteAddress: '10.9.9.9' })
   t.equal(other.statusCode, 200, 'another address has its own count')
+})
+
+t.test('app.auth.device() admits an approved box by its access token and nothing else', async (t) => {
+  const ctx = await testApp(t)
+  const admin = await adminOf(ctx)
+  const areaId = await area(ctx)
+  const { id, serverId } = await registeredBox(ctx)
+  // A route of the kind a box calls, on an instance with the same plugins as the API.
+  const { default: Fastify } = await import('fastify')
+  const { default: services } = await import('../plugins/services.js')
+  const { default: errors } = await import('../plugins/errors.js')
+  const { default: auth } = await import('../plugins/auth.js')
+  const app = Fastify()
+  await app.register(services, { db: ctx.app.db, config: ctx.config, clock: ctx.clock, ownsDb: false })
+  await app.register(errors)
+  await app.register(auth)
+  app.get('/device-only', { preHandler: app.auth.device() }, async (request) => request.principal)
+  t.teardown(() => app.close())
+  const call = (authorization?: string) =>
+    app.inject({ method: 'GET', url: '/device-only', headers: authorization ? { authorization } : {} })
+
+  const none = await call()
+  t.equal(none.statusCode, 401)
+  t.equal(none.headers['www-authenticate'], 'Bearer')
+  const pendingToken = await call(`Bearer ${'0'.repeat(64)}`)
+  t.equal(pendingToken.statusCode, 401)
+  t.equal(pendingToken.headers['www-authenticate'], 'Bearer error="invalid_token"')
+  errorOf(pendingToken)
+  t.equal((await call(admin)).statusCode, 401, 'a user token is no device token')
+
+  await approve(ctx, admin, id, { areaId })
+  const token = (await poll(ctx, serverId)).json().accessToken
+  const ok = await call(`Bearer ${token}`)
+  t.equal(ok.statusCode, 200)
+  t.same(ok.json(), { kind: 'device', via: 'device-token', replayServerId: id, deviceId: 'box-1', areaId })
+  await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/revoke`, headers: { authorization: admin } })
+  t.equal((await call(`Bearer ${token}`)).statusCode, 401, 'revocation takes effect at once')
+})
+
+t.test('polls in a tight loop record a sighting once a second, but a changed report at once', async (t) => {
+  const ctx = await testApp(t)
+  const admin = await adminOf(ctx)
+  const { id, serverId } = await registeredBox(ctx, { version: '1.0.0' })
+  const seen = async () => (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${id}`, headers: { authorization: admin } })).json()
+  ctx.clock.advance(500)
+  await poll(ctx, serverId, 'version=1.0.0')
+  t.equal((await seen()).lastSeenAt, '2026-03-01T10:00:00.000Z', 'within a second of the last sighting: not written')
+  await poll(ctx, serverId, 'version=1.0.1')
+  t.match(await seen(), { lastSeenAt: '2026-03-01T10:00:00.500Z', version: '1.0.1' }, 'a new version is written at once')
+  ctx.clock.advance(1000)
+  await poll(ctx, serverId, 'version=1.0.1')
+  t.equal((await seen()).lastSeenAt, '2026-03-01T10:00:01.500Z')
 })

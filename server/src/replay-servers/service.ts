@@ -2,6 +2,7 @@
 // the camera configuration. The serverId is the box's secret for the status call and is kept only as
 // SHA-256; the access token is derived (see deviceAccessToken) and kept only as SHA-256.
 import { randomUUID } from 'node:crypto'
+import type { CompiledQuery } from 'kysely'
 import {
   ReplayServerConfig,
   ReplayServerTargetVersion,
@@ -34,6 +35,7 @@ type Row = Omit<ReplayServersTable, 'token_generation'> & { token_generation: nu
 
 const ADMIN_PATH = '/apis/v2/admin/replay-servers'
 const TOKEN_KEY_SETTING = 'device_token_key'
+const SIGHTING_RESOLUTION_MS = 1000
 
 /** What a box runs before an admin configures it: nothing to record. */
 const EMPTY_CONFIG: ReplayServerConfig = { cleanupEnabled: false, cameras: [] }
@@ -163,9 +165,52 @@ export async function registerReplayServer(
   return { serverId, status, pollInterval: deps.pollIntervalSeconds, ...(displayName !== null ? { displayName } : {}) }
 }
 
+/** The status poll's look-up by serverId hash. */
+const pollLookup = (db: Db, serverIdHash: string) =>
+  db
+    .selectFrom('replay_servers')
+    .select([
+      'id',
+      'server_id_hash',
+      'token_generation',
+      'token_hash',
+      'status',
+      'version',
+      'server_url',
+      'local_ip',
+      'area_id',
+      'config',
+      'target_version',
+      'last_seen_at'
+    ])
+    .where('server_id_hash', '=', serverIdHash)
+
+type PollRow = Awaited<ReturnType<ReturnType<typeof pollLookup>['executeTakeFirstOrThrow']>>
+
+const compiledPollLookups = new WeakMap<Db, CompiledQuery<PollRow>>()
+
+/**
+ * The poll is the hottest path there is (every box, every few seconds), and building and compiling
+ * a Kysely query costs more than SQLite's indexed read itself. So the query is compiled once per
+ * database and run with each poll's parameter.
+ */
+function pollQuery(db: Db): CompiledQuery<PollRow> {
+  let compiled = compiledPollLookups.get(db)
+  if (!compiled) {
+    compiled = pollLookup(db, '').compile()
+    compiledPollLookups.set(db, compiled)
+  }
+  return compiled
+}
+
+function withParameters<R>(query: CompiledQuery<R>, parameters: unknown[]): CompiledQuery<R> {
+  return { ...query, parameters }
+}
+
 /**
  * A box's poll: one indexed read by the serverId's hash and one write of lastSeenAt and the reported
- * fields. An unknown or superseded serverId is a 404, which tells the box to register again.
+ * fields (skipped within a second of the last sighting when nothing changed). An unknown or
+ * superseded serverId is a 404, which tells the box to register again.
  */
 export async function pollReplayServerStatus(
   db: Db,
@@ -174,11 +219,8 @@ export async function pollReplayServerStatus(
   deps: ReplayServerDeps
 ): Promise<ReplayServerStatusAnswer> {
   const serverIdHash = sha256Hex(serverId)
-  const row = await db
-    .selectFrom('replay_servers')
-    .select(['id', 'server_id_hash', 'token_generation', 'token_hash', 'status', 'version', 'area_id', 'config', 'target_version'])
-    .where('server_id_hash', '=', serverIdHash)
-    .executeTakeFirst()
+  const { rows } = await db.executeQuery(withParameters(pollQuery(db), [serverIdHash]))
+  const row = rows[0]
   if (!row) throw new NotFoundError('no replay server has this serverId: register again')
 
   const answer: ReplayServerStatusAnswer = { status: row.status }
@@ -194,10 +236,22 @@ export async function pollReplayServerStatus(
     answer.config = row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig)
   }
 
+  const now = deps.clock.now()
+  const changed =
+    (reported.version !== undefined && reported.version !== row.version) ||
+    (reported.serverUrl !== undefined && reported.serverUrl !== row.server_url) ||
+    (reported.localIp !== undefined && reported.localIp !== row.local_ip) ||
+    tokenHash !== row.token_hash
+  // A sighting is worth a write once a second at most: `online` looks back three poll intervals, so
+  // finer lastSeenAt buys nothing, while a box (or a script) polling in a tight loop would otherwise
+  // cost a database write per request. Boxes polling at their interval are recorded every time.
+  if (!changed && row.last_seen_at !== null && now.getTime() - Date.parse(row.last_seen_at) < SIGHTING_RESOLUTION_MS) {
+    return answer
+  }
   await db
     .updateTable('replay_servers')
     .set({
-      last_seen_at: deps.clock.now().toISOString(),
+      last_seen_at: now.toISOString(),
       ...(reported.version !== undefined ? { version: reported.version } : {}),
       ...(reported.serverUrl !== undefined ? { server_url: reported.serverUrl } : {}),
       ...(reported.localIp !== undefined ? { local_ip: reported.localIp } : {}),

@@ -30,7 +30,11 @@ export function testConfig(dir: string, env: Record<string, string> = {}): Confi
   return loadConfig({ DATABASE_URL: join(dir, 'club.db'), PASSWORD_HASH_COST: '1024', LOG_LEVEL: 'info', ...env })
 }
 
-export async function testApp(t: Teardown, env: Record<string, string> = {}): Promise<TestApp> {
+export async function testApp(
+  t: Teardown,
+  env: Record<string, string> = {},
+  extend?: (app: FastifyInstance) => Promise<void>
+): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'club-test-'))
   const config = testConfig(dir, env)
   const clock = new ManualClock('2026-03-01T10:00:00.000Z')
@@ -41,7 +45,7 @@ export async function testApp(t: Teardown, env: Record<string, string> = {}): Pr
       done()
     }
   })
-  const app = await buildApp({ config, clock, logStream })
+  const app = await buildApp({ config, clock, logStream, extend })
   t.teardown(async () => {
     await app.close()
     rmSync(dir, { recursive: true, force: true })

@@ -2,13 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { userRoutes } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
 import { getDefaultPaymentMethod } from './payment-methods.js'
-import { getUser, toUser } from './service.js'
+import { toUser } from './service.js'
 
 const users: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...userRoutes.current,
     preHandler: app.auth.apiKeyOrBearer(),
-    handler: async (request) => toUser(await getUser(app.db, currentUser(request).id), '/apis/v2/users/current')
+    // The guard read the user with the credential: no second query.
+    handler: async (request) => toUser(currentUser(request))
   })
 
   app.route({

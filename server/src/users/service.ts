@@ -103,14 +103,20 @@ export async function setPassword(db: DbOrTx, userId: string, password: string, 
     .execute()
 }
 
-export function toUser(row: UsersTable, self = `/apis/v2/users/${row.id}`): User {
-  return {
-    id: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    role: row.role,
-    createdDate: row.created_at,
-    _links: { self: { href: self } }
-  }
+/** A user as the rest of the server passes it around (no password hash). */
+export interface UserRecord {
+  id: string
+  email: string
+  role: UserRole
+  firstName: string | null
+  lastName: string | null
+  createdDate: string
+}
+
+export function userRecord(row: Pick<UsersTable, 'id' | 'email' | 'role' | 'first_name' | 'last_name' | 'created_at'>): UserRecord {
+  return { id: row.id, email: row.email, role: row.role, firstName: row.first_name, lastName: row.last_name, createdDate: row.created_at }
+}
+
+export function toUser(user: UserRecord, self = '/apis/v2/users/current'): User {
+  return { ...user, _links: { self: { href: self } } }
 }

@@ -3,9 +3,13 @@ import type { Migration } from 'kysely'
 import * as m0001 from './0001_foundation.js'
 import * as m0002 from './0002_venue.js'
 import * as m0004 from './0004_replay_servers.js'
+import * as m0005 from './0005_identity.js'
+import * as m0006 from './0006_token_lifetimes.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
   '0002_venue': m0002,
-  '0004_replay_servers': m0004
+  '0004_replay_servers': m0004,
+  '0005_identity': m0005,
+  '0006_token_lifetimes': m0006
 }

@@ -1,0 +1,144 @@
+// Shared pieces of the benchmarks: child processes on loopback, an autocannon run, the machine's
+// description, and where results go.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { cpus } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+export interface Started {
+  url: string
+  child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts a Node script that logs Fastify's "Server listening at" line, and waits for that line. */
+export async function startNode(script: string, env: Record<string, string>, args: string[] = []): Promise<Started> {
+  const child = spawn(process.execPath, [...args, script], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  let seen = ''
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  const url = await new Promise<string>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      // Only the start is read; afterwards stdout is drained without keeping it, as a log collector would.
+      seen += d.toString()
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(seen)
+      if (match) {
+        child.stdout!.off('data', onData)
+        child.stdout!.resume()
+        seen = ''
+        resolve(match[1]!)
+      }
+    }
+    child.stdout!.on('data', onData)
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code} before listening: ${stderr}`)))
+  })
+  return {
+    url,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve()
+        child.once('exit', () => resolve())
+        child.kill('SIGTERM')
+      })
+  }
+}
+
+export interface LoadResult {
+  name: string
+  requestsPerSecond: number
+  latencyP50Ms: number
+  latencyP99Ms: number
+  requests: number
+  non2xx: number
+  errors: number
+}
+
+export interface LoadOptions {
+  name: string
+  url: string
+  /** Paths to rotate over, one per request in turn. */
+  paths: string[]
+  method?: 'GET' | 'POST'
+  headers?: (i: number) => Record<string, string>
+  body?: string
+  durationSeconds: number
+  connections: number
+  /** Status codes that count as success (besides 2xx), e.g. 304. */
+  expectStatus?: number
+}
+
+/** One autocannon run rotating over `paths`. A short warm-up run first lets V8 optimise. */
+export async function load(options: LoadOptions): Promise<LoadResult> {
+  const run = (duration: number) => {
+    let i = 0
+    return autocannon({
+      url: options.url,
+      connections: options.connections,
+      duration,
+      method: options.method ?? 'GET',
+      requests: [
+        {
+          setupRequest: (req: any) => {
+            const n = i++
+            req.path = options.paths[n % options.paths.length]
+            req.method = options.method ?? 'GET'
+            if (options.headers) req.headers = { ...(req.headers ?? {}), ...options.headers(n) }
+            if (options.body !== undefined) {
+              req.body = options.body
+              req.headers = { ...(req.headers ?? {}), 'content-type': 'application/x-www-form-urlencoded' }
+            }
+            return req
+          }
+        }
+      ]
+    } as autocannon.Options)
+  }
+  await run(Math.min(2, options.durationSeconds))
+  const result = await run(options.durationSeconds)
+  const statusCounts = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}
+  const expected = options.expectStatus ? statusCounts[String(options.expectStatus)]?.count ?? 0 : 0
+  return {
+    name: options.name,
+    requestsPerSecond: Math.round(result.requests.average),
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx - expected,
+    errors: result.errors + result.timeouts
+  }
+}
+
+export function machine() {
+  let commit = 'unknown'
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repoRoot }).toString().trim()
+  } catch {
+    // not a git checkout
+  }
+  return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, commit, date: new Date().toISOString() }
+}
+
+export function writeResults(name: string, data: unknown): string {
+  const dir = join(repoRoot, 'bench', 'results')
+  mkdirSync(dir, { recursive: true })
+  const file = join(dir, `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`)
+  writeFileSync(file, `${JSON.stringify(data, null, 2)}\n`)
+  writeFileSync(join(dir, `${name}-latest.json`), `${JSON.stringify(data, null, 2)}\n`)
+  return file
+}
+
+export function table(rows: Array<Record<string, string | number>>): string {
+  const columns = Object.keys(rows[0] ?? {})
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)))
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...rows.map((r) => line(columns.map((c) => String(r[c]))))].join('\n')
+}

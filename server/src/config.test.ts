@@ -1,0 +1,43 @@
+import t from 'tap'
+import { loadConfig, ConfigError } from './config.js'
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({})
+  t.match(config, {
+    PORT: 3000,
+    DATABASE_URL: 'data/club.db',
+    ACCESS_TOKEN_TTL_SECONDS: 3600,
+    API_KEY_RATE_LIMIT_MAX: 300,
+    API_KEY_RATE_LIMIT_WINDOW_SECONDS: 60,
+    TRUST_PROXY: 'false',
+    PASSWORD_GRANT_ENABLED: true
+  })
+})
+
+t.test('values are converted from text', async (t) => {
+  const config = loadConfig({ PORT: '8080', PASSWORD_GRANT_ENABLED: 'false', LOG_LEVEL: 'warn', TRUST_PROXY: '10.0.0.0/8,127.0.0.1' })
+  t.equal(config.PORT, 8080)
+  t.equal(config.PASSWORD_GRANT_ENABLED, false)
+  t.equal(config.LOG_LEVEL, 'warn')
+})
+
+t.test('a bad value stops with one line naming the variable', async (t) => {
+  const cases: Array<[Record<string, string>, RegExp]> = [
+    [{ PORT: 'eighty' }, /^PORT="eighty" is not valid: expected a whole number/],
+    [{ PORT: '70000' }, /^PORT="70000" is not valid/],
+    [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL="loud" is not valid: expected one of fatal, error/],
+    [{ ACCESS_TOKEN_TTL_SECONDS: '-5' }, /^ACCESS_TOKEN_TTL_SECONDS="-5" is not valid/],
+    [{ PASSWORD_HASH_COST: '3000' }, /^PASSWORD_HASH_COST=3000 is not valid: expected a power of two/],
+    [{ TRUST_PROXY: 'yes please' }, /^TRUST_PROXY="yes please" is not valid/],
+    [{ PUBLIC_BASE_URL: 'example.org' }, /^PUBLIC_BASE_URL="example.org" is not valid/]
+  ]
+  for (const [env, message] of cases) {
+    t.throws(() => loadConfig(env), message)
+    try {
+      loadConfig(env)
+    } catch (err) {
+      t.type(err, ConfigError)
+      t.notMatch((err as Error).message, /\n/)
+    }
+  }
+})

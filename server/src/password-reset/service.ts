@@ -1,0 +1,94 @@
+// Password reset (OWASP Forgot Password cheat sheet): a random single-use token, stored hashed,
+// good for one hour, mailed as a link built from PUBLIC_BASE_URL; presenting it sets a new password
+// and signs the user out everywhere.
+import { randomUUID } from 'node:crypto'
+import type { Clock } from '../clock.js'
+import { randomToken, sha256Hex } from '../crypto.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { UsersTable } from '../db/schema.js'
+import { BadRequestError } from '../errors.js'
+import { revokeUserTokens } from '../oauth2/tokens.js'
+import { withQuery } from '../url.js'
+import { checkPasswordPolicy, findUserByEmail, setPassword, type PasswordDeps } from '../users/service.js'
+import { sendMail, type Mailer } from './mailer.js'
+
+export const RESET_TOKEN_TTL_MS = 60 * 60 * 1000
+
+export interface MailDeps {
+  clock: Clock
+  mailer: Mailer
+  publicBaseUrl: string
+}
+
+/** The page of the web front end where a user chooses the new password. */
+export function resetLink(publicBaseUrl: string, token: string): string {
+  const page = new URL('password-reset', publicBaseUrl.endsWith('/') ? publicBaseUrl : `${publicBaseUrl}/`).toString()
+  return withQuery(page, { token })
+}
+
+/**
+ * Starts a reset for the account with this address, if there is one; does nothing otherwise.
+ * Meant to run after the request has been answered, so the answer says nothing about the address.
+ */
+export async function startPasswordReset(db: Db, email: string, deps: MailDeps): Promise<void> {
+  const user = await findUserByEmail(db, email)
+  if (!user) return
+  const token = randomToken()
+  const now = deps.clock.now()
+  await db.transaction().execute(async (tx) => {
+    // A new token replaces any earlier one: only the latest mail's link works.
+    await tx.deleteFrom('password_reset_tokens').where('user_id', '=', user.id).execute()
+    await tx
+      .insertInto('password_reset_tokens')
+      .values({
+        id: randomUUID(),
+        user_id: user.id,
+        token_hash: sha256Hex(token),
+        expires_at: new Date(now.getTime() + RESET_TOKEN_TTL_MS).toISOString(),
+        used_at: null,
+        created_at: now.toISOString()
+      })
+      .execute()
+  })
+  const text = [
+    'Someone asked to reset the password of your club account.',
+    '',
+    `To choose a new password, open this link within one hour: ${resetLink(deps.publicBaseUrl, token)}`,
+    '',
+    'If it was not you, ignore this message: your password stays as it is.'
+  ].join('\n')
+  await sendMail(db, deps.mailer, 'password_reset', { to: user.email, subject: 'Reset your club password', text }, deps.clock)
+}
+
+/** Sets the new password of the token's user and revokes all of the user's tokens; answers the user. */
+export async function resetPassword(db: Db, input: { token: string; password: string }, deps: PasswordDeps): Promise<UsersTable> {
+  checkPasswordPolicy(input.password)
+  return db.transaction().execute(async (tx) => {
+    const now = deps.clock.now().toISOString()
+    const row = await tx
+      .selectFrom('password_reset_tokens')
+      .innerJoin('users', 'users.id', 'password_reset_tokens.user_id')
+      .selectAll('users')
+      .select(['password_reset_tokens.id as token_id', 'password_reset_tokens.expires_at as token_expires_at', 'password_reset_tokens.used_at'])
+      .where('password_reset_tokens.token_hash', '=', sha256Hex(input.token))
+      .executeTakeFirst()
+    if (!row) throw new BadRequestError('token is not a valid password reset token')
+    if (row.used_at !== null) throw new BadRequestError('token was already used; request a new password reset')
+    if (row.token_expires_at <= now) throw new BadRequestError('token has expired; request a new password reset')
+    await tx.updateTable('password_reset_tokens').set({ used_at: now }).where('id', '=', row.token_id).execute()
+    await setPassword(tx, row.id, input.password, deps)
+    await revokeUserTokens(tx, row.id, deps.clock)
+    const { token_id: _id, token_expires_at: _expires, used_at: _used, ...user } = row
+    return user
+  })
+}
+
+/** OWASP: tell the user their password changed, so an unexpected change does not go unnoticed. */
+export async function sendPasswordChangedMail(db: DbOrTx, user: UsersTable, deps: MailDeps): Promise<void> {
+  const text = [
+    'The password of your club account was just changed, and every device was signed out.',
+    '',
+    'If it was not you, reset your password again at once and tell the club.'
+  ].join('\n')
+  await sendMail(db, deps.mailer, 'password_changed', { to: user.email, subject: 'Your club password was changed', text }, deps.clock)
+}
