@@ -33,7 +33,7 @@ export function bearerMatches(header: string | undefined, token: string | undefi
 }
 
 export async function buildLocalApi(handlers: LocalApiHandlers, log: Logger): Promise<FastifyInstance> {
-  const app = Fastify({ loggerInstance: log.child({ component: 'http' }) as unknown as FastifyBaseLogger, disableRequestLogging: true, forceCloseConnections: true })
+  const app = Fastify({ loggerInstance: log.child({ component: 'http' }) as unknown as FastifyBaseLogger, forceCloseConnections: true })
 
   app.setErrorHandler((err: Error & { statusCode?: number; validation?: unknown }, request, reply) => {
     const statusCode = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500
