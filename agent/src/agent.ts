@@ -86,6 +86,7 @@ export class Agent {
     // The server may be away right now: go on recording with what it last approved.
     if (saved.config && saved.accessToken) {
       log.info({ cameras: saved.config.cameras.length }, 'resuming with the last approved configuration')
+      this.poller.status = 'APPROVED'
       await this.applyConfig(saved.config)
     }
     this.http = await buildLocalApi(

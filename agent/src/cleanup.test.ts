@@ -40,6 +40,7 @@ t.test('the job deletes old segments and clips from disk, keeping the newest seg
   mkdirSync(cam, { recursive: true })
   mkdirSync(join(dir, 'clips'))
   for (const name of ['20260227T100000Z_a.mp4', '20260227T100010Z_a.mp4', '20260301T115950Z_a.mp4']) writeFileSync(join(cam, name), 'x')
+  writeFileSync(join(cam, 'segments_a.csv'), '20260227T100000Z_a.mp4,0.0,10.0\n')
   writeFileSync(join(dir, 'clips', 'old.mp4'), 'x')
   const cleanup = new Cleanup({
     recordingsDir: join(dir, 'rec'), clipsDir: join(dir, 'clips'), retentionHours: 24, minFreeDiskMb: 0, schedule: '* * * * *',
@@ -48,5 +49,5 @@ t.test('the job deletes old segments and clips from disk, keeping the newest seg
   const deleted = await cleanup.runOnce(NOW + 365 * 24 * HOUR)
   t.same(readdirSync(cam).sort(), ['20260227T100010Z_a.mp4', '20260301T115950Z_a.mp4'], 'in use and newest stay')
   t.same(readdirSync(join(dir, 'clips')), [])
-  t.equal(deleted.length, 2)
+  t.equal(deleted.length, 3, 'an old segment, an old clip and a segment list that outlived its run')
 })

@@ -89,6 +89,14 @@ export class Cleanup {
       minFreeBytes: this.options.minFreeDiskMb * 1024 * 1024,
       keep
     })
+    // ffmpeg's segment lists outlive their segments; one untouched for the whole retention lists none.
+    for (const camera of subfolders(recordingsDir)) {
+      for (const name of safeReaddir(join(recordingsDir, camera))) {
+        const path = join(recordingsDir, camera, name)
+        const stat = name.endsWith('.csv') ? statSync(path, { throwIfNoEntry: false }) : undefined
+        if (stat && now - stat.mtimeMs > this.options.retentionHours * 3600_000) doomed.push(path)
+      }
+    }
     for (const path of doomed) {
       try {
         unlinkSync(path)

@@ -40,6 +40,7 @@ t.test('invalid configuration is one clear line', async (t) => {
     [{ serverUrl: 'ftp://x' }, {}, /^serverUrl="ftp:\/\/x" is not valid/],
     [{ serverUrl: 'http://x' }, { CLUB_AGENT_SEGMENT_SECONDS: 'ten' }, /^segmentSeconds="ten" is not valid/],
     [{ serverUrl: 'http://x', segmentSecond: 5 }, {}, /^segmentSecond in the configuration file is not a setting/],
+    [{ serverUrl: 'http://x', cleanupSchedule: 'every minute' }, {}, /^cleanupSchedule="every minute" is not valid: expected a cron expression/],
     ['{not json', {}, /is not JSON/],
     [[1], {}, /must hold a JSON object/]
   ]

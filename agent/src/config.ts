@@ -1,6 +1,7 @@
 // The agent's settings: a JSON file whose every key can be overridden by an environment variable
 // (CLUB_AGENT_ plus the key in upper snake case). The schema is the only definition of them.
 import { readFileSync } from 'node:fs'
+import cron from 'node-cron'
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
 
@@ -72,6 +73,9 @@ export function loadAgentConfig(path: string | undefined, env: Record<string, st
     if (!Value.Check(AgentConfigSchema.properties[key], value)) {
       throw new ConfigError(`${key}=${JSON.stringify(value)} is not valid: ${String(schema.description ?? '')} (${describe(schema)})`)
     }
+  }
+  if (!cron.validate(candidate.cleanupSchedule as string)) {
+    throw new ConfigError(`cleanupSchedule=${JSON.stringify(candidate.cleanupSchedule)} is not valid: expected a cron expression such as "*/5 * * * *"`)
   }
   return candidate as AgentConfig
 }

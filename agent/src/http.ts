@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
-import { replayAgentRoutes, type AgentHealth, type ClipRequest } from '@club/contract'
+import { agentLocalApi, type AgentHealth, type ClipRequest } from '@club/contract'
 import type { Logger } from './log.js'
 
 /** What the local API needs from the running agent. */
@@ -49,10 +49,10 @@ export async function buildLocalApi(handlers: LocalApiHandlers, log: Logger): Pr
     }
   }
 
-  app.route({ ...replayAgentRoutes.health, handler: () => handlers.health() })
-  app.route({ ...replayAgentRoutes.cameras, handler: async () => (await handlers.health()).cameras })
+  app.route({ ...agentLocalApi.health, handler: () => handlers.health() })
+  app.route({ ...agentLocalApi.cameras, handler: async () => (await handlers.health()).cameras })
   app.route({
-    ...replayAgentRoutes.snapshot,
+    ...agentLocalApi.snapshot,
     handler: async (request, reply) => {
       const { id } = request.params as { id: string }
       const dir = await mkdtemp(join(tmpdir(), 'club-agent-snapshot-'))
@@ -66,7 +66,7 @@ export async function buildLocalApi(handlers: LocalApiHandlers, log: Logger): Pr
     }
   })
   app.route({
-    ...replayAgentRoutes.exportClip,
+    ...agentLocalApi.exportClip,
     preHandler: requireToken,
     handler: (request) => handlers.exportClip(request.body as ClipRequest)
   })

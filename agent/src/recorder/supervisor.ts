@@ -100,6 +100,8 @@ export class CameraRecorder {
     while (!signal.aborted) {
       const feedUrl = this.feed === 'feed2' && this.camera.feed2 ? this.camera.feed2 : this.camera.feed
       await mkdir(this.dir, { recursive: true })
+      // stop() may have come while the folder was made; it had no process to stop yet.
+      if (signal.aborted) break
       const startedAt = Date.now()
       const args = recordingArgs({ camera: this.camera, feed: feedUrl, dir: this.dir, segmentSeconds, runId: startedAt.toString(36) })
       const proc = this.options.runner.start(args)

@@ -49,16 +49,20 @@ export const Clip = Type.Object({
 })
 export type Clip = Static<typeof Clip>
 
-export const replayAgentRoutes = defineRoutes({
+/**
+ * The box's routes. Not the platform's API (no /apis/v2 prefix, served by each box on its own port),
+ * so deliberately not named like the platform's `...Routes` groups.
+ */
+export const agentLocalApi = defineRoutes({
   health: {
     method: 'GET',
     url: '/health',
-    schema: { summary: "The box's state; never carries the serverId or the token", tags: ['agent'], response: { 200: AgentHealth } }
+    schema: { summary: "The box's state; never carries the serverId or the token", tags: ['agent'], response: { 200: AgentHealth, 500: ErrorBody } }
   },
   cameras: {
     method: 'GET',
     url: '/cameras',
-    schema: { summary: 'Every configured camera and its recording state', tags: ['agent'], response: { 200: Type.Array(AgentCamera) } }
+    schema: { summary: 'Every configured camera and its recording state', tags: ['agent'], response: { 200: Type.Array(AgentCamera), 500: ErrorBody } }
   },
   snapshot: {
     method: 'GET',
