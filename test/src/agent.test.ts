@@ -100,6 +100,24 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.equal((await fetch(`${agent.url}/cameras/nope/snapshot`)).status, 404)
   })
 
+  await t.test('a missing LUT is an error state of that camera only', async (t) => {
+    const before = (await agent.health()).cameras
+    const broken = [{ ...cameras[0], lutPath: `${dir}/missing.cube` }, cameras[1]]
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras: broken })).status, 200)
+    const after = await waitFor('the error in the local status', async () => {
+      const cams = (await agent.health()).cameras
+      return cams[0].error && cams
+    })
+    t.match(after[0].error, /LUT .*missing\.cube/)
+    t.equal(after[1].error, null)
+    t.same(after.map((c: any) => [c.state, c.pid]), before.map((c: any) => ['recording', c.pid]), 'both keep recording on the same processes')
+    const snapshot = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
+    t.equal(snapshot.status, 422)
+    t.match((await snapshot.json()).message, /LUT/)
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras })).status, 200)
+    await waitFor('the error cleared', async () => (await agent.health()).cameras[0].error === null)
+  })
+
   await t.test('survives its ffmpeg being killed', async (t) => {
     const { pid } = (await agent.health()).cameras[0]
     process.kill(pid, 'SIGKILL')

@@ -136,13 +136,14 @@ export async function decodeErrors(path: string): Promise<string> {
   return stderr.trim()
 }
 
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+/** Polls `check` until it answers a value (not undefined, null or false). */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
   while (Date.now() < deadline) {
     try {
       const value = await check()
-      if (value !== undefined && value !== false) return value
+      if (value !== undefined && value !== null && value !== false) return value
     } catch (err) {
       lastError = err
     }
