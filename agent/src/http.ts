@@ -49,8 +49,9 @@ export async function buildLocalApi(handlers: LocalApiHandlers, log: Logger): Pr
     }
   }
 
-  app.route({ ...agentLocalApi.health, handler: () => handlers.health() })
-  app.route({ ...agentLocalApi.cameras, handler: async () => (await handlers.health()).cameras })
+  // Monitoring polls these every few seconds: keep them out of the journal unless they fail.
+  app.route({ ...agentLocalApi.health, logLevel: 'warn', handler: () => handlers.health() })
+  app.route({ ...agentLocalApi.cameras, logLevel: 'warn', handler: async () => (await handlers.health()).cameras })
   app.route({
     ...agentLocalApi.snapshot,
     handler: async (request, reply) => {

@@ -113,7 +113,7 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.same(after.map((c: any) => [c.state, c.pid]), before.map((c: any) => ['recording', c.pid]), 'both keep recording on the same processes')
     const snapshot = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
     t.equal(snapshot.status, 422)
-    t.match((await snapshot.json()).message, /LUT/)
+    t.match(((await snapshot.json()) as any).message, /LUT/)
     t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras })).status, 200)
     await waitFor('the error cleared', async () => (await agent.health()).cameras[0].error === null)
   })
@@ -166,12 +166,12 @@ t.test('a recording box from registration to shutdown', async (t) => {
 
     const anonymous = await post(request, '')
     t.equal(anonymous.status, 401)
-    t.equal((await anonymous.json()).statusCode, 401)
+    t.equal(((await anonymous.json()) as any).statusCode, 401)
 
     const yesterday = { cameraId: 'cam-b', start: new Date(Date.now() - 86_400_000).toISOString(), end: new Date(Date.now() - 86_390_000).toISOString() }
     const none = await post(yesterday)
     t.equal(none.status, 404, 'no footage in the interval')
-    t.match((await none.json()).message, /no footage/)
+    t.match(((await none.json()) as any).message, /no footage/)
 
     const tooLong = await post({ ...request, start: new Date(end.getTime() - 60_000).toISOString() })
     t.equal(tooLong.status, 400, 'longer than maxClipSeconds')
@@ -179,7 +179,7 @@ t.test('a recording box from registration to shutdown', async (t) => {
     // The new configuration (logo, postroll, bucket) reaches the box with its next poll.
     const clip = await waitFor('a clip with the new configuration', async () => {
       const res = await post(request)
-      const body = await res.json()
+      const body = (await res.json()) as any
       if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body)}`)
       return body.location.startsWith(pathToFileURL(bucket).href) && body
     })

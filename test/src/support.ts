@@ -8,10 +8,11 @@ import { dirname, join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createRequire } from 'node:module'
 import { promisify } from 'node:util'
+// The services plugin declares app.db on Fastify's instance type.
+import type {} from '@club/server/plugins/services'
 import { buildApp } from '@club/server'
 import { ManualClock } from '@club/server/clock'
 import { testConfig, userWithToken, type TestApp } from '@club/server/test-support/app'
-import type { FastifyInstance } from 'fastify'
 
 const execFileAsync = promisify(execFile)
 const require = createRequire(import.meta.url)
@@ -37,7 +38,7 @@ export async function freePort(): Promise<number> {
 
 /** The API over a SQLite file in `dir`, on the real clock (the agent and ffmpeg live in real time). */
 export class TestServer {
-  app?: FastifyInstance
+  app?: Awaited<ReturnType<typeof buildApp>>
   port = 0
 
   constructor(readonly dir: string) {}
