@@ -26,6 +26,7 @@ export const ConfigSchema = Type.Object({
   }),
   API_KEY_RATE_LIMIT_MAX: Int({ default: 300, minimum: 1, description: 'Requests per window per client IP with an API key' }),
   API_KEY_RATE_LIMIT_WINDOW_SECONDS: Int({ default: 60, minimum: 1, description: 'Window of the API key rate limit' }),
+  TOKEN_RATE_LIMIT_MAX: Int({ default: 120, minimum: 1, description: 'Token requests per minute per client IP (slows password guessing)' }),
   BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, description: 'Largest request body accepted' }),
   SHUTDOWN_TIMEOUT_SECONDS: Int({ default: 10, minimum: 1, description: 'How long in-flight requests may take on shutdown' }),
   // Identity flows: authorization codes, webview tokens, forum single sign-on, password reset, phone verification.

@@ -21,7 +21,8 @@ const SECRET_QUERY = /token|code|secret|password|sig|sso|key|verifier/i
 /** The request URL as it may be logged: the device's serverId and secret query values blanked. */
 export function redactUrl(url: string): string {
   const [path, query] = url.split('?', 2) as [string, string | undefined]
-  const safePath = path.replace(/(\/replay-servers\/device\/)[^/]+(\/status)/, '$1[redacted]$2')
+  // Whatever follows it: a probing or buggy box must not write its only secret to the log.
+  const safePath = path.replace(/(\/replay-servers\/device\/)[^/]+/, '$1[redacted]')
   if (!query) return safePath
   const params = new URLSearchParams(query)
   for (const key of [...params.keys()]) if (SECRET_QUERY.test(key)) params.set(key, '[redacted]')

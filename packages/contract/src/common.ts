@@ -61,7 +61,8 @@ export type ValidationError = Static<typeof ValidationError>
 
 /** Paging of lists: `page` is 1-based, `ipp` items per page (default 20, at most 100). */
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: '1-based page number' })),
+  // The ceiling keeps (page - 1) * ipp an integer SQLite accepts as an OFFSET.
+  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: '1-based page number, at most 1,000,000' })),
   ipp: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page, at most 100' }))
 }
 

@@ -5,9 +5,6 @@ import { ErrorBody, bearerSecurity, defineRoutes } from './common.js'
 export const GrantType = Type.Enum(['password', 'refresh_token', 'client_credentials', 'authorization_code'])
 export type GrantType = Static<typeof GrantType>
 
-/** Grants an OAuth2 client may be allowed, by name. */
-export const ClientGrant = GrantType
-
 export const OAuth2AccessToken = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('bearer'),

@@ -105,7 +105,14 @@ export const TemplateListQuery = Type.Object(
     ...PageQuery,
     type: Type.Optional(TemplateType),
     status: Type.Optional(TemplateStatus),
-    search: Filter('Case-insensitive substring of the name or the description'),
+    search: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 200,
+        pattern: '^[^\\u0000-\\u001f\\u007f]+$',
+        description: 'Case-insensitive substring of the name or the description; no control characters'
+      })
+    ),
     areaId: Filter('Templates whose areas include this area'),
     subtype: Filter("Templates whose data.subtype is exactly this"),
     regionId: Filter('Templates whose regions include this region, or whose areas lie in it'),

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { oauth2Routes } from '@club/contract'
 import { OAuth2Error } from '../errors.js'
+import { routeRateLimit } from '../plugins/rate-limit.js'
 import { describeValidationErrors } from '../plugins/validation.js'
 import { TokenEndpoint } from './service.js'
 
@@ -23,6 +24,8 @@ const oauth2: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...oauth2Routes.token,
     attachValidation: true,
+    // Every grant checks a secret; a per-IP limit slows guessing and keeps scrypt from being a lever.
+    config: routeRateLimit({ max: app.config.TOKEN_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'token requests' }),
     // Anything wrong with the request itself is RFC 6749's invalid_request, in the OAuth2 error shape.
     errorHandler: (err, _request, reply) => {
       if (err instanceof OAuth2Error) throw err

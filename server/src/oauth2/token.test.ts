@@ -278,3 +278,16 @@ t.test('an expired access token gets 401', async (t) => {
   t.equal(res.headers['www-authenticate'], 'Bearer error="invalid_token"')
   t.match(errorOf(res).message, /expired/)
 })
+
+t.test('the token endpoint is rate limited per client IP', async (t) => {
+  const ctx = await testApp(t, { TOKEN_RATE_LIMIT_MAX: '2' })
+  const guess = (remoteAddress: string) =>
+    ctx.app.inject({ method: 'POST', url: TOKEN, remoteAddress, payload: { grant_type: 'password', username: 'a@example.org', password: 'guess guess' } })
+  t.equal((await guess('10.1.1.1')).statusCode, 400)
+  t.equal((await guess('10.1.1.1')).statusCode, 400)
+  const limited = await guess('10.1.1.1')
+  t.equal(limited.statusCode, 429)
+  t.ok(Number(limited.headers['retry-after']) > 0)
+  t.match(errorOf(limited).message, /Too many token requests/)
+  t.equal((await guess('10.1.1.2')).statusCode, 400, 'another client IP still gets an answer')
+})

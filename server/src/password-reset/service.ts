@@ -3,13 +3,13 @@
 // and signs the user out everywhere.
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
-import { randomToken, sha256Hex } from '../crypto.js'
+import { hashPassword, randomToken, sha256Hex } from '../crypto.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { UsersTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { revokeUserTokens } from '../oauth2/tokens.js'
 import { withQuery } from '../url.js'
-import { checkPasswordPolicy, findUserByEmail, setPassword, type PasswordDeps } from '../users/service.js'
+import { checkPasswordPolicy, findUserByEmail, type PasswordDeps } from '../users/service.js'
 import { sendMail, type Mailer } from './mailer.js'
 
 export const RESET_TOKEN_TTL_MS = 60 * 60 * 1000
@@ -60,25 +60,36 @@ export async function startPasswordReset(db: Db, email: string, deps: MailDeps):
   await sendMail(db, deps.mailer, 'password_reset', { to: user.email, subject: 'Reset your club password', text }, deps.clock)
 }
 
+/** The user of a usable reset token, or a 400 saying why it is not usable. */
+async function userOfResetToken(db: DbOrTx, token: string, now: string) {
+  const row = await db
+    .selectFrom('password_reset_tokens')
+    .innerJoin('users', 'users.id', 'password_reset_tokens.user_id')
+    .selectAll('users')
+    .select(['password_reset_tokens.id as token_id', 'password_reset_tokens.expires_at as token_expires_at', 'password_reset_tokens.used_at'])
+    .where('password_reset_tokens.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst()
+  if (!row) throw new BadRequestError('token is not a valid password reset token')
+  if (row.used_at !== null) throw new BadRequestError('token was already used; request a new password reset')
+  if (row.token_expires_at <= now) throw new BadRequestError('token has expired; request a new password reset')
+  const { token_id: tokenId, token_expires_at: _expires, used_at: _used, ...user } = row
+  return { tokenId, user }
+}
+
 /** Sets the new password of the token's user and revokes all of the user's tokens; answers the user. */
 export async function resetPassword(db: Db, input: { token: string; password: string }, deps: PasswordDeps): Promise<UsersTable> {
   checkPasswordPolicy(input.password)
+  await userOfResetToken(db, input.token, deps.clock.now().toISOString())
+  // scrypt runs before the transaction: inside it, it would hold the one SQLite connection and
+  // every other request would wait for the hash.
+  const passwordHash = await hashPassword(input.password, deps.passwordHashCost)
   return db.transaction().execute(async (tx) => {
     const now = deps.clock.now().toISOString()
-    const row = await tx
-      .selectFrom('password_reset_tokens')
-      .innerJoin('users', 'users.id', 'password_reset_tokens.user_id')
-      .selectAll('users')
-      .select(['password_reset_tokens.id as token_id', 'password_reset_tokens.expires_at as token_expires_at', 'password_reset_tokens.used_at'])
-      .where('password_reset_tokens.token_hash', '=', sha256Hex(input.token))
-      .executeTakeFirst()
-    if (!row) throw new BadRequestError('token is not a valid password reset token')
-    if (row.used_at !== null) throw new BadRequestError('token was already used; request a new password reset')
-    if (row.token_expires_at <= now) throw new BadRequestError('token has expired; request a new password reset')
-    await tx.updateTable('password_reset_tokens').set({ used_at: now }).where('id', '=', row.token_id).execute()
-    await setPassword(tx, row.id, input.password, deps)
-    await revokeUserTokens(tx, row.id, deps.clock)
-    const { token_id: _id, token_expires_at: _expires, used_at: _used, ...user } = row
+    // Checked again inside the transaction: a parallel reset with the same token may have won.
+    const { tokenId, user } = await userOfResetToken(tx, input.token, now)
+    await tx.updateTable('password_reset_tokens').set({ used_at: now }).where('id', '=', tokenId).execute()
+    await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).execute()
+    await revokeUserTokens(tx, user.id, deps.clock)
     return user
   })
 }

@@ -23,6 +23,11 @@ function sendJson(reply: FastifyReply, json: string): FastifyReply {
 }
 
 const replayServers: FastifyPluginAsyncTypebox = async (app) => {
+  if (!app.config.DEVICE_TOKEN_SECRET) {
+    app.log.warn(
+      'DEVICE_TOKEN_SECRET is not set: device tokens derive from a key kept in the database, so a copy of the database yields them; set it in production'
+    )
+  }
   const deps: ReplayServerDeps = {
     clock: app.clock,
     tokenKey: await deviceTokenKey(app.db, app.config, app.clock),

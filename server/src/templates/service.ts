@@ -150,6 +150,16 @@ const noPlaces = (): Places => ({ regions: [], areas: [], pods: [], courts: [] }
  * for the regionId filter), its search entry and the version record. `existing` is the stored row;
  * without it, `create` names the new template.
  */
+const MAX_DATA_DEPTH = 32
+
+/** `data` is free-form, but a nesting deep enough to overflow the stack when serialised is refused. */
+function checkDepth(value: unknown, field: string, depth = 0): void {
+  if (depth > MAX_DATA_DEPTH) throw new BadRequestError(`${field} is nested deeper than ${MAX_DATA_DEPTH} levels`)
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) checkDepth(child, field, depth + 1)
+  }
+}
+
 async function store(
   tx: DbOrTx,
   existing: TemplatesTable | undefined,
@@ -159,6 +169,7 @@ async function store(
   actor: Actor,
   now: string
 ): Promise<Template> {
+  checkDepth(content.data, 'body.data')
   const subtype = typeof content.data.subtype === 'string' ? content.data.subtype : null
   const fields = {
     name: content.name,
@@ -277,6 +288,7 @@ export async function patchTemplate(
   clock: Clock,
   ifMatch?: string
 ): Promise<Template> {
+  if (patch.data !== undefined) checkDepth(patch.data, 'body.data')
   return changeTemplate(db, id, ifMatch, async (tx, row) => {
     const places = (await placesOf(tx, [id])).get(id)!
     const current: TemplateContent = { name: row.name, description: row.description, status: row.status, data: JSON.parse(row.data), places }

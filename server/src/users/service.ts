@@ -94,15 +94,6 @@ export async function checkCredentials(
   return (await verifyPassword(password, user.password_hash)) ? user : undefined
 }
 
-export async function setPassword(db: DbOrTx, userId: string, password: string, deps: PasswordDeps): Promise<void> {
-  checkPasswordPolicy(password)
-  await db
-    .updateTable('users')
-    .set({ password_hash: await hashPassword(password, deps.passwordHashCost), updated_at: deps.clock.now().toISOString() })
-    .where('id', '=', userId)
-    .execute()
-}
-
 /** A user as the rest of the server passes it around (no password hash). */
 export interface UserRecord {
   id: string

@@ -74,6 +74,13 @@ async function checkSeries(db: DbOrTx, ref: { id: string } | null | undefined): 
   return row.id
 }
 
+/** A date-time as stored (UTC ISO). The format check admits leap seconds, which Date cannot hold. */
+function instant(value: string, field: string): string {
+  const ms = Date.parse(value)
+  if (!Number.isFinite(ms)) throw new BadRequestError(`body.${field} is not a representable instant (leap seconds are not)`)
+  return new Date(ms).toISOString()
+}
+
 function checkDates(start: string, end: string): void {
   if (Date.parse(end) <= Date.parse(start)) throw new BadRequestError('body.endDate must be after body.startDate')
 }
@@ -91,7 +98,9 @@ async function writeEventPlaces(tx: DbOrTx, eventId: string, places: Partial<Eve
 }
 
 export async function createEvent(db: DbOrTx, input: EventCreate, clock: Clock): Promise<Event> {
-  checkDates(input.startDate, input.endDate)
+  const startAt = instant(input.startDate, 'startDate')
+  const endAt = instant(input.endDate, 'endDate')
+  checkDates(startAt, endAt)
   return db.transaction().execute(async (tx) => {
     const places = await checkPlaces(tx, { areas: input.areas, pods: input.pods, courts: input.courts })
     const now = clock.now().toISOString()
@@ -102,8 +111,8 @@ export async function createEvent(db: DbOrTx, input: EventCreate, clock: Clock):
       type: input.type,
       subtype: input.subtype ?? null,
       tags: JSON.stringify([...new Set(input.tags ?? [])]),
-      start_at: new Date(input.startDate).toISOString(),
-      end_at: new Date(input.endDate).toISOString(),
+      start_at: startAt,
+      end_at: endAt,
       series_id: await checkSeries(tx, input.series),
       created_at: now,
       updated_at: now
@@ -118,8 +127,8 @@ export async function patchEvent(db: DbOrTx, id: string, patch: EventPatch, cloc
   return db.transaction().execute(async (tx) => {
     const row = await findEvent(tx, id)
     const places = await checkPlaces(tx, { areas: patch.areas, pods: patch.pods, courts: patch.courts })
-    const start = patch.startDate ? new Date(patch.startDate).toISOString() : row.start_at
-    const end = patch.endDate ? new Date(patch.endDate).toISOString() : row.end_at
+    const start = patch.startDate ? instant(patch.startDate, 'startDate') : row.start_at
+    const end = patch.endDate ? instant(patch.endDate, 'endDate') : row.end_at
     checkDates(start, end)
     const changes: Partial<EventsTable> = { ...describedChanges(patch), start_at: start, end_at: end, updated_at: clock.now().toISOString() }
     if (patch.tags !== undefined) changes.tags = JSON.stringify([...new Set(patch.tags)])
