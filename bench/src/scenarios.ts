@@ -1,19 +1,283 @@
-// Scenarios for the areas beyond the foundation (templates, replay servers) and the growth check.
-// Filled in as those areas land.
+// The template and replay-server volumes, seeded through the server's own services so that every
+// row, reference, search entry and version record is exactly what the API would have written, and
+// the scenarios that read them.
+import { randomUUID } from 'node:crypto'
+import { deviceTokenKey, approveReplayServer, registerReplayServer, setReplayServerConfig } from '@club/server/replay-servers/service.js'
+import { createTemplate, patchTemplate } from '@club/server/templates/service.js'
+import type { Clock } from '@club/server/clock.js'
 import type { Db } from '@club/server/db/database.js'
-import type { Scenario } from './server-bench.js'
+import type { TemplateStatus } from '@club/contract'
+import { load, type LoadResult, type Started } from './harness.js'
 import type { SeededUsers } from './seed.js'
 
-export type Seeded = Record<string, unknown>
-
-export async function seedExtra(_db: Db, _scale: number, _users: SeededUsers): Promise<Seeded> {
-  return {}
+export interface Seeded {
+  users: SeededUsers
+  /** Bearer tokens of staff and admin users: the template routes refuse members. */
+  staffTokens: string[]
+  templateIds: string[]
+  areaIds: string[]
+  /** Templates per area, to choose a deep page that exists. */
+  perArea: number
+  /** A phrase that about 1% of template names contain. */
+  searchTerm: string
+  searchMatches: number
+  /** serverIds of approved boxes with a configuration. */
+  serverIds: string[]
+  /** The ETag each of those boxes last received, filled in once the server runs. */
+  etags: string[]
 }
 
-export function scenarios(_duration: number, _connections: number): Scenario[] {
-  return []
+export interface Scenario {
+  name: string
+  /** The share of the baseline's requests per second this route is held to, if any. */
+  target?: number
+  /** Also measured at each size of the growth check. */
+  growth?: boolean
+  run(server: Started, seeded: Seeded, durationSeconds: number, connections: number): Promise<LoadResult>
 }
 
-export async function growthCheck(_duration: number, _connections: number, _scale: number): Promise<unknown> {
-  return null
+const pick = <T>(list: T[], i: number): T => list[i % list.length]!
+
+/** A clock one second ahead on every reading, so that templates get distinct updated_at values. */
+function steppingClock(start = Date.parse('2026-01-01T00:00:00Z')): Clock {
+  let t = start
+  return { now: () => new Date((t += 1000)) }
 }
+
+const SPORTS = ['Padel', 'Tennis', 'Squash', 'Badminton', 'Pickleball', 'Table tennis', 'Volleyball', 'Basketball', 'Futsal', 'Netball']
+const GROUPS = ['Junior', 'Senior', 'Ladies', 'Mens', 'Mixed', 'Beginners', 'Improvers', 'Advanced', 'Veterans', 'Family']
+const KINDS = ['clinic', 'league', 'social', 'lesson', 'tournament', 'camp']
+const STATUSES: TemplateStatus[] = ['DRAFT', 'PUBLISHED', 'PUBLISHED', 'PUBLISHED', 'ARCHIVED']
+
+export interface Venue {
+  areaIds: string[]
+}
+
+/** 5 regions with 10 areas each, inserted directly (the venue routes are not what is measured). */
+export async function seedVenue(db: Db): Promise<Venue> {
+  const now = new Date().toISOString()
+  const areaIds: string[] = []
+  await db.transaction().execute(async (tx) => {
+    for (let r = 0; r < 5; r++) {
+      const regionId = randomUUID()
+      await tx.insertInto('regions').values({ id: regionId, name: `Region ${r}`, slug: `region-${r}`, created_at: now, updated_at: now }).execute()
+      for (let a = 0; a < 10; a++) {
+        const id = randomUUID()
+        areaIds.push(id)
+        await tx.insertInto('areas').values({ id, region_id: regionId, name: `Area ${r}.${a}`, slug: `area-${r}-${a}`, created_at: now, updated_at: now }).execute()
+      }
+    }
+  })
+  return { areaIds }
+}
+
+/**
+ * Grows the templates to a given count, so that the growth check can measure at 1,000 and 10,000
+ * and the main run at 100,000 with one seeding. Each template is created, half are patched once
+ * and a fifth twice more, so about 1.7 versions each. The services open their own transaction per
+ * change (they cannot nest in an outer one); with WAL and synchronous=NORMAL a commit costs no
+ * fsync, which keeps that affordable.
+ */
+export class TemplateSeeder {
+  readonly ids: string[] = []
+  private readonly clock = steppingClock()
+  private readonly actors: Array<{ id: string }>
+
+  constructor(
+    private readonly db: Db,
+    private readonly venue: Venue,
+    staffIds: string[]
+  ) {
+    this.actors = staffIds.map((id) => ({ id }))
+  }
+
+  async seedTo(count: number): Promise<number> {
+    const started = performance.now()
+    for (let i = this.ids.length; i < count; i++) {
+      const actor = pick(this.actors, i)
+      const sport = SPORTS[i % SPORTS.length]!
+      const group = GROUPS[Math.floor(i / SPORTS.length) % GROUPS.length]!
+      const kind = KINDS[i % KINDS.length]!
+      const areas = [pick(this.venue.areaIds, i * 7), ...(i % 3 === 0 ? [pick(this.venue.areaIds, i * 7 + 1)] : [])]
+      const template = await createTemplate(
+        this.db,
+        {
+          type: i % 10 < 7 ? 'EVENT' : 'SERIES',
+          name: `${sport} ${group} ${kind} ${i}`,
+          ...(i % 4 === 0 ? {} : { description: `Weekly ${kind} for ${group.toLowerCase()} players, ${sport.toLowerCase()} courts.` }),
+          status: 'DRAFT',
+          data: { subtype: kind, durationMinutes: 60 + (i % 4) * 30, tags: [sport.toLowerCase(), group.toLowerCase()] },
+          areas: { items: [...new Set(areas)].map((id) => ({ id })) }
+        },
+        actor,
+        this.clock
+      )
+      this.ids.push(template.id)
+      if (i % 2 === 0) await patchTemplate(this.db, template.id, { status: pick(STATUSES, i) }, actor, this.clock)
+      if (i % 5 === 0) await patchTemplate(this.db, template.id, { data: { ...template.data, durationMinutes: 45 } }, actor, this.clock)
+    }
+    return performance.now() - started
+  }
+
+  /** Templates per area: each template is in one area, every third in two. */
+  perArea(): number {
+    return Math.floor((this.ids.length * (4 / 3)) / this.venue.areaIds.length)
+  }
+}
+
+/** The phrase the search scenario looks for: one sport and group pair, about 1% of names. */
+export const SEARCH_TERM = `${SPORTS[3]} ${GROUPS[4]}`
+
+/**
+ * `count` boxes registered through the service; nine in ten approved for an area with a two-camera
+ * configuration, the rest left pending. Answers the approved boxes' serverIds.
+ */
+export async function seedReplayServers(db: Db, count: number, venue: Venue): Promise<string[]> {
+  const clock = { now: () => new Date() }
+  const deps = { clock, tokenKey: await deviceTokenKey(db, { DEVICE_TOKEN_SECRET: '' }, clock), pollIntervalSeconds: 30 }
+  const serverIds: string[] = []
+  for (let i = 0; i < count; i++) {
+    const { serverId } = await registerReplayServer(
+      db,
+      { deviceId: `bench-box-${i}`, hostname: `box-${i}`, version: '1.0.0', localIp: `10.0.${i >> 8}.${i & 255}` },
+      deps
+    )
+    if (i % 10 === 9) continue
+    const { id } = await db.selectFrom('replay_servers').select('id').where('device_id', '=', `bench-box-${i}`).executeTakeFirstOrThrow()
+    await approveReplayServer(db, id, { areaId: pick(venue.areaIds, i) }, deps)
+    await setReplayServerConfig(
+      db,
+      id,
+      {
+        cleanupEnabled: true,
+        cameras: [1, 2].map((n) => ({ id: `cam-${n}`, name: `Court ${n}`, feed: `rtsp://10.0.${i >> 8}.${i & 255}:554/stream${n}` }))
+      },
+      deps
+    )
+    serverIds.push(serverId)
+  }
+  return serverIds
+}
+
+export const statusPath = (serverId: string) => `/apis/v2/replay-servers/device/${serverId}/status`
+
+/** Polls every box once, as a box would after approval, and keeps the ETag each received. */
+export async function collectEtags(server: Started, serverIds: string[]): Promise<string[]> {
+  const etags: string[] = []
+  for (let i = 0; i < serverIds.length; i += 50) {
+    const chunk = await Promise.all(
+      serverIds.slice(i, i + 50).map(async (id) => {
+        const res = await fetch(`${server.url}${statusPath(id)}`)
+        if (res.status !== 200) throw new Error(`status poll of a seeded box answered ${res.status}`)
+        await res.arrayBuffer()
+        return res.headers.get('etag')!
+      })
+    )
+    etags.push(...chunk)
+  }
+  return etags
+}
+
+const bearer = (seeded: Seeded) => (i: number) => ({ authorization: `Bearer ${pick(seeded.staffTokens, i)}` })
+
+/** Up to 10,000 distinct paths, spread over the whole list (a rotation, not a hot subset). */
+function spread<T>(list: T[], toPath: (item: T, i: number) => string, max = 10_000): string[] {
+  const step = Math.max(1, Math.floor(list.length / max))
+  const paths: string[] = []
+  for (let i = 0; i < list.length && paths.length < max; i += step) paths.push(toPath(list[i]!, i))
+  return paths
+}
+
+/** A page about 90% of the way through `matches` results, 20 to a page. */
+const deepPage = (matches: number) => Math.max(2, Math.floor((matches / 20) * 0.9))
+
+export const scenarios: Scenario[] = [
+  {
+    name: 'GET replay-servers/device/{serverId}/status',
+    target: 0.6,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({ name: 'status poll', url: server.url, paths: seeded.serverIds.map(statusPath), durationSeconds, connections })
+  },
+  {
+    name: 'GET replay-servers/device/{serverId}/status (304)',
+    target: 0.75,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({
+        name: 'status poll 304',
+        url: server.url,
+        paths: seeded.serverIds.map(statusPath),
+        headers: (i) => ({ 'if-none-match': pick(seeded.etags, i) }),
+        expectStatus: 304,
+        durationSeconds,
+        connections
+      })
+  },
+  {
+    name: 'GET templates/{id} (Bearer)',
+    target: 0.5,
+    growth: true,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({
+        name: 'template read',
+        url: server.url,
+        paths: spread(seeded.templateIds, (id) => `/apis/v2/templates/${id}`),
+        headers: bearer(seeded),
+        durationSeconds,
+        connections
+      })
+  },
+  {
+    name: 'GET templates?ipp=20&areaId= page 1',
+    target: 0.25,
+    growth: true,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({
+        name: 'list by area',
+        url: server.url,
+        paths: seeded.areaIds.map((a) => `/apis/v2/templates?ipp=20&areaId=${a}`),
+        headers: bearer(seeded),
+        durationSeconds,
+        connections
+      })
+  },
+  {
+    name: 'GET templates?ipp=20&areaId= deep page',
+    target: 0.25,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({
+        name: 'list by area, deep',
+        url: server.url,
+        paths: seeded.areaIds.map((a) => `/apis/v2/templates?ipp=20&areaId=${a}&page=${deepPage(seeded.perArea)}`),
+        headers: bearer(seeded),
+        durationSeconds,
+        connections
+      })
+  },
+  {
+    name: 'GET templates?ipp=20&search= page 1',
+    target: 0.25,
+    growth: true,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({
+        name: 'list by search',
+        url: server.url,
+        paths: [`/apis/v2/templates?ipp=20&search=${encodeURIComponent(seeded.searchTerm)}`],
+        headers: bearer(seeded),
+        durationSeconds,
+        connections
+      })
+  },
+  {
+    name: 'GET templates?ipp=20&search= deep page',
+    target: 0.25,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({
+        name: 'list by search, deep',
+        url: server.url,
+        paths: [`/apis/v2/templates?ipp=20&search=${encodeURIComponent(seeded.searchTerm)}&page=${deepPage(seeded.searchMatches)}`],
+        headers: bearer(seeded),
+        durationSeconds,
+        connections
+      })
+  }
+]

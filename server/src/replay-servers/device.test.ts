@@ -134,6 +134,7 @@ t.test('the status answer carries an ETag; a matching If-None-Match answers 304 
   const again = await poll(ctx, serverId, '', { 'if-none-match': etag })
   t.equal(again.statusCode, 304)
   t.equal(again.body, '')
+  t.equal(again.headers['content-length'], undefined, 'no Content-Length announcing a body that is not sent')
   t.equal(again.headers.etag, etag)
   t.equal((await poll(ctx, serverId, '', { 'if-none-match': `"other", W/${etag}` })).statusCode, 304, 'lists and weak tags match')
   t.equal((await poll(ctx, serverId, '', { 'if-none-match': '"other"' })).statusCode, 200)

@@ -49,7 +49,9 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
       const etag = `"${sha256Hex(body)}"`
       // The answer may carry the access token: no shared cache may keep it.
       reply.header('etag', etag).header('cache-control', 'no-store')
-      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(null)
+      // No payload at all (the 304 schema's null only documents that): send(null) serialises "null"
+      // and announces Content-Length: 4 on a 304, which strict HTTP clients wait for (autocannon hung).
+      if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(undefined as never)
       return sendJson(reply, body)
     }
   })

@@ -362,13 +362,35 @@ function searchCondition(search: string): Expression<unknown> {
   return sql`(instr(lower(template_search.name), ${needle}) > 0 or instr(lower(coalesce(template_search.description, '')), ${needle}) > 0)`
 }
 
+type RefFilter = ['court' | 'pod' | 'area' | 'in_region', string]
+type RefsQuery = SelectQueryBuilder<Database, 'template_refs', object>
+
+/** Keeps the rows whose template also has each of `refs`; `templateId` names the column to match. */
+function withRefs<Q extends SelectQueryBuilder<Database, any, object>>(query: Q, refs: RefFilter[], templateId: 'templates.id' | 'template_refs.template_id'): Q {
+  let filtered = query
+  for (const [kind, refId] of refs) {
+    filtered = filtered.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('template_refs as also')
+          .select('also.template_id')
+          .whereRef('also.template_id', '=', sql.ref(templateId))
+          .where('also.kind', '=', kind)
+          .where('also.ref_id', '=', refId)
+      )
+    ) as Q
+  }
+  return filtered
+}
+
 /**
  * The list query for the filters, without its selection, and the order that the driving index
  * gives. The most selective index drives (search, then court, pod, area, region, then the
  * templates' own column indexes) through a CROSS JOIN, which SQLite never reorders; the other
- * filters are checked on each row it yields.
+ * filters are checked on each row it yields. `refsOnly` is set when only place filters are given:
+ * the same matches from template_refs alone, since a reference always has its template (foreign
+ * key, cascading delete).
  */
-function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filtered; order: [string, string] } {
+function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filtered; refsOnly?: RefsQuery; order: [string, string] } {
   const refFilters = (
     [
       ['court', query.courtId],
@@ -380,7 +402,9 @@ function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filte
 
   let filtered: Filtered
   let order: [string, string] = ['templates.updated_at', 'templates.id']
-  let others = refFilters
+  let others: RefFilter[] = refFilters
+  let refsOnly: RefsQuery | undefined
+  const templateColumns = query.type !== undefined || query.status !== undefined || query.subtype !== undefined
   if (query.search !== undefined) {
     filtered = db
       .selectFrom('template_search')
@@ -391,46 +415,50 @@ function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filte
     const [[kind, refId], ...rest] = refFilters
     others = rest
     order = ['template_refs.updated_at', 'template_refs.template_id']
-    filtered = db
-      .selectFrom('template_refs')
-      .crossJoin('templates')
-      .whereRef('templates.id', '=', 'template_refs.template_id')
-      .where('template_refs.kind', '=', kind)
-      .where('template_refs.ref_id', '=', refId) as unknown as Filtered
+    const driver = db.selectFrom('template_refs').where('template_refs.kind', '=', kind).where('template_refs.ref_id', '=', refId)
+    if (!templateColumns) refsOnly = withRefs(driver, others, 'template_refs.template_id')
+    filtered = driver.crossJoin('templates').whereRef('templates.id', '=', 'template_refs.template_id') as unknown as Filtered
   } else {
     filtered = db.selectFrom('templates')
   }
-  for (const [kind, refId] of others) {
-    filtered = filtered.where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('template_refs as also')
-          .select('also.template_id')
-          .whereRef('also.template_id', '=', 'templates.id')
-          .where('also.kind', '=', kind)
-          .where('also.ref_id', '=', refId)
-      )
-    )
-  }
+  filtered = withRefs(filtered, others, 'templates.id')
   if (query.type !== undefined) filtered = filtered.where('templates.type', '=', query.type)
   if (query.status !== undefined) filtered = filtered.where('templates.status', '=', query.status)
   if (query.subtype !== undefined) filtered = filtered.where('templates.subtype', '=', query.subtype)
-  return { query: filtered, order }
+  return { query: filtered, ...(refsOnly ? { refsOnly } : {}), order }
 }
 
 /** The two queries of a list request: its page of rows and the count of all matches. */
 export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
   const page = pageRequest(query)
-  const { query: filtered, order } = filteredTemplates(db, query)
-  return {
-    page,
-    rows: filtered
-      .selectAll('templates')
-      .orderBy(sql.ref(order[0]), 'desc')
-      .orderBy(sql.ref(order[1]), 'asc')
-      .limit(page.ipp)
-      .offset(page.offset),
-    count: filtered.select((eb) => eb.fn.countAll<number>().as('total'))
-  }
+  const { query: filtered, refsOnly, order } = filteredTemplates(db, query)
+  // With only place filters, the count and the page's ids come from the template_refs index alone
+  // and just the page's rows are read from templates. Joining inside made both grow with the matches
+  // at a B-tree look-up each: the count over all of them, a deep page over every row it skipped.
+  const rows: SelectQueryBuilder<Database, 'templates', TemplatesTable> = refsOnly
+    ? (db
+        .selectFrom(
+          refsOnly
+            .select(['template_refs.template_id', 'template_refs.updated_at'])
+            .orderBy('template_refs.updated_at', 'desc')
+            .orderBy('template_refs.template_id', 'asc')
+            .limit(page.ipp)
+            .offset(page.offset)
+            .as('page')
+        )
+        .crossJoin('templates')
+        .whereRef('templates.id', '=', 'page.template_id')
+        .selectAll('templates')
+        .orderBy('page.updated_at', 'desc')
+        .orderBy('page.template_id', 'asc') as unknown as SelectQueryBuilder<Database, 'templates', TemplatesTable>)
+    : filtered
+        .selectAll('templates')
+        .orderBy(sql.ref(order[0]), 'desc')
+        .orderBy(sql.ref(order[1]), 'asc')
+        .limit(page.ipp)
+        .offset(page.offset)
+  const counted = (refsOnly as unknown as Filtered | undefined) ?? filtered
+  return { page, rows, count: counted.select((eb) => eb.fn.countAll<number>().as('total')) }
 }
 
 /** One page of the templates matching every filter given, newest change first, then by id. */

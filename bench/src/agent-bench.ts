@@ -1,0 +1,338 @@
+// `pnpm bench:agent`: the recording agent against the real server on loopback, with 1, 4 and 8
+// synthetic 720p25 cameras each served by its own ffmpeg over HTTP. Reports the agent process's own
+// resident memory and CPU (its ffmpeg children excluded), the recording ffmpegs' CPU per camera, and
+// how fast a 60-second clip exports (plain, with logo and postroll, with the full correction chain).
+// Bounded: every wait has a deadline, and every process started is stopped, also on failure.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
+import { machine, repoRoot, startNode, table, writeResults, type Started } from './harness.js'
+import { seedVenue } from './scenarios.js'
+import { seedUsers } from './seed.js'
+
+/** Seconds each camera count is measured for, after the cameras are recording. */
+const PHASE_SECONDS = Number(process.env.BENCH_AGENT_SECONDS ?? 30)
+const CAMERA_COUNTS = (process.env.BENCH_AGENT_CAMERAS ?? '1,4,8').split(',').map(Number)
+const CLIP_SECONDS = 60
+/** The whole run is abandoned (and cleaned up) after this long. */
+const DEADLINE_MS = Number(process.env.BENCH_AGENT_TIMEOUT ?? 900) * 1000
+const AGENT_MAIN = process.env.BENCH_AGENT_MAIN ?? join(repoRoot, 'agent', 'dist', 'main.js')
+const FFMPEG = process.env.BENCH_FFMPEG ?? 'ffmpeg'
+const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || 100)
+
+const deadline = Date.now() + DEADLINE_MS
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Every process this run started, stopped in reverse order at the end whatever happens. */
+const children: Array<{ name: string; stop(): Promise<void> }> = []
+
+async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
+  const end = Math.min(deadline, Date.now() + timeoutMs)
+  for (;;) {
+    const value = await check().catch(() => undefined)
+    if (value !== undefined) return value
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`)
+    await sleep(500)
+  }
+}
+
+function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    const kill = setTimeout(() => child.kill('SIGKILL'), graceMs)
+    child.once('exit', () => {
+      clearTimeout(kill)
+      resolve()
+    })
+    child.kill('SIGTERM')
+  })
+}
+
+function ffmpeg(args: string[]): void {
+  const result = spawnSync(FFMPEG, ['-hide_banner', '-loglevel', 'error', '-y', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+  if (result.status !== 0) throw new Error(`ffmpeg ${args.join(' ')} failed: ${result.stderr?.toString() ?? result.error}`)
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address() as { port: number }
+      server.close(() => resolve(address.port))
+    })
+  })
+}
+
+/** The media every camera loops, the logo, the postroll and an identity 3D LUT. */
+function makeMedia(dir: string) {
+  const media = {
+    source: join(dir, 'camera.ts'),
+    logo: join(dir, 'logo.png'),
+    postroll: join(dir, 'postroll.mp4'),
+    lut: join(dir, 'identity.cube')
+  }
+  // Encoded once: serving it is a copy, so the cameras cost little of the machine the agent runs on.
+  ffmpeg(['-f', 'lavfi', '-i', 'testsrc2=size=1280x720:rate=25', '-t', '20', '-c:v', 'libx264', '-preset', 'veryfast', '-g', '50', '-pix_fmt', 'yuv420p', '-f', 'mpegts', media.source])
+  ffmpeg(['-f', 'lavfi', '-i', 'color=c=white:s=200x80', '-frames:v', '1', media.logo])
+  ffmpeg(['-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=25', '-t', '3', '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p', media.postroll])
+  const size = 2
+  const lines = ['LUT_3D_SIZE 2']
+  for (let b = 0; b < size; b++) for (let g = 0; g < size; g++) for (let r = 0; r < size; r++) lines.push(`${r} ${g} ${b}`)
+  writeFileSync(media.lut, `${lines.join('\n')}\n`)
+  return media
+}
+
+/**
+ * A camera: ffmpeg serving the looped source over HTTP at its real rate. ffmpeg's HTTP server takes
+ * one client and ends with it, so it is started again whenever it ends (a recorder that reconnects
+ * finds its camera again).
+ */
+function startCamera(source: string, port: number) {
+  let current: ChildProcess | undefined
+  let stopped = false
+  const run = () => {
+    if (stopped) return
+    current = spawn(
+      FFMPEG,
+      ['-hide_banner', '-loglevel', 'error', '-re', '-stream_loop', '-1', '-i', source, '-c', 'copy', '-f', 'mpegts', '-listen', '1', `http://127.0.0.1:${port}/stream.ts`],
+      { stdio: 'ignore' }
+    )
+    current.once('exit', () => setTimeout(run, 200))
+  }
+  run()
+  const camera = {
+    name: `camera :${port}`,
+    feed: `http://127.0.0.1:${port}/stream.ts`,
+    stop: async () => {
+      stopped = true
+      if (current) await stopChild(current, 2000)
+    }
+  }
+  children.push(camera)
+  return camera
+}
+
+/** utime + stime of one process (not its children), in seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // Fields after the command name (which may hold spaces) start at field 3.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+}
+
+function rssMb(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return match ? Number(match[1]) / 1024 : NaN
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits
+
+interface AgentCamera {
+  id: string
+  state: string
+  pid: number | null
+}
+
+async function main() {
+  if (spawnSync(FFMPEG, ['-version']).status !== 0) throw new Error(`${FFMPEG} is needed (apt-get install ffmpeg)`)
+  if (!existsSync(AGENT_MAIN)) throw new Error(`${AGENT_MAIN} is missing: build the agent first (npx tsc -b)`)
+  const dir = mkdtempSync(join(tmpdir(), 'club-agent-bench-'))
+  const load1 = loadavg()[0]!
+  try {
+    process.stdout.write(`preparing media, server and ${Math.max(...CAMERA_COUNTS)} cameras in ${dir}…\n`)
+    const media = makeMedia(dir)
+
+    const database = join(dir, 'club.db')
+    const db = openDatabase(database)
+    await migrateToLatest(db)
+    const users = await seedUsers(db, 1, 1024)
+    const { areaIds } = await seedVenue(db)
+    await db.destroy()
+    const server: Started = await startNode(join(repoRoot, 'server', 'dist', 'main.js'), {
+      // info: startNode waits for Fastify's "Server listening at" line.
+      LOG_LEVEL: 'info',
+      DATABASE_URL: database,
+      // The agent picks up each configuration change within a second.
+      REPLAY_POLL_INTERVAL_SECONDS: '1'
+    })
+    children.push({ name: 'server', stop: () => server.stop() })
+    const admin = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${server.url}/apis/v2/admin/replay-servers${path}`, {
+        method,
+        headers: { authorization: `Bearer ${users.adminToken}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) })
+      })
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`)
+      return res.json() as Promise<any>
+    }
+
+    process.stdout.write(`server on ${server.url}\n`)
+    const cameras = await Promise.all(Array.from({ length: Math.max(...CAMERA_COUNTS) }, async () => startCamera(media.source, await freePort())))
+
+    const agentPort = await freePort()
+    const agentUrl = `http://127.0.0.1:${agentPort}`
+    const stateDir = join(dir, 'agent-state')
+    const configPath = join(dir, 'agent.json')
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        serverUrl: server.url,
+        stateDir,
+        recordingsDir: join(dir, 'recordings'),
+        clipsDir: join(dir, 'clips'),
+        deviceId: 'bench-agent',
+        httpHost: '127.0.0.1',
+        httpPort: agentPort,
+        logLevel: 'warn'
+      })
+    )
+    mkdirSync(stateDir, { recursive: true })
+    const agent = spawn(process.execPath, [AGENT_MAIN, '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let agentErr = ''
+    agent.stderr!.on('data', (d) => (agentErr = (agentErr + d).slice(-4000)))
+    // Its recorders are its children: a hard stop would orphan them, so their pids are kept too.
+    const recorderPids = new Set<number>()
+    children.push({
+      name: 'agent',
+      stop: async () => {
+        await stopChild(agent, 20_000)
+        for (const pid of recorderPids) {
+          try {
+            process.kill(pid, 'SIGKILL')
+          } catch {
+            // already gone, as it should be
+          }
+        }
+      }
+    })
+    agent.once('exit', (code) => {
+      if (code !== 0 && code !== null) process.stderr.write(`agent exited with ${code}: ${agentErr}\n`)
+    })
+
+    process.stdout.write(`agent started on ${agentUrl}; waiting for its registration…\n`)
+    const record = await until('the agent to register', async () => (await admin('GET', '?deviceId=bench-agent')).items[0] as { id: string } | undefined)
+    await admin('POST', `/${record.id}/approve`, { areaId: areaIds[0] })
+    const agentState = () => JSON.parse(readFileSync(join(stateDir, 'state.json'), 'utf8')) as { accessToken?: string; config?: Record<string, unknown> }
+
+    // Camera 2 carries the whole correction chain. Recording is a stream copy, so corrections cost
+    // nothing until a clip is exported; they are set from the start.
+    const corrections = { distortion1: 0.12, distortion2: 0.04, rotation: 3, scale: 0.9, vignette: 0.5, lutPath: media.lut }
+    const cameraConfig = (n: number) =>
+      cameras.slice(0, n).map((c, i) => ({ id: `cam-${i + 1}`, name: `Court ${i + 1}`, feed: c.feed, audioCodec: 'none', ...(i === 1 ? corrections : {}) }))
+    const agentCameras = async () => (await (await fetch(`${agentUrl}/cameras`)).json()) as AgentCamera[]
+
+    const phases: Array<Record<string, number>> = []
+    let firstRecording = 0
+    for (const n of CAMERA_COUNTS) {
+      await admin('PUT', `/${record.id}/config`, { cleanupEnabled: false, cameras: cameraConfig(n) })
+      await until(`${n} cameras recording`, async () => {
+        const list = await agentCameras()
+        const live = list.filter((c) => c.state === 'recording' && c.pid !== null)
+        return live.length === n && list.length === n ? true : undefined
+      })
+      firstRecording ||= Date.now()
+      // A settling moment: ffmpeg's start (probing the feed) is not steady recording.
+      await sleep(5000)
+      const pids = (await agentCameras()).map((c) => c.pid!).filter(Boolean)
+      pids.forEach((p) => recorderPids.add(p))
+      const agentCpu0 = cpuSeconds(agent.pid!)
+      const recCpu0 = pids.map(cpuSeconds)
+      const rss: number[] = []
+      const started = performance.now()
+      while (performance.now() - started < PHASE_SECONDS * 1000) {
+        rss.push(rssMb(agent.pid!))
+        await sleep(1000)
+      }
+      const seconds = (performance.now() - started) / 1000
+      const after = (await agentCameras()).filter((c) => c.state === 'recording')
+      const samePids = pids.filter((p) => after.some((c) => c.pid === p))
+      const recCpu = samePids.reduce((sum, p) => sum + cpuSeconds(p) - recCpu0[pids.indexOf(p)]!, 0)
+      phases.push({
+        cameras: n,
+        agentCpuPercent: round(((cpuSeconds(agent.pid!) - agentCpu0) / seconds) * 100, 2),
+        agentRssMbMax: round(Math.max(...rss)),
+        agentRssMbMean: round(rss.reduce((a, b) => a + b, 0) / rss.length),
+        recordingCpuPercentPerCamera: round((recCpu / seconds / Math.max(1, samePids.length)) * 100, 2),
+        recordersRestarted: pids.length - samePids.length
+      })
+      process.stdout.write(`  ${n} camera(s): ${JSON.stringify(phases.at(-1))}\n`)
+    }
+
+    // Exports: the last minute of camera 1 (plain, then with logo and postroll) and of camera 2 (the
+    // correction chain, with logo and postroll), while every camera goes on recording.
+    const token = agentState().accessToken
+    if (!token) throw new Error('the agent holds no access token')
+    const exportClip = async (cameraId: string) => {
+      const end = new Date(Date.now() - 12_000)
+      const start = new Date(end.getTime() - CLIP_SECONDS * 1000)
+      const t = performance.now()
+      const res = await fetch(`${agentUrl}/clips`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ cameraId, start: start.toISOString(), end: end.toISOString() }),
+        signal: AbortSignal.timeout(Math.max(1000, Math.min(600_000, deadline - Date.now())))
+      })
+      const seconds = (performance.now() - t) / 1000
+      const body = (await res.json()) as { duration?: number; message?: string }
+      if (!res.ok) throw new Error(`clip export of ${cameraId} answered ${res.status}: ${body.message}`)
+      return { exportSeconds: round(seconds, 2), clipSeconds: round(body.duration ?? 0, 2), timesRealTime: round(CLIP_SECONDS / seconds, 2) }
+    }
+    const all = Math.max(...CAMERA_COUNTS)
+    const exports: Array<Record<string, string | number>> = []
+    // The clip ends 12 s ago (segments complete) and needs a minute before that.
+    const footageFor = Date.now() - firstRecording
+    if (footageFor < (CLIP_SECONDS + 15) * 1000) await sleep((CLIP_SECONDS + 15) * 1000 - footageFor)
+    exports.push({ clip: 'plain', ...(await exportClip('cam-1')) })
+    await admin('PUT', `/${record.id}/config`, { cleanupEnabled: false, logoPath: media.logo, logoPlacement: 'top-right', postrollPath: media.postroll, cameras: cameraConfig(all) })
+    await until('the agent to hold the logo configuration', async () => (agentState().config?.postrollPath ? true : undefined))
+    exports.push({ clip: 'logo + postroll', ...(await exportClip('cam-1')) })
+    exports.push({ clip: 'full correction chain + logo + postroll', ...(await exportClip('cam-2')) })
+
+    const load2 = loadavg()[0]!
+    process.stdout.write(
+      `\n${table(
+        phases.map((p) => ({
+          cameras: p.cameras!,
+          'agent CPU % of a core': p.agentCpuPercent!,
+          'agent RSS MB (max)': p.agentRssMbMax!,
+          'recording CPU % per camera': p.recordingCpuPercentPerCamera!,
+          'recorder restarts': p.recordersRestarted!
+        }))
+      )}\n\n${table(
+        exports.map((e) => ({
+          [`${CLIP_SECONDS} s clip`]: e.clip!,
+          'export s': e.exportSeconds!,
+          'clip s (with postroll)': e.clipSeconds!,
+          'x real time': e.timesRealTime!
+        }))
+      )}\n`
+    )
+    process.stdout.write(`targets: agent < 100 MB and < 2% of a core at 8 cameras; recording < 2% per camera; logo+postroll >= 3x, full chain >= 1.2x\n`)
+    process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
+    const file = writeResults('agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports })
+    process.stdout.write(`results written to ${file}\n`)
+  } finally {
+    for (const child of children.splice(0).reverse()) await child.stop().catch(() => undefined)
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+const abort = setTimeout(() => {
+  process.stderr.write(`agent benchmark: over ${DEADLINE_MS / 1000}s, stopping\n`)
+  void Promise.all(children.splice(0).map((c) => c.stop().catch(() => undefined))).then(() => process.exit(1))
+}, DEADLINE_MS)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void Promise.all(children.splice(0).map((c) => c.stop().catch(() => undefined))).then(() => process.exit(130)))
+}
+try {
+  await main()
+} catch (err) {
+  process.stderr.write(`agent benchmark failed: ${(err as Error).stack ?? err}\n`)
+  process.exitCode = 1
+} finally {
+  clearTimeout(abort)
+}
