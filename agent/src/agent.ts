@@ -1,0 +1,201 @@
+// The agent put together: the poller's answers drive the recorder, the cleanup job and updates;
+// the local API reads from all of them. Every part is handed its dependencies here.
+import { spawn } from 'node:child_process'
+import { mkdir } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { FastifyInstance } from 'fastify'
+import type { ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import { Cleanup, freeDiskBytes } from './cleanup.js'
+import { ClipError, ClipExporter } from './clips/export.js'
+import { SegmentLeases } from './clips/leases.js'
+import type { AgentConfig } from './config.js'
+import { ControlClient } from './control/client.js'
+import { StatusPoller } from './control/poller.js'
+import { StateStore } from './control/state.js'
+import { buildLocalApi, HttpError } from './http.js'
+import type { Identity } from './identity.js'
+import type { Logger } from './log.js'
+import { snapshotArgs } from './recorder/pipeline.js'
+import type { FfmpegRunner } from './recorder/runner.js'
+import { listSegments } from './recorder/segments.js'
+import { Recorder } from './recorder/supervisor.js'
+
+export interface AgentOptions {
+  config: AgentConfig
+  identity: Identity
+  runner: FfmpegRunner
+  log: Logger
+}
+
+export class Agent {
+  private readonly state: StateStore
+  private readonly poller: StatusPoller
+  private readonly recorder: Recorder
+  private readonly cleanup: Cleanup
+  private readonly exporter: ClipExporter
+  private readonly abort = new AbortController()
+  private http?: FastifyInstance
+  private polling?: Promise<void>
+  private pendingUpdate: PendingUpdate | null = null
+  private serverConfig: ReplayServerConfig | undefined
+
+  constructor(private readonly options: AgentOptions) {
+    const { config, identity, runner, log } = options
+    this.state = new StateStore(config.stateDir)
+    const leases = new SegmentLeases()
+    this.recorder = new Recorder({ runner, recordingsDir: config.recordingsDir, segmentSeconds: config.segmentSeconds, log })
+    this.cleanup = new Cleanup({
+      recordingsDir: config.recordingsDir,
+      clipsDir: config.clipsDir,
+      retentionHours: config.retentionHours,
+      minFreeDiskMb: config.minFreeDiskMb,
+      schedule: config.cleanupSchedule,
+      inUse: () => leases.paths(),
+      log
+    })
+    this.exporter = new ClipExporter({
+      runner,
+      recordingsDir: config.recordingsDir,
+      clipsDir: config.clipsDir,
+      segmentSeconds: config.segmentSeconds,
+      maxClipSeconds: config.maxClipSeconds,
+      leases,
+      log
+    })
+    this.poller = new StatusPoller({
+      client: new ControlClient({ baseUrl: config.serverUrl, timeoutMs: config.requestTimeoutSeconds * 1000 }),
+      state: this.state,
+      identity,
+      ...(config.displayName ? { displayName: config.displayName } : {}),
+      ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
+      log,
+      onStatus: (answer) => this.onStatus(answer)
+    })
+  }
+
+  /** The local API's address once listening. */
+  get address(): string | undefined {
+    const address = this.http?.server.address()
+    return address && typeof address === 'object' ? `http://${address.address}:${address.port}` : undefined
+  }
+
+  async start(): Promise<void> {
+    const { config, log, identity } = this.options
+    await Promise.all([config.stateDir, config.recordingsDir, config.clipsDir].map((d) => mkdir(d, { recursive: true })))
+    const saved = this.state.load()
+    // The server may be away right now: go on recording with what it last approved.
+    if (saved.config && saved.accessToken) {
+      log.info({ cameras: saved.config.cameras.length }, 'resuming with the last approved configuration')
+      this.poller.status = 'APPROVED'
+      await this.applyConfig(saved.config)
+    }
+    this.http = await buildLocalApi(
+      {
+        health: () => this.health(),
+        accessToken: () => this.state.load().accessToken,
+        snapshot: (id, out) => this.snapshot(id, out),
+        exportClip: (request) => this.exportClip(request)
+      },
+      log
+    )
+    await this.http.listen({ port: config.httpPort, host: config.httpHost })
+    log.info({ deviceId: identity.deviceId, hostname: identity.hostname, version: identity.version, localApi: this.address }, 'agent started')
+    this.polling = this.poller.run(this.abort.signal)
+  }
+
+  /** Stops polling, then every camera gracefully (so each last segment is playable), then the API. */
+  async stop(): Promise<void> {
+    this.abort.abort()
+    this.cleanup.stop()
+    await this.polling
+    await this.recorder.stopAll()
+    await this.http?.close()
+  }
+
+  async health() {
+    const { identity, config } = this.options
+    return {
+      version: identity.version,
+      deviceId: identity.deviceId,
+      hostname: identity.hostname,
+      status: this.poller.status,
+      connected: this.poller.connected,
+      lastContactAt: this.poller.lastContactAt?.toISOString() ?? null,
+      pendingUpdate: this.pendingUpdate,
+      cleanupEnabled: this.cleanup.enabled,
+      freeDiskBytes: await freeDiskBytes(config.recordingsDir),
+      cameras: this.recorder.status()
+    }
+  }
+
+  private async onStatus(answer: ReplayServerStatusAnswer): Promise<void> {
+    this.pendingUpdate = answer.pendingUpdate ?? null
+    if (answer.status === 'APPROVED') {
+      if (answer.config) await this.applyConfig(answer.config)
+      if (answer.pendingUpdate) this.runUpdate(answer.pendingUpdate.version)
+    } else {
+      this.serverConfig = undefined
+      this.cleanup.setEnabled(false)
+      await this.recorder.stopAll()
+    }
+  }
+
+  private async applyConfig(config: ReplayServerConfig): Promise<void> {
+    this.serverConfig = config
+    this.cleanup.setEnabled(config.cleanupEnabled)
+    await this.recorder.apply(config.cameras)
+  }
+
+  /** Runs the update command once per target version; the new version is reported after the restart. */
+  private runUpdate(version: string): void {
+    const { config, log, identity } = this.options
+    if (version === identity.version) return
+    const saved = this.state.load()
+    if (saved.updateRanFor === version) return
+    if (!config.updateCommand) {
+      log.info({ targetVersion: version }, 'the server asks for an update; no updateCommand is configured')
+      this.state.save({ ...saved, updateRanFor: version })
+      return
+    }
+    this.state.save({ ...saved, updateRanFor: version })
+    log.info({ targetVersion: version, command: config.updateCommand }, 'running the update command')
+    // The version reaches the command as "$1", never spliced into the shell text.
+    const child = spawn('/bin/sh', ['-c', `${config.updateCommand} "$1"`, 'club-agent-update', version], { detached: true, stdio: 'ignore' })
+    child.on('error', (err) => log.error({ err: err.message }, 'the update command could not start'))
+    child.unref()
+  }
+
+  private async snapshot(cameraId: string, outputPath: string): Promise<void> {
+    const camera = this.recorder.camera(cameraId)
+    if (!camera) throw new HttpError(404, `there is no camera ${cameraId}`)
+    const problem = this.recorder.correctionError(cameraId)
+    if (problem) throw new HttpError(422, problem)
+    const segments = listSegments(join(this.options.config.recordingsDir, cameraId)).filter((s) => s.size > 0)
+    // The newest segment may hold no complete fragment yet; the one before always does.
+    for (const segment of segments.slice(-2).reverse()) {
+      try {
+        await this.options.runner.run(snapshotArgs(camera, segment.path, outputPath))
+        return
+      } catch {
+        continue
+      }
+    }
+    throw new HttpError(404, `no recorded frame of camera ${cameraId} yet`)
+  }
+
+  private async exportClip(request: ClipRequest) {
+    const config = this.serverConfig
+    if (!config) throw new HttpError(404, 'this box has no approved configuration')
+    try {
+      return await this.exporter.export(
+        { cameraId: request.cameraId, start: new Date(request.start), end: new Date(request.end) },
+        this.recorder.camera(request.cameraId),
+        config,
+        this.recorder.correctionError(request.cameraId)
+      )
+    } catch (err) {
+      if (err instanceof ClipError) throw new HttpError(err.statusCode, err.message)
+      throw err
+    }
+  }
+}

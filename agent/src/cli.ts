@@ -1,0 +1,30 @@
+// Command-line parsing for club-agent.
+import { parseArgs } from 'node:util'
+import { DEFAULT_CONFIG_PATH, envName, AgentConfigSchema } from './config.js'
+
+export type CliCommand = { kind: 'run'; configPath?: string } | { kind: 'help' } | { kind: 'version' }
+
+export function parseCli(argv: string[]): CliCommand {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' }, version: { type: 'boolean', short: 'v' } },
+    strict: true
+  })
+  if (values.help) return { kind: 'help' }
+  if (values.version) return { kind: 'version' }
+  return { kind: 'run', ...(values.config ? { configPath: values.config } : {}) }
+}
+
+export function usage(): string {
+  const settings = Object.entries(AgentConfigSchema.properties).map(
+    ([key, schema]) => `  ${key.padEnd(22)} ${envName(key).padEnd(36)} ${(schema as { description?: string }).description ?? ''}`
+  )
+  return [
+    'Usage: club-agent [--config FILE]',
+    '',
+    `Records every camera of a venue and cuts replay clips. Reads FILE (default ${DEFAULT_CONFIG_PATH}),`,
+    'a JSON object of the settings below; each can be overridden by its environment variable.',
+    '',
+    ...settings
+  ].join('\n')
+}

@@ -1,0 +1,67 @@
+import t from 'tap'
+import type { Camera } from '@club/contract'
+import { clipArgs, concatList, overlayPosition, usableRate, type ClipPlan } from './export.js'
+
+const camera: Camera = { id: 'cam-1', feed: 'rtsp://x/s', isEnabled: true }
+const plan = (extra: Partial<ClipPlan> = {}): ClipPlan => ({
+  sources: [{ path: '/r/a.mp4', duration: 2.127083, start: new Date(0) }, { path: "/r/it's.mp4", duration: 1.999, start: new Date(2000) }],
+  offset: 0.5,
+  duration: 3,
+  camera,
+  picture: { width: 320, height: 240, frameRate: '15/1' },
+  withAudio: true,
+  concatListPath: '/w/list.ffconcat',
+  outputPath: '/clips/x.mp4',
+  ...extra
+})
+const graph = (args: string[]) => args[args.indexOf('-filter_complex') + 1]!
+
+t.test('the concat list carries every segment with its real duration', async (t) => {
+  t.equal(concatList(plan().sources), "ffconcat version 1.0\nfile '/r/a.mp4'\nduration 2.127083\nfile '/r/it'\\''s.mp4'\nduration 1.999000\n")
+})
+
+t.test('a plain clip: one frame rate, then the cut, then faststart MP4', async (t) => {
+  const args = clipArgs(plan({ withAudio: false }))
+  t.same(args.slice(args.indexOf('-f'), args.indexOf('-i') + 2), ['-f', 'concat', '-safe', '0', '-i', '/w/list.ffconcat'])
+  t.equal(graph(args), '[0:v]fps=15/1,trim=start=0.500:duration=3.000,setpts=PTS-STARTPTS,setsar=1,format=yuv420p[main]')
+  t.same(args.slice(args.indexOf('-map'), args.indexOf('-map') + 2), ['-map', '[main]'])
+  t.ok(args.includes('-an'))
+  t.equal(args[args.indexOf('-movflags') + 1], '+faststart')
+  t.equal(args.at(-1), '/clips/x.mp4')
+})
+
+t.test("the camera's corrections come after the cut", async (t) => {
+  t.match(graph(clipArgs(plan({ camera: { ...camera, rotation: 90, lutPath: '/l.cube' } }))), 'setpts=PTS-STARTPTS,transpose=clock,lut3d=file=/l.cube,setsar=1')
+})
+
+t.test('logo at its placement', async (t) => {
+  const args = clipArgs(plan({ logo: { path: '/logo.png', placement: 'bottom-right' } }))
+  t.equal(args[args.indexOf('/logo.png') - 1], '-i')
+  t.match(graph(args), '[main][1:v]overlay=W-w-16:H-h-16:eof_action=repeat[logo]')
+  t.equal(overlayPosition('top-left'), '16:16')
+  t.equal(overlayPosition('center'), '(W-w)/2:(H-h)/2')
+})
+
+t.test('postroll scaled to the corrected picture and joined with its audio', async (t) => {
+  const args = clipArgs(plan({
+    camera: { ...camera, rotation: 90, scale: 0.5 },
+    logo: { path: '/logo.png', placement: 'top-left' },
+    postroll: { path: '/post.mp4', duration: 1, hasAudio: true }
+  }))
+  const g = graph(args)
+  t.match(g, '[2:v]scale=120:160:force_original_aspect_ratio=decrease:force_divisible_by=2,pad=120:160:(ow-iw)/2:(oh-ih)/2,setsar=1,fps=15/1,format=yuv420p[post]')
+  t.match(g, '[2:a]aformat=sample_rates=48000:channel_layouts=stereo[pa]')
+  t.match(g, '[logo][a][post][pa]concat=n=2:v=1:a=1[out][aout]')
+  t.same(args.filter((a, i) => args[i - 1] === '-map'), ['[out]', '[aout]'])
+})
+
+t.test('a silent postroll gets silence when the clip has sound; none when it has none', async (t) => {
+  t.match(graph(clipArgs(plan({ postroll: { path: '/p.mp4', duration: 1.5, hasAudio: false } }))), 'anullsrc=r=48000:cl=stereo,atrim=duration=1.500[pa]')
+  t.match(graph(clipArgs(plan({ withAudio: false, postroll: { path: '/p.mp4', duration: 1, hasAudio: true } }))), '[main][post]concat=n=2:v=1:a=0[out]')
+})
+
+t.test('frame rates as ffprobe reports them', async (t) => {
+  t.equal(usableRate('30000/1001'), '30000/1001')
+  t.equal(usableRate('0/0'), '25')
+  t.equal(usableRate(undefined), '25')
+})

@@ -1,0 +1,215 @@
+// Cuts a replay clip from the recorded segments: the camera's corrections, the logo, the postroll.
+import { randomUUID } from 'node:crypto'
+import { access, constants, mkdir, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { Camera, LogoPlacement, ReplayServerConfig } from '@club/contract'
+import type { Logger } from '../log.js'
+import { audioEncoder, correctedSize, correctionFilters, videoEncoder } from '../recorder/pipeline.js'
+import type { FfmpegRunner } from '../recorder/runner.js'
+import { listSegments, segmentsCovering, type ClipSource } from '../recorder/segments.js'
+import type { SegmentLeases } from './leases.js'
+import { storageFor } from './storage.js'
+
+/** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
+export class ClipError extends Error {
+  override name = 'ClipError'
+  constructor(readonly statusCode: 400 | 404 | 422, message: string) {
+    super(message)
+  }
+}
+
+export interface ClipPlan {
+  sources: ClipSource[]
+  /** Seconds into the first source where the clip starts. */
+  offset: number
+  /** Seconds of camera footage in the clip (the postroll comes on top). */
+  duration: number
+  camera: Camera
+  /** The camera's picture as recorded: its size and frame rate (ffprobe's r_frame_rate, e.g. 15/1). */
+  picture: { width: number; height: number; frameRate: string }
+  withAudio: boolean
+  logo?: { path: string; placement: LogoPlacement }
+  postroll?: { path: string; duration: number; hasAudio: boolean }
+  concatListPath: string
+  outputPath: string
+}
+
+/** ffconcat list with each segment's real duration, so the timeline (and the cut) is exact. */
+export function concatList(sources: readonly ClipSource[]): string {
+  const quote = (p: string) => `'${p.replace(/'/g, "'\\''")}'`
+  return ['ffconcat version 1.0', ...sources.flatMap((s) => [`file ${quote(s.path)}`, `duration ${s.duration.toFixed(6)}`]), ''].join('\n')
+}
+
+const MARGIN = 16
+export function overlayPosition(placement: LogoPlacement): string {
+  switch (placement) {
+    case 'top-left': return `${MARGIN}:${MARGIN}`
+    case 'top-right': return `W-w-${MARGIN}:${MARGIN}`
+    case 'bottom-left': return `${MARGIN}:H-h-${MARGIN}`
+    case 'bottom-right': return `W-w-${MARGIN}:H-h-${MARGIN}`
+    case 'center': return '(W-w)/2:(H-h)/2'
+  }
+}
+
+const AUDIO_FORMAT = 'aformat=sample_rates=48000:channel_layouts=stereo'
+
+export function clipArgs(plan: ClipPlan): string[] {
+  const inputs = ['-f', 'concat', '-safe', '0', '-i', plan.concatListPath]
+  const graph: string[] = []
+  const trim = `trim=start=${plan.offset.toFixed(3)}:duration=${plan.duration.toFixed(3)},setpts=PTS-STARTPTS`
+  // One frame rate on both sides of the join: the concat filter gives a stream without one otherwise,
+  // and the encoder then duplicates frames without end. Before the trim, so the trim counts whole frames.
+  const fps = `fps=${plan.picture.frameRate}`
+  graph.push(`[0:v]${[fps, trim, ...correctionFilters(plan.camera), 'setsar=1', 'format=yuv420p'].join(',')}[main]`)
+  let video = 'main'
+  let next = 1
+  if (plan.logo) {
+    inputs.push('-i', plan.logo.path)
+    graph.push(`[${video}][${next}:v]overlay=${overlayPosition(plan.logo.placement)}:eof_action=repeat[logo]`)
+    video = 'logo'
+    next++
+  }
+  let audio: string | undefined
+  if (plan.withAudio) {
+    graph.push(`[0:a]atrim=start=${plan.offset.toFixed(3)}:duration=${plan.duration.toFixed(3)},asetpts=PTS-STARTPTS,${AUDIO_FORMAT}[a]`)
+    audio = 'a'
+  }
+  if (plan.postroll) {
+    const p = next++
+    inputs.push('-i', plan.postroll.path)
+    // The postroll takes the clip's size, whatever its own (letterboxed), so the two can be joined.
+    const { width, height } = correctedSize(plan.camera, plan.picture.width, plan.picture.height)
+    graph.push(
+      `[${p}:v]scale=${width}:${height}:force_original_aspect_ratio=decrease:force_divisible_by=2,` +
+        `pad=${width}:${height}:(ow-iw)/2:(oh-ih)/2,setsar=1,${fps},format=yuv420p[post]`
+    )
+    if (audio) {
+      graph.push(plan.postroll.hasAudio
+        ? `[${p}:a]${AUDIO_FORMAT}[pa]`
+        : `anullsrc=r=48000:cl=stereo,atrim=duration=${plan.postroll.duration.toFixed(3)}[pa]`)
+      graph.push(`[${video}][${audio}][post][pa]concat=n=2:v=1:a=1[out][aout]`)
+      audio = 'aout'
+    } else {
+      graph.push(`[${video}][post]concat=n=2:v=1:a=0[out]`)
+    }
+    video = 'out'
+  }
+  return [
+    '-hide_banner', '-loglevel', 'error',
+    ...inputs,
+    '-filter_complex', graph.join(';'),
+    '-map', `[${video}]`,
+    ...(audio ? ['-map', `[${audio}]`] : []),
+    ...videoEncoder(plan.camera.videoCodec),
+    ...(audio ? audioEncoder(plan.camera.audioCodec) : ['-an']),
+    '-movflags', '+faststart',
+    plan.outputPath
+  ]
+}
+
+export interface ClipRequest {
+  cameraId: string
+  start: Date
+  end: Date
+}
+
+export interface Clip {
+  id: string
+  cameraId: string
+  start: string
+  end: string
+  duration: number
+  location: string
+}
+
+export interface ClipExporterOptions {
+  runner: FfmpegRunner
+  recordingsDir: string
+  clipsDir: string
+  segmentSeconds: number
+  maxClipSeconds: number
+  leases: SegmentLeases
+  log: Logger
+}
+
+export class ClipExporter {
+  constructor(private readonly options: ClipExporterOptions) {}
+
+  async export(request: ClipRequest, camera: Camera | undefined, config: ReplayServerConfig, correctionError: string | null): Promise<Clip> {
+    const { runner, leases, log, maxClipSeconds, segmentSeconds } = this.options
+    const seconds = (request.end.getTime() - request.start.getTime()) / 1000
+    if (!(seconds > 0)) throw new ClipError(400, 'end must be after start')
+    if (seconds > maxClipSeconds) throw new ClipError(400, `a clip may last at most ${maxClipSeconds} s; this one asks for ${seconds} s`)
+    if (!camera) throw new ClipError(404, `there is no camera ${request.cameraId}`)
+    if (correctionError) throw new ClipError(422, correctionError)
+    for (const [what, path] of [['logo', config.logoPath], ['postroll', config.postrollPath]] as const) {
+      if (path && !(await readable(path))) throw new ClipError(422, `the ${what} file ${path} cannot be read`)
+    }
+
+    let storage
+    try {
+      storage = storageFor(config.cloudStorageBucket)
+    } catch (err) {
+      throw new ClipError(422, (err as Error).message)
+    }
+
+    const now = Date.now()
+    const { sources, offset } = segmentsCovering(
+      listSegments(join(this.options.recordingsDir, camera.id)), request.start, request.end,
+      // The segment being written: as long as the clock says, within one segment length.
+      (s) => Math.min(Math.max(0, (now - s.start.getTime()) / 1000), segmentSeconds + 1)
+    )
+    if (sources.length === 0) throw new ClipError(404, `no footage of camera ${camera.id} between ${request.start.toISOString()} and ${request.end.toISOString()}`)
+    const available = sources.reduce((sum, s) => sum + s.duration, 0) - offset
+    const duration = Math.min(seconds, available)
+
+    const id = randomUUID()
+    const work = join(this.options.clipsDir, `.work-${id}`)
+    const release = leases.hold(sources.map((s) => s.path))
+    try {
+      await mkdir(work, { recursive: true })
+      const first = await runner.probe(sources[0]!.path)
+      const hasAudio = first.streams.some((s) => s.codec_type === 'audio')
+      const video = first.streams.find((s) => s.codec_type === 'video')
+      if (!video?.width || !video.height) throw new ClipError(422, `the recording of camera ${camera.id} has no readable video`)
+      const picture = { width: video.width, height: video.height, frameRate: usableRate(video.r_frame_rate) }
+      let postroll: ClipPlan['postroll']
+      if (config.postrollPath) {
+        const probe = await runner.probe(config.postrollPath)
+        postroll = { path: config.postrollPath, duration: probe.duration ?? 0, hasAudio: probe.streams.some((s) => s.codec_type === 'audio') }
+      }
+      const plan: ClipPlan = {
+        sources, offset, duration, camera, picture,
+        withAudio: hasAudio && camera.audioCodec !== 'none',
+        ...(config.logoPath ? { logo: { path: config.logoPath, placement: config.logoPlacement ?? 'top-right' } } : {}),
+        ...(postroll ? { postroll } : {}),
+        concatListPath: join(work, 'segments.ffconcat'),
+        outputPath: join(this.options.clipsDir, `${id}.mp4`)
+      }
+      await writeFile(plan.concatListPath, concatList(sources))
+      log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration }, 'exporting clip')
+      await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+      const result = await runner.probe(plan.outputPath)
+      const location = await storage.upload(plan.outputPath, `${camera.id}/${id}.mp4`)
+      return { id, cameraId: camera.id, start: request.start.toISOString(), end: request.end.toISOString(), duration: result.duration ?? duration, location }
+    } finally {
+      release()
+      await rm(work, { recursive: true, force: true })
+    }
+  }
+}
+
+async function readable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.R_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** ffprobe's r_frame_rate when it is a real rate, else 25. */
+export function usableRate(rate: string | undefined): string {
+  const [n, d] = (rate ?? '').split('/').map(Number)
+  return n && d && n / d > 0 && n / d <= 240 ? `${n}/${d}` : '25'
+}

@@ -1,0 +1,100 @@
+// The poll loop's reactions to what the server answers, against a local HTTP server speaking the
+// device routes of the contract.
+import t from 'tap'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { AddressInfo } from 'node:net'
+import pino from 'pino'
+import type { ReplayServerStatusAnswer } from '@club/contract'
+import { ControlClient } from './client.js'
+import { StatusPoller } from './poller.js'
+import { StateStore } from './state.js'
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void
+
+async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handler[]) {
+  const seen: Array<{ method?: string; url?: string; ifNoneMatch?: string }> = []
+  const server = createServer((req, res) => {
+    seen.push({ method: req.method, url: req.url, ifNoneMatch: req.headers['if-none-match'] as string | undefined })
+    const next = answers.shift()
+    if (!next) return json(res, 500, { statusCode: 500, error: 'Internal Server Error', message: 'script ended' })
+    req.resume()
+    req.on('end', () => next(req, res))
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  t.teardown(() => new Promise((r) => server.close(r)))
+  const dir = mkdtempSync(join(tmpdir(), 'club-agent-poller-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const state = new StateStore(dir)
+  const statuses: ReplayServerStatusAnswer[] = []
+  const poller = new StatusPoller({
+    client: new ControlClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 2000 }),
+    state,
+    identity: { deviceId: 'box-1', hostname: 'box', localIp: '10.0.0.5', version: '1.2.3' },
+    publicUrl: 'http://10.0.0.5:8090',
+    log: pino({ level: 'silent' }),
+    random: () => 0.5,
+    onStatus: (answer) => void statuses.push(answer)
+  })
+  return { poller, state, seen, statuses }
+}
+
+function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(body === undefined ? undefined : JSON.stringify(body))
+}
+
+const registered: Handler = (_req, res) => json(res, 200, { serverId: 'sid-1', status: 'PENDING', pollInterval: 30 })
+const approved: Handler = (_req, res) =>
+  json(res, 200, { status: 'APPROVED', accessToken: 'tok', area: { id: 'a1' }, config: { cleanupEnabled: false, cameras: [] } }, { etag: '"v1"' })
+
+t.test('registers, persists the serverId, then polls with its report and the ETag', async (t) => {
+  const f = await fixture(t, [registered, approved, (_req, res) => json(res, 304, undefined)])
+  t.equal(await f.poller.step(), 0, 'polls at once after registering')
+  t.equal(f.state.load().serverId, 'sid-1')
+  t.equal(await f.poller.step(), 30_000, 'then at the advised interval')
+  t.same(f.state.load(), { serverId: 'sid-1', pollInterval: 30, accessToken: 'tok', config: { cleanupEnabled: false, cameras: [] } })
+  t.equal(await f.poller.step(), 30_000)
+  t.equal(f.statuses.length, 1, '304 changes nothing')
+  t.equal(f.seen[1]!.url, '/apis/v2/replay-servers/device/sid-1/status?version=1.2.3&serverUrl=http%3A%2F%2F10.0.0.5%3A8090&localIp=10.0.0.5')
+  t.equal(f.seen[1]!.ifNoneMatch, undefined)
+  t.equal(f.seen[2]!.ifNoneMatch, '"v1"')
+})
+
+t.test('404: the serverId is gone, register again', async (t) => {
+  const f = await fixture(t, [registered, (_req, res) => json(res, 404, { statusCode: 404, error: 'Not Found', message: 'register again' }), registered])
+  await f.poller.step()
+  t.equal(await f.poller.step(), 0)
+  t.equal(f.state.load().serverId, undefined)
+  await f.poller.step()
+  t.same(f.seen.map((s) => s.method), ['POST', 'GET', 'POST'])
+})
+
+t.test("429 waits as long as Retry-After says", async (t) => {
+  const f = await fixture(t, [(_req, res) => json(res, 429, { statusCode: 429, error: 'Too Many Requests', message: 'slow down' }, { 'retry-after': '42' })])
+  t.equal(await f.poller.step(), 42_000)
+})
+
+t.test('5xx, unreachable and malformed answers back off, doubling, without throwing', async (t) => {
+  const f = await fixture(t, [
+    registered,
+    (_req, res) => json(res, 503, { statusCode: 503, error: 'Service Unavailable', message: 'down' }),
+    (_req, res) => json(res, 200, { status: 'SOMETHING' }),
+    (req, res) => req.socket.destroy()
+  ])
+  await f.poller.step()
+  t.same([await f.poller.step(), await f.poller.step(), await f.poller.step()], [2_000, 4_000, 8_000])
+  t.equal(f.poller.connected, false)
+  t.equal(f.state.load().serverId, 'sid-1', 'the identity survives')
+})
+
+t.test('REVOKED forgets the token and the configuration, and polls slowly', async (t) => {
+  const f = await fixture(t, [registered, approved, (_req, res) => json(res, 200, { status: 'REVOKED' })])
+  await f.poller.step()
+  await f.poller.step()
+  t.equal(await f.poller.step(), 300_000)
+  t.same(f.state.load(), { serverId: 'sid-1', pollInterval: 30 })
+  t.same(f.statuses.map((s) => s.status), ['APPROVED', 'REVOKED'])
+})

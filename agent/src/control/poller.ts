@@ -1,0 +1,153 @@
+// The register/poll loop: registers once, then polls the status at the interval the server advised,
+// with jitter, capped exponential backoff while the server is away, and Retry-After on 429.
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { ReplayServerStatus, ReplayServerStatusAnswer } from '@club/contract'
+import type { Identity } from '../identity.js'
+import type { Logger } from '../log.js'
+import type { ControlClient } from './client.js'
+import type { StateStore } from './state.js'
+
+const DEFAULT_POLL_SECONDS = 30
+const BACKOFF_BASE_MS = 2_000
+export const BACKOFF_CAP_MS = 5 * 60_000
+
+/** `seconds` spread by up to ±10%, so a venue full of boxes rebooted together does not poll in step. */
+export function jittered(ms: number, random: () => number): number {
+  return Math.round(ms * (0.9 + 0.2 * random()))
+}
+
+/** Delay before retry number `failures` (1, 2, ...): doubling from 2 s, never above 5 minutes. */
+export function backoffDelay(failures: number, random: () => number): number {
+  const exponential = BACKOFF_BASE_MS * 2 ** Math.min(Math.max(failures - 1, 0), 20)
+  return Math.min(jittered(Math.min(exponential, BACKOFF_CAP_MS), random), BACKOFF_CAP_MS)
+}
+
+/** A rejected or revoked box keeps asking, but rarely: an admin may change their mind. */
+export function slowPollMs(pollIntervalSeconds: number): number {
+  return Math.min(Math.max(pollIntervalSeconds * 10, 60), 3600) * 1000
+}
+
+export type ControlStatus = ReplayServerStatus | 'UNREGISTERED'
+
+export interface PollerOptions {
+  client: ControlClient
+  state: StateStore
+  identity: Identity
+  displayName?: string
+  publicUrl?: string
+  log: Logger
+  random?: () => number
+  /** Called with every full status answer, after the state was persisted. */
+  onStatus(answer: ReplayServerStatusAnswer): Promise<void> | void
+}
+
+export class StatusPoller {
+  status: ControlStatus = 'UNREGISTERED'
+  /** Whether the last call reached the server. */
+  connected = false
+  lastContactAt?: Date
+  private failures = 0
+  private etag?: string
+  private readonly random: () => number
+
+  constructor(private readonly options: PollerOptions) {
+    this.random = options.random ?? Math.random
+  }
+
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const delay = await this.step()
+      try {
+        await sleep(delay, undefined, { signal })
+      } catch {
+        return
+      }
+    }
+  }
+
+  /** One register or poll; answers how long to wait before the next. */
+  async step(): Promise<number> {
+    const { client, state, identity, log } = this.options
+    try {
+      const saved = state.load()
+      if (!saved.serverId) return await this.register()
+      const result = await client.status(saved.serverId, this.report(), this.etag)
+      this.reached()
+      const interval = (saved.pollInterval ?? DEFAULT_POLL_SECONDS) * 1000
+      switch (result.kind) {
+        case 'unknown-server':
+          log.warn({ deviceId: identity.deviceId }, 'the server no longer knows this box: registering again')
+          state.update((s) => ({ ...s, serverId: undefined }))
+          this.etag = undefined
+          return 0
+        case 'rate-limited':
+          return result.retryAfterSeconds * 1000
+        case 'not-modified':
+          return this.nextDelay(interval)
+        case 'status':
+          this.etag = result.etag
+          await this.accept(result.answer)
+          return this.nextDelay(interval)
+      }
+    } catch (err) {
+      this.connected = false
+      this.failures += 1
+      const delay = backoffDelay(this.failures, this.random)
+      log.warn({ err: (err as Error).message, attempt: this.failures, retryInMs: delay }, 'server unreachable; recording goes on with the last approved configuration')
+      return delay
+    }
+  }
+
+  private async register(): Promise<number> {
+    const { client, state, identity, log } = this.options
+    const result = await client.register({
+      deviceId: identity.deviceId,
+      hostname: identity.hostname,
+      ...(this.options.displayName ? { displayName: this.options.displayName } : {}),
+      ...this.report()
+    })
+    this.reached()
+    if (result.kind === 'rate-limited') return result.retryAfterSeconds * 1000
+    const { serverId, pollInterval, status } = result.registration
+    state.update((s) => ({ ...s, serverId, pollInterval }))
+    this.etag = undefined
+    log.info({ deviceId: identity.deviceId, hostname: identity.hostname, status }, 'registered with the server')
+    return 0
+  }
+
+  private async accept(answer: ReplayServerStatusAnswer): Promise<void> {
+    const { state, identity, log } = this.options
+    const previous = this.status
+    this.status = answer.status
+    if (answer.status === 'APPROVED') {
+      state.update((s) => ({ ...s, accessToken: answer.accessToken ?? s.accessToken, config: answer.config ?? s.config }))
+      if (previous !== 'APPROVED') log.info({ deviceId: identity.deviceId, area: answer.area?.id }, 'approved')
+    } else {
+      state.update((s) => ({ ...s, accessToken: undefined, config: undefined }))
+      if (previous !== answer.status) {
+        const message = answer.status === 'PENDING' ? 'waiting for approval by an admin' : `the server answered ${answer.status}: not recording`
+        log.info({ deviceId: identity.deviceId, hostname: identity.hostname, status: answer.status }, message)
+      }
+    }
+    await this.options.onStatus(answer)
+  }
+
+  private nextDelay(intervalMs: number): number {
+    return this.status === 'REJECTED' || this.status === 'REVOKED' ? jittered(slowPollMs(intervalMs / 1000), this.random) : jittered(intervalMs, this.random)
+  }
+
+  private reached(): void {
+    this.connected = true
+    this.failures = 0
+    this.lastContactAt = new Date()
+  }
+
+  private report(): { version: string; serverUrl?: string; localIp?: string } {
+    const { identity, publicUrl } = this.options
+    return {
+      version: identity.version,
+      ...(publicUrl ? { serverUrl: publicUrl } : {}),
+      ...(identity.localIp ? { localIp: identity.localIp } : {})
+    }
+  }
+}

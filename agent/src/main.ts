@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// club-agent: reads the configuration, checks ffmpeg, starts the agent, stops it gracefully on
+// SIGTERM/SIGINT so that every camera's last segment is a valid file.
+import { Agent } from './agent.js'
+import { parseCli, usage } from './cli.js'
+import { ConfigError, loadAgentConfig } from './config.js'
+import { agentVersion, readIdentity } from './identity.js'
+import { createLogger } from './log.js'
+import { FfmpegRunner } from './recorder/runner.js'
+
+// ffmpeg names segments with strftime, which uses local time: in UTC the names carry UTC.
+process.env.TZ = 'UTC'
+
+async function main(): Promise<number> {
+  let command
+  try {
+    command = parseCli(process.argv.slice(2))
+  } catch (err) {
+    console.error(`club-agent: ${(err as Error).message}`)
+    return 2
+  }
+  if (command.kind === 'help') {
+    console.log(usage())
+    return 0
+  }
+  if (command.kind === 'version') {
+    console.log(agentVersion())
+    return 0
+  }
+  let config
+  try {
+    config = loadAgentConfig(command.configPath)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`club-agent: invalid configuration: ${err.message}`)
+      return 1
+    }
+    throw err
+  }
+  const log = createLogger(config.logLevel)
+  const runner = new FfmpegRunner({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath })
+  const missing = await runner.check()
+  if (missing) {
+    console.error(`club-agent: ${missing}`)
+    return 1
+  }
+  const identity = await readIdentity(config.deviceId)
+  const agent = new Agent({ config, identity, runner, log })
+  await agent.start()
+
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: NodeJS.Signals) => {
+      log.info({ signal }, 'stopping: closing every recording')
+      resolve()
+    }
+    process.once('SIGTERM', onSignal)
+    process.once('SIGINT', onSignal)
+  })
+  await agent.stop()
+  log.info('stopped')
+  return 0
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code
+  },
+  (err) => {
+    console.error(`club-agent: ${(err as Error).stack ?? err}`)
+    process.exitCode = 1
+  }
+)

@@ -1,0 +1,224 @@
+// The whole life of a recording box against a real server and real ffmpeg, in order: it registers
+// and waits, is approved, records, takes a configuration change, survives ffmpeg being killed and the
+// server going away, exports a clip, and stops leaving playable files.
+import t from 'tap'
+import { basename } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { existsSync, readdirSync, writeFileSync } from 'node:fs'
+import {
+  TestAgent, TestServer, decodeErrors, ffprobe, freePort, logoFile, postrollFile, tempDir, testCameraFile, waitFor
+} from './support.js'
+
+const ADMIN = '/apis/v2/admin/replay-servers'
+
+t.test('a recording box from registration to shutdown', async (t) => {
+  const dir = tempDir(t)
+  const server = new TestServer(dir)
+  await server.start()
+  t.teardown(() => server.stop())
+  const admin = await server.admin()
+  const areaId = await server.area()
+  const cameraA = await testCameraFile(dir, 'camera-a.mkv')
+  const cameraB = await testCameraFile(dir, 'camera-b.mkv')
+  const cameraB2 = await testCameraFile(dir, 'camera-b2.mkv', '240x180')
+  const deviceId = `e2e-box-${Date.now()}`
+  const agent = new TestAgent({ serverUrl: server.url, dir: `${dir}/box`, deviceId, httpPort: await freePort(), extra: { maxClipSeconds: 20 } })
+  agent.start()
+  t.teardown(() => agent.stop('SIGKILL'))
+
+  const cameras = [
+    { id: 'cam-a', name: 'Court 1 north', feed: pathToFileURL(cameraA).href, isEnabled: true },
+    { id: 'cam-b', name: 'Court 1 south', feed: pathToFileURL(cameraB).href, isEnabled: true }
+  ]
+  let boxId = ''
+
+  await t.test('registers and waits for approval, recording nothing', async (t) => {
+    const box = await waitFor('the box in the admin list', async () => {
+      const list = await server.call('GET', `${ADMIN}?deviceId=${deviceId}`, admin)
+      return list.json.items.find((b: { deviceId: string }) => b.deviceId === deviceId)
+    })
+    t.equal(box.status, 'PENDING')
+    t.equal(box.displayName, 'E2E box')
+    t.equal(box.serverUrl, agent.url)
+    boxId = box.id
+    const health = await waitFor('PENDING in the local status', async () => {
+      const h = await agent.health()
+      return h.status === 'PENDING' && h
+    })
+    t.same(health.cameras, [])
+    t.equal(health.deviceId, deviceId)
+    t.notOk('serverId' in health || 'accessToken' in health, 'health carries no secret')
+    await waitFor('the waiting line in the log', () => agent.output.includes('waiting for approval'))
+    t.match(agent.output, deviceId, 'the log names the deviceId for the admin')
+    t.notOk(existsSync(`${agent.recordingsDir}/cam-a`), 'no recording before approval')
+  })
+
+  await t.test('approved: records every camera into playable segments', async (t) => {
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras })).status, 200)
+    t.equal((await server.call('POST', `${ADMIN}/${boxId}/approve`, admin, { areaId })).status, 200)
+    for (const id of ['cam-a', 'cam-b']) {
+      const segments = await waitFor(`two finished segments of ${id}`, () => agent.finishedSegments(id).length >= 2 && agent.finishedSegments(id))
+      const probe = await ffprobe(segments[1]!)
+      t.same(probe.streams.map((s) => s.codec_type).sort(), ['audio', 'video'], `${id}: video and audio`)
+      t.equal(probe.streams.find((s) => s.codec_type === 'audio')!.codec_name, 'aac', 'G.711 became AAC')
+      t.equal(probe.streams.find((s) => s.codec_type === 'video')!.codec_name, 'h264', 'video is stream-copied')
+      t.ok(probe.duration > 0.5 && probe.duration < 3.5, `${id}: a segment lasts about 2 s (${probe.duration})`)
+      t.match(basename(segments[1]!), /^\d{8}T\d{6}Z_[0-9a-z]+\.mp4$/, 'named by its UTC start')
+    }
+    const health = await agent.health()
+    t.equal(health.status, 'APPROVED')
+    t.same(health.cameras.map((c: any) => [c.id, c.state]), [['cam-a', 'recording'], ['cam-b', 'recording']])
+    t.notMatch(agent.output, agent.state().serverId!, 'the log never shows the serverId')
+    t.notMatch(agent.output, agent.state().accessToken!, 'the log never shows the access token')
+  })
+
+  await t.test('a configuration change restarts only the camera whose feed changed', async (t) => {
+    const before = (await agent.health()).cameras
+    const changed = [
+      { ...cameras[0], rotation: 90, scale: 0.5 },
+      { ...cameras[1], feed: pathToFileURL(cameraB2).href }
+    ]
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras: changed })).status, 200)
+    const after = await waitFor('cam-b on a new process', async () => {
+      const cams = (await agent.health()).cameras
+      const b = cams.find((c: any) => c.id === 'cam-b')
+      return b.pid !== null && b.pid !== before[1].pid && b.state === 'recording' && cams
+    })
+    t.equal(after[0].pid, before[0].pid, 'cam-a keeps its ffmpeg: corrections alone restart nothing')
+    t.equal(after[0].runningSince, before[0].runningSince)
+    cameras.splice(0, 2, ...changed)
+
+    const snapshot = await waitFor('a snapshot through the new corrections', async () => {
+      const res = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
+      return res.status === 200 && res
+    })
+    t.equal(snapshot.headers.get('content-type'), 'image/jpeg')
+    const jpeg = `${dir}/snapshot.jpg`
+    writeFileSync(jpeg, Buffer.from(await snapshot.arrayBuffer()))
+    const picture = (await ffprobe(jpeg)).streams[0]!
+    t.same([picture.codec_name, picture.width, picture.height], ['mjpeg', 120, 160], 'rotated a quarter turn and halved')
+    t.equal((await fetch(`${agent.url}/cameras/nope/snapshot`)).status, 404)
+  })
+
+  await t.test('a missing LUT is an error state of that camera only', async (t) => {
+    const before = (await agent.health()).cameras
+    const broken = [{ ...cameras[0], lutPath: `${dir}/missing.cube` }, cameras[1]]
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras: broken })).status, 200)
+    const after = await waitFor('the error in the local status', async () => {
+      const cams = (await agent.health()).cameras
+      return cams[0].error && cams
+    })
+    t.match(after[0].error, /LUT .*missing\.cube/)
+    t.equal(after[1].error, null)
+    t.same(after.map((c: any) => [c.state, c.pid]), before.map((c: any) => ['recording', c.pid]), 'both keep recording on the same processes')
+    const snapshot = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
+    t.equal(snapshot.status, 422)
+    t.match(((await snapshot.json()) as any).message, /LUT/)
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras })).status, 200)
+    await waitFor('the error cleared', async () => (await agent.health()).cameras[0].error === null)
+  })
+
+  await t.test('survives its ffmpeg being killed', async (t) => {
+    const { pid } = (await agent.health()).cameras[0]
+    process.kill(pid, 'SIGKILL')
+    const cam = await waitFor('cam-a on a new process', async () => {
+      const c = (await agent.health()).cameras[0]
+      return c.pid !== null && c.pid !== pid && c.state === 'recording' && c
+    })
+    t.ok(cam.restarts >= 1)
+    const count = agent.finishedSegments('cam-a').length
+    await waitFor('new segments after the restart', () => agent.finishedSegments('cam-a').length >= count + 1)
+    t.pass('recording goes on')
+  })
+
+  await t.test('goes on recording while the server is away, and reconnects', async (t) => {
+    await server.stop()
+    await waitFor('the agent noticing', async () => (await agent.health()).connected === false)
+    const count = agent.finishedSegments('cam-b').length
+    await waitFor('segments without the server', () => agent.finishedSegments('cam-b').length >= count + 2)
+    const health = await agent.health()
+    t.same(health.cameras.map((c: any) => c.state), ['recording', 'recording'])
+    await server.start()
+    // Backoff starts at 2 s and doubles: give it a few rounds.
+    await waitFor('the agent back in touch', async () => (await agent.health()).connected === true, 45_000)
+    const box = await server.call('GET', `${ADMIN}/${boxId}`, admin)
+    t.equal(box.json.status, 'APPROVED', 'still the same approved box: no new registration')
+  })
+
+  await t.test('exports a clip with logo and postroll', async (t) => {
+    const bucket = `${dir}/bucket`
+    const config = {
+      cleanupEnabled: false,
+      cameras,
+      logoPath: await logoFile(dir),
+      logoPlacement: 'bottom-right',
+      postrollPath: await postrollFile(dir),
+      cloudStorageBucket: pathToFileURL(bucket).href
+    }
+    t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, config)).status, 200)
+    const token = agent.state().accessToken!
+    const post = (body: unknown, authorization = `Bearer ${token}`) =>
+      fetch(`${agent.url}/clips`, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify(body) })
+
+    const end = new Date(Date.now() - 1500)
+    const start = new Date(end.getTime() - 3000)
+    const request = { cameraId: 'cam-b', start: start.toISOString(), end: end.toISOString() }
+
+    const anonymous = await post(request, '')
+    t.equal(anonymous.status, 401)
+    t.equal(((await anonymous.json()) as any).statusCode, 401)
+
+    const yesterday = { cameraId: 'cam-b', start: new Date(Date.now() - 86_400_000).toISOString(), end: new Date(Date.now() - 86_390_000).toISOString() }
+    const none = await post(yesterday)
+    t.equal(none.status, 404, 'no footage in the interval')
+    t.match(((await none.json()) as any).message, /no footage/)
+
+    const tooLong = await post({ ...request, start: new Date(end.getTime() - 60_000).toISOString() })
+    t.equal(tooLong.status, 400, 'longer than maxClipSeconds')
+
+    // The new configuration (logo, postroll, bucket) reaches the box with its next poll.
+    const clip = await waitFor('a clip with the new configuration', async () => {
+      const res = await post(request)
+      const body = (await res.json()) as any
+      if (res.status !== 200) throw new Error(`${res.status} ${JSON.stringify(body)}`)
+      return body.location.startsWith(pathToFileURL(bucket).href) && body
+    })
+    t.match(clip, { cameraId: 'cam-b', start: request.start, end: request.end })
+    const file = new URL(clip.location).pathname
+    const probe = await ffprobe(file)
+    t.ok(Math.abs(probe.duration - 4) < 0.35, `3 s of footage and 1 s of postroll (${probe.duration})`)
+    t.ok(Math.abs(clip.duration - probe.duration) < 0.01, 'the answer gives the duration of the file')
+    t.same(probe.streams.map((s) => s.codec_type).sort(), ['audio', 'video'])
+    const video = probe.streams.find((s) => s.codec_type === 'video')!
+    t.same([video.width, video.height], [240, 180], "the camera's size, postroll scaled to it")
+    t.equal(await decodeErrors(file), '', 'the clip decodes cleanly')
+  })
+
+  await t.test('SIGTERM leaves a valid last segment of every camera', async (t) => {
+    const code = await agent.stop('SIGTERM')
+    t.equal(code, 0)
+    for (const id of ['cam-a', 'cam-b']) {
+      const names = readdirSync(`${agent.recordingsDir}/${id}`).filter((n) => n.endsWith('.mp4')).sort()
+      const last = `${agent.recordingsDir}/${id}/${names.at(-1)}`
+      const probe = await ffprobe(last)
+      t.ok(probe.duration > 0, `${id}: the last segment has a duration`)
+      t.equal(await decodeErrors(last), '', `${id}: the last segment decodes cleanly`)
+    }
+    t.match(agent.output, /stopped/)
+  })
+
+  await t.test('started again, it resumes with its persisted serverId instead of registering', async (t) => {
+    const { serverId } = agent.state()
+    agent.output = ''
+    agent.start()
+    await waitFor('recording again', async () => {
+      const h = await agent.health()
+      return h.status === 'APPROVED' && h.cameras.every((c: any) => c.state === 'recording')
+    })
+    t.equal(agent.state().serverId, serverId)
+    t.notMatch(agent.output, /registered with the server/)
+    const box = await server.call('GET', `${ADMIN}/${boxId}`, admin)
+    t.equal(box.json.status, 'APPROVED', 'a registration would have put it back to PENDING')
+    t.equal(await agent.stop('SIGTERM'), 0)
+  })
+})

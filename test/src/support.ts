@@ -1,0 +1,239 @@
+// Real parts for the end-to-end tests: a server on a loopback port, a looping test camera, the agent
+// as its own process (as systemd runs it), ffprobe.
+import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { createRequire } from 'node:module'
+import { promisify } from 'node:util'
+// The services plugin declares app.db on Fastify's instance type.
+import type {} from '@club/server/plugins/services'
+import { buildApp } from '@club/server'
+import { ManualClock } from '@club/server/clock'
+import { testConfig, userWithToken, type TestApp } from '@club/server/test-support/app'
+
+const execFileAsync = promisify(execFile)
+const require = createRequire(import.meta.url)
+export const AGENT_MAIN = join(dirname(require.resolve('@club/agent/package.json')), 'dist', 'main.js')
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export function tempDir(t: Teardown, prefix = 'club-e2e-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+/** The API over a SQLite file in `dir`, on the real clock (the agent and ffmpeg live in real time). */
+export class TestServer {
+  app?: Awaited<ReturnType<typeof buildApp>>
+  port = 0
+
+  constructor(readonly dir: string) {}
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  async start(): Promise<void> {
+    this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn' }) })
+    await this.app.listen({ port: this.port, host: '127.0.0.1' })
+    this.port = (this.app.server.address() as AddressInfo).port
+  }
+
+  async stop(): Promise<void> {
+    await this.app?.close()
+    this.app = undefined
+  }
+
+  /** An admin's Authorization header. */
+  async admin(): Promise<string> {
+    const app = this.app!
+    const ctx = { app, clock: new ManualClock(new Date().toISOString()), config: testConfig(this.dir), dir: this.dir, logs: () => '' } as TestApp
+    return (await userWithToken(ctx, 'admin')).authorization
+  }
+
+  /** An area to approve boxes for, inserted directly (the venue endpoints are another module's). */
+  async area(): Promise<string> {
+    const db = this.app!.db
+    const now = new Date().toISOString()
+    const regionId = crypto.randomUUID()
+    const id = crypto.randomUUID()
+    await db.insertInto('regions').values({ id: regionId, name: 'North', slug: `north-${regionId}`, created_at: now, updated_at: now }).execute()
+    await db.insertInto('areas').values({ id, region_id: regionId, name: 'Centre Court', slug: `area-${id}`, created_at: now, updated_at: now }).execute()
+    return id
+  }
+
+  async call(method: string, path: string, authorization: string, body?: unknown): Promise<{ status: number; json: any }> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { authorization, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+    })
+    const text = await res.text()
+    return { status: res.status, json: text ? JSON.parse(text) : null }
+  }
+}
+
+async function ffmpeg(args: string[]): Promise<void> {
+  await execFileAsync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args])
+}
+
+/**
+ * A camera stand-in: 320x240 at 15 fps with a keyframe every second and G.711 audio (what IP cameras
+ * send), looped in real time by the agent's file:// feed.
+ */
+export async function testCameraFile(dir: string, name = 'camera.mkv', size = '320x240'): Promise<string> {
+  const path = join(dir, name)
+  await ffmpeg([
+    '-f', 'lavfi', '-i', `testsrc2=size=${size}:rate=15`, '-f', 'lavfi', '-i', 'sine=frequency=440:sample_rate=8000',
+    '-t', '10', '-c:v', 'libx264', '-preset', 'ultrafast', '-g', '15', '-pix_fmt', 'yuv420p', '-c:a', 'pcm_mulaw', path
+  ])
+  return path
+}
+
+export async function logoFile(dir: string): Promise<string> {
+  const path = join(dir, 'logo.png')
+  await ffmpeg(['-f', 'lavfi', '-i', 'color=c=red:size=64x32', '-frames:v', '1', path])
+  return path
+}
+
+/** One second of a different size and frame rate than the camera's, with audio. */
+export async function postrollFile(dir: string): Promise<string> {
+  const path = join(dir, 'postroll.mp4')
+  await ffmpeg([
+    '-f', 'lavfi', '-i', 'smptebars=size=160x120:rate=25', '-f', 'lavfi', '-i', 'sine=frequency=880:sample_rate=44100',
+    '-t', '1', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', path
+  ])
+  return path
+}
+
+export interface Probe {
+  duration: number
+  streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number }>
+}
+
+export async function ffprobe(path: string): Promise<Probe> {
+  const { stdout } = await execFileAsync('ffprobe', ['-v', 'error', '-of', 'json', '-show_format', '-show_streams', path])
+  const parsed = JSON.parse(stdout)
+  return { duration: Number(parsed.format.duration), streams: parsed.streams }
+}
+
+/** Decodes the whole file; answers ffmpeg's complaints (empty when the file is sound). */
+export async function decodeErrors(path: string): Promise<string> {
+  const { stderr } = await execFileAsync('ffmpeg', ['-v', 'error', '-i', path, '-f', 'null', '-'])
+  return stderr.trim()
+}
+
+/** Polls `check` until it answers a value (not undefined, null or false). */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  let lastError: unknown
+  while (Date.now() < deadline) {
+    try {
+      const value = await check()
+      if (value !== undefined && value !== null && value !== false) return value
+    } catch (err) {
+      lastError = err
+    }
+    await sleep(250)
+  }
+  throw new Error(`timed out waiting for ${what}${lastError ? `: ${(lastError as Error).message}` : ''}`)
+}
+
+export interface AgentSettings {
+  serverUrl: string
+  dir: string
+  deviceId: string
+  httpPort: number
+  extra?: Record<string, unknown>
+}
+
+/** club-agent as its own process, with a configuration file in `dir`. */
+export class TestAgent {
+  proc?: ChildProcess
+  output = ''
+  readonly stateDir: string
+  readonly recordingsDir: string
+  readonly clipsDir: string
+  readonly configPath: string
+
+  constructor(readonly settings: AgentSettings) {
+    this.stateDir = join(settings.dir, 'state')
+    this.recordingsDir = join(settings.dir, 'recordings')
+    this.clipsDir = join(settings.dir, 'clips')
+    this.configPath = join(settings.dir, 'agent.json')
+    mkdirSync(settings.dir, { recursive: true })
+    writeFileSync(this.configPath, JSON.stringify({
+      serverUrl: settings.serverUrl,
+      stateDir: this.stateDir,
+      recordingsDir: this.recordingsDir,
+      clipsDir: this.clipsDir,
+      deviceId: settings.deviceId,
+      displayName: 'E2E box',
+      publicUrl: this.url,
+      httpHost: '127.0.0.1',
+      httpPort: settings.httpPort,
+      segmentSeconds: 2,
+      requestTimeoutSeconds: 2,
+      ...settings.extra
+    }))
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.settings.httpPort}`
+  }
+
+  start(): void {
+    const proc = spawn(process.execPath, [AGENT_MAIN, '--config', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'] })
+    proc.stdout!.on('data', (d) => (this.output += d))
+    proc.stderr!.on('data', (d) => (this.output += d))
+    this.proc = proc
+  }
+
+  /** SIGTERM, then the exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
+    const proc = this.proc
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)))
+    proc.kill(signal)
+    return exited
+  }
+
+  async health(): Promise<any> {
+    const res = await fetch(`${this.url}/health`)
+    if (res.status !== 200) throw new Error(`health answered ${res.status}`)
+    return res.json()
+  }
+
+  state(): { serverId?: string; accessToken?: string } {
+    return JSON.parse(readFileSync(join(this.stateDir, 'state.json'), 'utf8'))
+  }
+
+  /** Finished segments of a camera (those ffmpeg listed), oldest first. */
+  finishedSegments(cameraId: string): string[] {
+    const dir = join(this.recordingsDir, cameraId)
+    let names: string[] = []
+    try {
+      names = readdirSync(dir)
+    } catch {
+      return []
+    }
+    return names
+      .filter((n) => n.endsWith('.csv'))
+      .flatMap((n) => readFileSync(join(dir, n), 'utf8').split('\n').filter(Boolean).map((line) => join(dir, line.split(',')[0]!)))
+      .sort()
+  }
+}
