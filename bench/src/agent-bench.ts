@@ -141,6 +141,7 @@ async function main() {
   if (spawnSync(FFMPEG, ['-version']).status !== 0) throw new Error(`${FFMPEG} is needed (apt-get install ffmpeg)`)
   if (!existsSync(AGENT_MAIN)) throw new Error(`${AGENT_MAIN} is missing: build the agent first (npx tsc -b)`)
   const dir = mkdtempSync(join(tmpdir(), 'club-agent-bench-'))
+  children.push({ name: 'work folder', stop: async () => rmSync(dir, { recursive: true, force: true }) })
   const load1 = loadavg()[0]!
   try {
     process.stdout.write(`preparing media, server and ${Math.max(...CAMERA_COUNTS)} cameras in ${dir}…\n`)
@@ -316,18 +317,22 @@ async function main() {
     const file = writeResults('agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports })
     process.stdout.write(`results written to ${file}\n`)
   } finally {
+    // The work folder was pushed first, so it goes last, once nothing writes into it.
     for (const child of children.splice(0).reverse()) await child.stop().catch(() => undefined)
-    rmSync(dir, { recursive: true, force: true })
   }
 }
 
+/** Stops the processes together, then removes the work folder (the first entry). */
+async function stopAll(): Promise<void> {
+  const [folder, ...processes] = children.splice(0)
+  await Promise.all(processes.map((c) => c.stop().catch(() => undefined)))
+  await folder?.stop().catch(() => undefined)
+}
 const abort = setTimeout(() => {
   process.stderr.write(`agent benchmark: over ${DEADLINE_MS / 1000}s, stopping\n`)
-  void Promise.all(children.splice(0).map((c) => c.stop().catch(() => undefined))).then(() => process.exit(1))
+  void stopAll().then(() => process.exit(1))
 }, DEADLINE_MS)
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void Promise.all(children.splice(0).map((c) => c.stop().catch(() => undefined))).then(() => process.exit(130)))
-}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void stopAll().then(() => process.exit(130)))
 try {
   await main()
 } catch (err) {
