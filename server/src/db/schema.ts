@@ -1,6 +1,7 @@
 // Table types: the only description of the database's rows. Timestamps are ISO 8601 UTC strings,
 // which sort as text; JSON columns are text holding JSON.
 import type { Generated } from 'kysely'
+import type { PhoneProviderName } from '../signup/providers/provider.js'
 import type { ChangeAction, PhoneVerificationStatus, ReplayServerStatus, TemplateStatus, TemplateType, UserRole } from '@club/contract'
 
 export interface UsersTable {
@@ -136,7 +137,7 @@ export interface MailOutboxTable {
 
 export interface PhoneVerificationsTable {
   id: string
-  provider: 'log' | 'twilio' | 'firebase'
+  provider: PhoneProviderName
   phone_number: string
   /** The provider's handle: Twilio's verification SID or Firebase's sessionInfo. */
   provider_ref: string | null

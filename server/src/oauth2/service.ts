@@ -3,7 +3,7 @@ import type { OAuth2AccessToken, TokenRequest } from '@club/contract'
 import type { Db } from '../db/database.js'
 import { OAuth2Error } from '../errors.js'
 import { checkCredentials, type PasswordDeps } from '../users/service.js'
-import { DEFAULT_SCOPES, authenticateClient, type OAuthClient } from './clients.js'
+import { DEFAULT_SCOPES, authenticateClient, type ClientAuthentication, type OAuthClient } from './clients.js'
 import { grantScope, issueTokenPair, refreshTokens, type TokenDeps } from './tokens.js'
 
 export interface TokenEndpointDeps extends TokenDeps, PasswordDeps {
@@ -14,7 +14,7 @@ export interface TokenEndpointDeps extends TokenDeps, PasswordDeps {
 export type GrantHandler = (
   db: Db,
   body: TokenRequest,
-  client: { method: 'none' | 'basic' | 'body'; client: OAuthClient | null },
+  client: ClientAuthentication,
   deps: TokenEndpointDeps
 ) => Promise<OAuth2AccessToken>
 

@@ -193,8 +193,16 @@ async function sessionToVerify(db: Db, request: PhoneVerificationRequest, deps: 
   }
   // The SDK sent the code itself; this server first hears of the verification now.
   const row = newSession(randomUUID(), 'firebase', phoneNumber, deps.clock.now(), { providerRef: request.verificationId, codeHash: null })
-  await db.insertInto('phone_verifications').values(row).execute()
-  return row
+  // A parallel call may have created it first (unique per Firebase verification): then use that one.
+  await db.insertInto('phone_verifications').values(row).onConflict((oc) => oc.doNothing()).execute()
+  const session = await db
+    .selectFrom('phone_verifications')
+    .selectAll()
+    .where('provider', '=', 'firebase')
+    .where('provider_ref', '=', request.verificationId)
+    .executeTakeFirstOrThrow()
+  if (session.phone_number !== phoneNumber) throw new BadRequestError('phoneNumber is not the number of this verification')
+  return session
 }
 
 /**

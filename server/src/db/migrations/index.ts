@@ -6,6 +6,7 @@ import * as m0003 from './0003_templates.js'
 import * as m0004 from './0004_replay_servers.js'
 import * as m0005 from './0005_identity.js'
 import * as m0006 from './0006_token_lifetimes.js'
+import * as m0007 from './0007_firebase_verification_unique.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -13,5 +14,6 @@ export const migrations: Record<string, Migration> = {
   '0003_templates': m0003,
   '0004_replay_servers': m0004,
   '0005_identity': m0005,
-  '0006_token_lifetimes': m0006
+  '0006_token_lifetimes': m0006,
+  '0007_firebase_verification_unique': m0007
 }

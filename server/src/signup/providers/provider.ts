@@ -2,7 +2,10 @@
 // this server made (ownsCode false: the server stores its hash and checks it) or makes, sends and
 // checks its own codes (ownsCode true: the server keeps the provider's reference).
 
-export type PhoneProviderName = 'log' | 'twilio' | 'firebase'
+import type { Config } from '../../config.js'
+
+/** The providers by name: the values PHONE_VERIFICATION_PROVIDER takes. */
+export type PhoneProviderName = Config['PHONE_VERIFICATION_PROVIDER']
 
 export interface SendRequest {
   sessionId: string

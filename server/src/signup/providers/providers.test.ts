@@ -223,3 +223,20 @@ t.test('twilio: two checks at once each cost an attempt, whatever order they fin
   const row = await ctx.app.db.selectFrom('phone_verifications').select('remaining_attempts').where('id', '=', sessionId).executeTakeFirstOrThrow()
   t.equal(row.remaining_attempts, 3, 'the earlier check finishing last does not give an attempt back')
 })
+
+t.test('one session per Firebase verification; Twilio may reuse a verification across resends', async (t) => {
+  // Two verify calls racing with one new verificationId both try to insert its session: the
+  // database keeps one, and the service reads back whichever won (onConflict doNothing).
+  const { firebase, ctx } = await firebaseApp(t)
+  firebase.sessions.set('sdk-new', { phoneNumber: NUMBER, code: '135790' })
+  const first = await post(ctx, { verificationId: 'sdk-new', phoneNumber: NUMBER, verificationCode: '000000' })
+  t.equal(first.statusCode, 201)
+  const row = await ctx.app.db.selectFrom('phone_verifications').selectAll().where('provider_ref', '=', 'sdk-new').executeTakeFirstOrThrow()
+  const copy = { ...row, id: 'another-session' }
+  await t.rejects(ctx.app.db.insertInto('phone_verifications').values(copy).execute(), /UNIQUE constraint failed/)
+  await ctx.app.db.insertInto('phone_verifications').values({ ...copy, provider: 'twilio', provider_ref: 'VE1' }).execute()
+  await ctx.app.db.insertInto('phone_verifications').values({ ...copy, id: 'a-third', provider: 'twilio', provider_ref: 'VE1' }).execute()
+  const second = await post(ctx, { verificationId: 'sdk-new', phoneNumber: NUMBER, verificationCode: '000001' })
+  t.equal(second.json().sessionId, first.json().sessionId, 'the second call uses the same session')
+  t.equal(second.json().remainingAttempts, 3)
+})
