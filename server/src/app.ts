@@ -50,7 +50,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(createValidatorCompiler())
 
-  const db = options.db ?? openDatabase(config.DATABASE_URL)
+  const db = options.db ?? openDatabase(config.DATABASE_URL, { readCacheEntries: config.READ_CACHE_ENTRIES })
   try {
     await migrateToLatest(db)
   } catch (err) {

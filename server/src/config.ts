@@ -28,6 +28,11 @@ export const ConfigSchema = Type.Object({
   API_KEY_RATE_LIMIT_WINDOW_SECONDS: Int({ default: 60, minimum: 1, description: 'Window of the API key rate limit' }),
   TOKEN_RATE_LIMIT_MAX: Int({ default: 120, minimum: 1, description: 'Token requests per minute per client IP (slows password guessing)' }),
   BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, description: 'Largest request body accepted' }),
+  READ_CACHE_ENTRIES: Int({
+    default: 10000,
+    maximum: 1000000,
+    description: 'Answers each read cache keeps (credentials, templates, template pages), checked against every write; 0 turns them off'
+  }),
   SHUTDOWN_TIMEOUT_SECONDS: Int({ default: 10, minimum: 1, description: 'How long in-flight requests may take on shutdown' }),
   // Identity flows: authorization codes, webview tokens, forum single sign-on, password reset, phone verification.
   AUTHORIZATION_CODE_TTL_SECONDS: Int({ default: 600, minimum: 10, maximum: 600, description: 'Authorization code lifetime (RFC 6749: at most 10 minutes)' }),

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
-import type { DbOrTx } from '../db/database.js'
+import { compiledOnce, runCompiled } from '../db/compiled.js'
+import { readCache, type DbOrTx } from '../db/database.js'
 import { NotFoundError, UnauthorizedError } from '../errors.js'
 import { userRecord, type UserRecord } from '../users/service.js'
 
@@ -49,15 +50,31 @@ export interface ApiKeyPrincipal {
   user: UserRecord
 }
 
-/** The user behind an API key, or a 401. One indexed read. */
-export async function authenticateApiKey(db: DbOrTx, apiKey: string): Promise<ApiKeyPrincipal> {
-  const row = await db
+const apiKeyLookup = (db: DbOrTx, keyHash: string) =>
+  db
     .selectFrom('api_keys')
     .innerJoin('users', 'users.id', 'api_keys.user_id')
     .select(['api_keys.id', 'api_keys.revoked_at', 'users.id as user_id', 'users.email', 'users.role', 'users.first_name', 'users.last_name', 'users.created_at'])
-    .where('api_keys.key_hash', '=', sha256Hex(apiKey))
-    .executeTakeFirst()
-  if (!row) throw new UnauthorizedError('the API key is not valid', 'ApiKey')
+    .where('api_keys.key_hash', '=', keyHash)
+
+type ApiKeyRow = Awaited<ReturnType<ReturnType<typeof apiKeyLookup>['executeTakeFirstOrThrow']>>
+
+/** Every integration request asks this: compiled once (see db/compiled.ts). */
+const apiKeyQuery = compiledOnce((db) => apiKeyLookup(db, ''))
+
+/**
+ * The user behind an API key, or a 401. One indexed read, answered from the read cache until a key
+ * or user changes (revocation is a write to `api_keys`, seen by the next request).
+ */
+export async function authenticateApiKey(db: DbOrTx, apiKey: string): Promise<ApiKeyPrincipal> {
+  const keyHash = sha256Hex(apiKey)
+  const load = async (): Promise<ApiKeyRow> => {
+    const row = (await runCompiled(db, apiKeyQuery, [keyHash]))[0]
+    if (!row) throw new UnauthorizedError('the API key is not valid', 'ApiKey')
+    return row
+  }
+  const cache = readCache<ApiKeyRow>(db, 'api-keys', ['api_keys', 'users'])
+  const row = cache ? await cache.get(keyHash, load) : await load()
   if (row.revoked_at !== null) throw new UnauthorizedError('the API key was revoked', 'ApiKey')
   return { apiKeyId: row.id, user: userRecord({ ...row, id: row.user_id }) }
 }

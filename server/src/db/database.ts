@@ -5,12 +5,26 @@ import SQLite from 'better-sqlite3'
 import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
+import { ChangeTracker, ReadCache } from './read-cache.js'
 
 export type Db = Kysely<Database>
 /** A service function takes either the database or a transaction as its first argument. */
 export type DbOrTx = Kysely<Database> | Transaction<Database>
 
-export function openDatabase(file: string): Db {
+export interface OpenOptions {
+  /** Entries each read cache keeps (see readCache); 0 turns the caches off. */
+  readCacheEntries?: number
+}
+
+interface Caches {
+  tracker: ChangeTracker
+  maxEntries: number
+  byName: Map<string, ReadCache<unknown>>
+}
+
+const cachesOf = new WeakMap<object, Caches>()
+
+export function openDatabase(file: string, options: OpenOptions = {}): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SQLite(file)
   sqlite.pragma('journal_mode = WAL')
@@ -19,7 +33,37 @@ export function openDatabase(file: string): Db {
   // WAL with synchronous=NORMAL is durable across application crashes; only an OS crash may lose
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  const tracker = new ChangeTracker(sqlite)
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, tracker) }) })
+  cachesOf.set(db, { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() })
+  return db
+}
+
+/** Tells the read caches a request began (see ChangeTracker.requestStarted). */
+export function requestStarted(db: Db): void {
+  cachesOf.get(db)?.tracker.requestStarted()
+}
+
+/**
+ * The named read cache of a database opened by openDatabase, kept valid against writes to
+ * `tables` (see read-cache.ts). Undefined inside a transaction: what a transaction reads may be
+ * its own uncommitted writes, and it must see them, not a cached answer.
+ */
+export function readCache<V>(
+  db: DbOrTx,
+  name: string,
+  tables: readonly string[],
+  /** `share`: the part of READ_CACHE_ENTRIES this cache keeps, for large answers. */
+  options: { share?: number } = {}
+): ReadCache<V> | undefined {
+  const caches = cachesOf.get(db)
+  if (!caches) return undefined
+  let cache = caches.byName.get(name)
+  if (!cache) {
+    cache = new ReadCache<unknown>(caches.tracker, tables, Math.ceil(caches.maxEntries * (options.share ?? 1)))
+    caches.byName.set(name, cache)
+  }
+  return cache as ReadCache<V>
 }
 
 const STATEMENT_CACHE_SIZE = 500
@@ -30,7 +74,7 @@ const STATEMENT_CACHE_SIZE = 500
  * reused; the cache is bounded (LRU) because IN-lists of different lengths make distinct texts.
  * Safe because the server never streams (iterates) a statement while another query runs.
  */
-function withStatementCache(sqlite: SQLite.Database) {
+function withStatementCache(sqlite: SQLite.Database, tracker: ChangeTracker) {
   const cache = new Map<string, SQLite.Statement>()
   return {
     close: () => sqlite.close(),
@@ -43,6 +87,8 @@ function withStatementCache(sqlite: SQLite.Database) {
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
       }
       cache.set(sql, statement)
+      // Kysely prepares right before it runs: this is where every statement passes.
+      tracker.noteStatement(sql, statement.readonly)
       return statement
     }
   }

@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto'
 import type { OAuth2AccessToken } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
-import type { Db, DbOrTx } from '../db/database.js'
+import { compiledOnce, runCompiled } from '../db/compiled.js'
+import { readCache, type Db, type DbOrTx } from '../db/database.js'
 import { OAuth2Error, UnauthorizedError } from '../errors.js'
 import { userRecord, type UserRecord } from '../users/service.js'
 
@@ -168,9 +169,9 @@ export interface AccessPrincipal {
 
 const invalidToken = (message: string) => new UnauthorizedError(message, 'Bearer error="invalid_token"')
 
-/** The principal behind an access token, or a 401 for an unknown, expired or revoked one. One indexed read. */
-export async function authenticateAccessToken(db: DbOrTx, token: string, clock: Clock): Promise<AccessPrincipal> {
-  const row = await db
+/** What an access token's look-up reads: the token and its user in one indexed read. */
+const accessTokenLookup = (db: DbOrTx, tokenHash: string) =>
+  db
     .selectFrom('tokens')
     .leftJoin('users', 'users.id', 'tokens.user_id')
     .select([
@@ -188,9 +189,28 @@ export async function authenticateAccessToken(db: DbOrTx, token: string, clock: 
       'users.last_name',
       'users.created_at'
     ])
-    .where('tokens.token_hash', '=', sha256Hex(token))
-    .executeTakeFirst()
-  if (!row || row.kind !== 'access') throw invalidToken('the access token is not valid')
+    .where('tokens.token_hash', '=', tokenHash)
+
+type AccessTokenRow = Awaited<ReturnType<ReturnType<typeof accessTokenLookup>['executeTakeFirstOrThrow']>>
+
+/** Every request with a Bearer token asks this: compiled once (see db/compiled.ts). */
+const accessTokenQuery = compiledOnce((db) => accessTokenLookup(db, ''))
+
+/**
+ * The principal behind an access token, or a 401 for an unknown, expired or revoked one. One
+ * indexed read, answered from the read cache until a token, user or client changes (revocation
+ * is a write to `tokens`, so it is seen by the next request); expiry is checked on every request.
+ */
+export async function authenticateAccessToken(db: DbOrTx, token: string, clock: Clock): Promise<AccessPrincipal> {
+  const tokenHash = sha256Hex(token)
+  const load = async (): Promise<AccessTokenRow> => {
+    const row = (await runCompiled(db, accessTokenQuery, [tokenHash]))[0]
+    if (!row) throw invalidToken('the access token is not valid')
+    return row
+  }
+  const cache = readCache<AccessTokenRow>(db, 'access-tokens', ['tokens', 'users', 'oauth_clients'])
+  const row = cache ? await cache.get(tokenHash, load) : await load()
+  if (row.kind !== 'access') throw invalidToken('the access token is not valid')
   if (row.revoked_at !== null) throw invalidToken('the access token was revoked')
   if (row.expires_at <= clock.now().toISOString()) throw invalidToken('the access token has expired')
   return {

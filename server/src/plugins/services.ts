@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import type { Db } from '../db/database.js'
+import { requestStarted, type Db } from '../db/database.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -26,6 +26,11 @@ export default fp<ServicesOptions>(
     app.decorate('db', options.db)
     app.decorate('config', options.config)
     app.decorate('clock', options.clock)
+    // Read caches check other processes' commits once per request (db/read-cache.ts).
+    app.addHook('onRequest', (_request, _reply, done) => {
+      requestStarted(options.db)
+      done()
+    })
     if (options.ownsDb) app.addHook('onClose', async () => options.db.destroy())
   },
   { name: 'services' }

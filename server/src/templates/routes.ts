@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { templateRoutes, type Template } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
+import { sendJson } from '../reply.js'
 import {
   createTemplate,
   createTemplateFromEvent,
@@ -10,7 +11,7 @@ import {
   etagOf,
   getTemplate,
   getVersion,
-  listTemplates,
+  listTemplatesJson,
   listVersions,
   patchTemplate,
   rollbackTemplate
@@ -27,7 +28,13 @@ const templates: FastifyPluginAsyncTypebox = async (app) => {
   // anonymous or member request never learns what a valid body looks like.
   const onRequest = app.auth.bearer({ roles: ['staff', 'admin'] })
 
-  app.route({ ...templateRoutes.list, onRequest, handler: async (request) => listTemplates(app.db, request.query) })
+  app.route({
+    ...templateRoutes.list,
+    onRequest,
+    // Serialised by the route's own schema, then kept as text by the page cache.
+    handler: async (request, reply) =>
+      sendJson(reply, await listTemplatesJson(app.db, request.query, (page) => reply.serialize(page) as string))
+  })
 
   app.route({
     ...templateRoutes.create,

@@ -15,7 +15,8 @@ import type {
   TemplateVersion
 } from '@club/contract'
 import type { Clock } from '../clock.js'
-import type { DbOrTx } from '../db/database.js'
+import { compiledOnce, runCompiled } from '../db/compiled.js'
+import { readCache, type DbOrTx } from '../db/database.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -126,14 +127,29 @@ async function placesOf(db: DbOrTx, templateIds: string[]): Promise<Map<string, 
 }
 
 async function findTemplate(db: DbOrTx, id: string): Promise<TemplatesTable> {
-  const row = await db.selectFrom('templates').selectAll().where('id', '=', id).executeTakeFirst()
+  const row = (await runCompiled(db, templateQuery, [id]))[0]
   if (!row) throw new NotFoundError(`template ${id} not found`)
   return row
 }
 
+/** A template read is the API's commonest: both its queries are compiled once (db/compiled.ts). */
+const templateQuery = compiledOnce((db) => db.selectFrom('templates').selectAll().where('id', '=', ''))
+const templatePlacesQuery = compiledOnce((db) =>
+  db.selectFrom('template_refs').select(['kind', 'ref_id']).where('template_id', '=', '').where('kind', '!=', 'in_region').orderBy('position')
+)
+
+/**
+ * One template as the API shows it, from the read cache while neither templates nor their places
+ * changed (every write to them moves the cache's stamp: the next read after a PATCH is fresh).
+ */
 export async function getTemplate(db: DbOrTx, id: string): Promise<Template> {
-  const row = await findTemplate(db, id)
-  return toTemplate(row, (await placesOf(db, [id])).get(id)!)
+  const load = async () => {
+    const row = await findTemplate(db, id)
+    const refs = await runCompiled(db, templatePlacesQuery, [id, 'in_region'])
+    return toTemplate(row, groupPlaces([...templatePlaces], refs))
+  }
+  const cache = readCache<Template>(db, 'templates', ['templates', 'template_refs'])
+  return cache ? cache.get(id, load) : load()
 }
 
 const asInput = (ids: string[]) => ({ items: ids.map((id) => ({ id })) })
@@ -468,4 +484,17 @@ export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
   const places = await placesOf(db, rows.map((r) => r.id))
   const items = rows.map((row) => toTemplate(row, places.get(row.id)!))
   return paged(items, Number(count.total), page, templatePath(), query)
+}
+
+export type TemplatePage = Awaited<ReturnType<typeof listTemplates>>
+
+/**
+ * A page of the list as the JSON text `serialize` makes of it, from the read cache while no
+ * template or place reference changed. A page is a page count, a search and three queries, so the
+ * text is kept rather than the objects; at about 1 KB a template, pages get a tenth of the entries.
+ */
+export async function listTemplatesJson(db: DbOrTx, query: TemplateListQuery, serialize: (page: TemplatePage) => string): Promise<string> {
+  const load = async () => serialize(await listTemplates(db, query))
+  const cache = readCache<string>(db, 'template-pages', ['templates', 'template_refs', 'template_search'], { share: 0.1 })
+  return cache ? cache.get(JSON.stringify(query), load) : load()
 }

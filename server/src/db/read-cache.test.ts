@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import t from 'tap'
+import { migrateToLatest, openDatabase, readCache, requestStarted, type Db } from './database.js'
+
+/** Two connections to one real database file, as the server and the `club` CLI have. */
+async function twoConnections(t: { teardown(fn: () => unknown): void }, options = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'club-cache-'))
+  const file = join(dir, 'club.db')
+  const server = openDatabase(file, options)
+  await migrateToLatest(server)
+  const cli = openDatabase(file)
+  t.teardown(async () => {
+    await cli.destroy()
+    await server.destroy()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return { server, cli }
+}
+
+const now = '2026-03-01T10:00:00.000Z'
+const setting = (db: Db, key: string, value: string) =>
+  db.insertInto('settings').values({ key, value, created_at: now }).onConflict((oc) => oc.column('key').doUpdateSet({ value })).execute()
+
+/** A cache over the settings table that counts its database reads. */
+function settingsCache(db: Db) {
+  let reads = 0
+  const cache = readCache<string>(db, 'test-settings', ['settings'])!
+  const get = (key: string) =>
+    cache.get(key, async () => {
+      reads++
+      const row = await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst()
+      if (!row) throw new Error(`no setting ${key}`)
+      return row.value
+    })
+  return { cache, get, reads: () => reads }
+}
+
+t.test('answers from memory until this connection writes to a table it read from', async (t) => {
+  const { server } = await twoConnections(t)
+  await setting(server, 'a', '1')
+  const { get, reads } = settingsCache(server)
+  t.equal(await get('a'), '1')
+  t.equal(await get('a'), '1')
+  t.equal(reads(), 1, 'the second read came from the cache')
+
+  await server.insertInto('users').values({ id: 'u1', email: 'x@example.org', password_hash: 'x', role: 'member', first_name: null, last_name: null, created_at: now, updated_at: now }).execute()
+  t.equal(await get('a'), '1')
+  t.equal(reads(), 1, 'a write to another table leaves it alone')
+
+  await setting(server, 'a', '2')
+  t.equal(await get('a'), '2', 'the read after an update sees it')
+  await server.deleteFrom('settings').where('key', '=', 'a').execute()
+  await t.rejects(get('a'), /no setting a/, 'the read after a delete sees it')
+})
+
+t.test("another connection's commit is seen by the next read", async (t) => {
+  const { server, cli } = await twoConnections(t)
+  await setting(server, 'a', '1')
+  const { get, reads } = settingsCache(server)
+  t.equal(await get('a'), '1')
+  requestStarted(server)
+  await setting(cli, 'a', '2')
+  requestStarted(server)
+  t.equal(await get('a'), '2')
+  t.equal(reads(), 2)
+  // Even one that touched another table: the cache cannot tell which, so it reads again.
+  await cli.insertInto('users').values({ id: 'u1', email: 'x@example.org', password_hash: 'x', role: 'member', first_name: null, last_name: null, created_at: now, updated_at: now }).execute()
+  requestStarted(server)
+  t.equal(await get('a'), '2')
+  t.equal(reads(), 3)
+  // Outside a request the check is good for one turn of the event loop.
+  await setting(cli, 'a', '3')
+  await new Promise((resolve) => setImmediate(resolve))
+  t.equal(await get('a'), '3')
+})
+
+t.test('failed reads are not kept, the size is bounded, and 0 turns caching off', async (t) => {
+  const { server } = await twoConnections(t, { readCacheEntries: 2 })
+  for (const k of ['a', 'b', 'c']) await setting(server, k, k)
+  const { cache, get, reads } = settingsCache(server)
+  await t.rejects(get('missing'))
+  await t.rejects(get('missing'))
+  t.equal(reads(), 2, 'an unknown key is asked of the database every time')
+  t.equal(cache.size, 0)
+  await get('a')
+  await get('b')
+  await get('c')
+  t.equal(cache.size, 2)
+  await get('c')
+  t.equal(reads(), 5)
+  await get('a')
+  t.equal(reads(), 6, 'the least recently used entry went first')
+
+  const off = await twoConnections(t, { readCacheEntries: 0 })
+  await setting(off.server, 'a', '1')
+  const uncached = settingsCache(off.server)
+  await uncached.get('a')
+  await uncached.get('a')
+  t.equal(uncached.reads(), 2)
+})
+
+t.test('there is no cache inside a transaction: it must see its own writes', async (t) => {
+  const { server } = await twoConnections(t)
+  await server.transaction().execute(async (tx) => {
+    t.equal(readCache(tx, 'test-settings', ['settings']), undefined)
+  })
+  t.ok(readCache(server, 'test-settings', ['settings']))
+})
+
+t.test('a read racing a write never keeps the old answer under the new stamp', async (t) => {
+  const { server } = await twoConnections(t)
+  await setting(server, 'a', '1')
+  const cache = readCache<string>(server, 'race', ['settings'])!
+  // The load reads, then a write lands before the load returns.
+  const first = await cache.get('a', async () => {
+    const row = await server.selectFrom('settings').select('value').where('key', '=', 'a').executeTakeFirstOrThrow()
+    await setting(server, 'a', '2')
+    return row.value
+  })
+  t.equal(first, '1')
+  t.equal(await cache.get('a', async () => '2 (read again)'), '2 (read again)')
+})

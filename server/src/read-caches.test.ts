@@ -1,0 +1,108 @@
+// The read caches behind credentials and templates, seen from outside: whatever changes a token,
+// key, user or template (through the API or straight into the database from another process, as
+// the `club` CLI does, through the same services) is seen by the very next request.
+import t from 'tap'
+import { revokeApiKey } from './api-keys/service.js'
+import { openDatabase } from './db/database.js'
+import { revokeUserTokens } from './oauth2/tokens.js'
+import { deleteTemplate, patchTemplate } from './templates/service.js'
+import { testApp, userWithApiKey, userWithToken } from './test-support/app.js'
+import { templateTestContext } from './test-support/templates.js'
+
+/** A second connection to the app's database file, as the CLI opens it. */
+function otherProcess(t: { teardown(fn: () => unknown): void }, databaseUrl: string) {
+  const db = openDatabase(databaseUrl)
+  t.teardown(() => db.destroy())
+  return db
+}
+
+t.test('credentials', async (t) => {
+  const ctx = await testApp(t)
+  const cli = otherProcess(t, ctx.config.DATABASE_URL)
+  const current = (headers: Record<string, string>) => ctx.app.inject({ url: '/apis/v2/users/current', headers })
+
+  t.test('a token revoked by another process is refused at once', async (t) => {
+    const user = await userWithToken(ctx)
+    t.equal((await current({ authorization: user.authorization })).statusCode, 200)
+    t.equal((await current({ authorization: user.authorization })).statusCode, 200)
+    await revokeUserTokens(cli, user.id, ctx.clock)
+    const res = await current({ authorization: user.authorization })
+    t.equal(res.statusCode, 401)
+    t.match(res.json().message, /revoked/)
+  })
+
+  t.test('a token revoked through this server is refused at once', async (t) => {
+    const user = await userWithToken(ctx)
+    t.equal((await current({ authorization: user.authorization })).statusCode, 200)
+    await revokeUserTokens(ctx.app.db, user.id, ctx.clock)
+    t.equal((await current({ authorization: user.authorization })).statusCode, 401)
+  })
+
+  t.test('a cached token still expires on time', async (t) => {
+    const user = await userWithToken(ctx)
+    t.equal((await current({ authorization: user.authorization })).statusCode, 200)
+    ctx.clock.advance(ctx.config.ACCESS_TOKEN_TTL_SECONDS * 1000)
+    const res = await current({ authorization: user.authorization })
+    t.equal(res.statusCode, 401)
+    t.match(res.json().message, /expired/)
+  })
+
+  t.test("a user's new name and role show at once; a deleted user's token stops working", async (t) => {
+    const user = await userWithToken(ctx, 'staff')
+    t.equal((await current({ authorization: user.authorization })).json().role, 'staff')
+    await cli.updateTable('users').set({ role: 'member', first_name: 'Ada' }).where('id', '=', user.id).execute()
+    t.match((await current({ authorization: user.authorization })).json(), { role: 'member', firstName: 'Ada' })
+    await cli.deleteFrom('users').where('id', '=', user.id).execute()
+    t.equal((await current({ authorization: user.authorization })).statusCode, 401)
+  })
+
+  t.test('an API key revoked by another process is refused at once', async (t) => {
+    const { apiKey, apiKeyId } = await userWithApiKey(ctx)
+    t.equal((await current({ 'x-api-key': apiKey })).statusCode, 200)
+    t.equal((await current({ 'x-api-key': apiKey })).statusCode, 200)
+    await revokeApiKey(cli, apiKeyId, ctx.clock)
+    const res = await current({ 'x-api-key': apiKey })
+    t.equal(res.statusCode, 401)
+    t.match(res.json().message, /revoked/)
+  })
+})
+
+t.test('templates', async (t) => {
+  const { ctx, call, create, venue, staff } = await templateTestContext(t)
+  const cli = otherProcess(t, ctx.config.DATABASE_URL)
+  const template = await create()
+  const url = `/apis/v2/templates/${template.id}`
+  t.equal((await call('GET', url)).json().version, 1)
+
+  t.test('a PATCH is seen by the next read', async (t) => {
+    t.equal((await call('PATCH', url, { name: 'Evening play', areas: { items: [{ id: venue.annex.id }] } })).statusCode, 200)
+    const res = await call('GET', url)
+    t.equal(res.headers.etag, '"2"')
+    t.match(res.json(), { version: 2, name: 'Evening play' })
+    t.same(res.json().areas.items.map((a: { id: string }) => a.id), [venue.annex.id])
+  })
+
+  t.test("another process's change is seen by the next read, and its deletion is a 404", async (t) => {
+    t.equal((await call('GET', url)).statusCode, 200)
+    await patchTemplate(cli, template.id, { name: 'Renamed elsewhere' }, { id: staff.id }, ctx.clock)
+    t.equal((await call('GET', url)).json().name, 'Renamed elsewhere')
+    await deleteTemplate(cli, template.id)
+    t.equal((await call('GET', url)).statusCode, 404)
+  })
+
+  t.test('a page of the list follows creations, changes and deletions, here and elsewhere', async (t) => {
+    const list = async (query = '') => (await call('GET', `/apis/v2/templates?ipp=20${query}`)).json()
+    const names = async (query = '') => (await list(query)).items.map((i: { name: string }) => i.name).sort()
+    const before = await list()
+    t.same(await list(), before, 'the same page twice')
+    const added = await create({ name: 'Junior clinic' })
+    t.ok((await names()).includes('Junior clinic'), 'a template created through the API is listed at once')
+    t.equal((await list())._total, before._total + 1)
+    await call('PATCH', `/apis/v2/templates/${added.id}`, { areas: { items: [{ id: venue.annex.id }] } })
+    t.same(await names(`&areaId=${venue.annex.id}`), ['Junior clinic'], 'a place filter sees the new reference')
+    await patchTemplate(cli, added.id, { name: 'Senior clinic' }, { id: staff.id }, ctx.clock)
+    t.ok((await names()).includes('Senior clinic'), "another process's rename is listed at once")
+    await deleteTemplate(cli, added.id)
+    t.same(await names(`&areaId=${venue.annex.id}`), [], "another process's deletion is gone from the page at once")
+  })
+})
