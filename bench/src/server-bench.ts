@@ -26,6 +26,8 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 /** 1 = the volumes the issue names; a smaller factor gives a quick run. */
 const SCALE = Number(process.env.BENCH_SCALE ?? 1)
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 1))
+/** Seconds of load before each measured run, not counted: the JIT and the caches reach their steady state. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
 /** Runs only the scenarios whose name contains this text (and skips the growth check), for profiling one route. */
 const ONLY = process.env.BENCH_ONLY
 /** Node arguments for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
@@ -36,9 +38,14 @@ export type { Scenario }
 
 const pick = <T>(list: T[], i: number): T => list[i % list.length]!
 
+/** The server's read caches turned off, for the growth check and the uncached rows. */
+const CACHES_OFF = { READ_CACHE_ENTRIES: '0' }
+const UNCACHED = ', caches off'
+
 const foundation: Scenario[] = [
   {
     name: 'GET users/current (x-api-key)',
+    cached: true,
     target: 0.5,
     run: (server, seeded, durationSeconds, connections) =>
       load({
@@ -75,11 +82,20 @@ interface Row extends LoadResult {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
 
+const warmBaselines = new WeakSet<Started>()
+
 /** The baseline then the route, REPEAT times; the run with the median ratio is kept. */
 async function measure(scenario: Scenario, baseline: Started, server: Started, seeded: Seeded): Promise<Row> {
   const runs: Row[] = []
+  const baselineRun = (durationSeconds: number) =>
+    load({ name: 'baseline', url: baseline.url, paths: ['/baseline'], durationSeconds, connections: CONNECTIONS })
+  if (WARMUP > 0) {
+    if (!warmBaselines.has(baseline)) await baselineRun(WARMUP)
+    warmBaselines.add(baseline)
+    await scenario.run(server, seeded, WARMUP, CONNECTIONS)
+  }
   for (let r = 0; r < REPEAT; r++) {
-    const base = await load({ name: 'baseline', url: baseline.url, paths: ['/baseline'], durationSeconds: DURATION, connections: CONNECTIONS })
+    const base = await baselineRun(DURATION)
     const result = await scenario.run(server, seeded, DURATION, CONNECTIONS)
     const ratio = result.requestsPerSecond / base.requestsPerSecond
     const target = scenario.target === undefined ? '' : `${ratio >= scenario.target ? 'met' : 'MISSED'} (>= ${scenario.target * 100}%)`
@@ -111,8 +127,8 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'club-bench-'))
   const database = join(dir, 'club.db')
   const started: Started[] = []
-  const startServer = async () => {
-    const server = await startNode(join(repoRoot, 'server', 'dist', 'main.js'), { ...env, DATABASE_URL: database }, SERVER_NODE_ARGS)
+  const startServer = async (extraEnv: Record<string, string> = {}) => {
+    const server = await startNode(join(repoRoot, 'server', 'dist', 'main.js'), { ...env, DATABASE_URL: database, ...extraEnv }, SERVER_NODE_ARGS)
     started.push(server)
     return server
   }
@@ -165,7 +181,7 @@ async function main() {
     for (const size of ONLY ? [] : sizes.slice(0, -1)) {
       const seedMs = await templates.seedTo(size)
       process.stdout.write(`  ${size} templates (+${round(seedMs / 1000, 1)}s); measuring the growth scenarios…\n`)
-      const server = await startServer()
+      const server = await startServer(CACHES_OFF)
       const rows: Row[] = []
       for (const scenario of growthScenarios) rows.push(await measure(scenario, baseline, server, seeded()))
       await stop(server)
@@ -181,14 +197,18 @@ async function main() {
     await db.destroy()
 
     const server = await startServer()
+    const uncached = await startServer(CACHES_OFF)
     const full = { ...seeded(), etags: await collectEtags(server, serverIds) }
     process.stdout.write(`measuring ${DURATION}s per route and as much baseline before each, ${CONNECTIONS} connections, ${REPEAT}x…\n`)
     const rows: Row[] = []
     for (const scenario of [...extraScenarios, ...foundation]) {
       if (ONLY && !scenario.name.includes(ONLY)) continue
       rows.push(await measure(scenario, baseline, server, full))
+      // What a request that misses the caches costs (after a write, or a key not asked lately).
+      if (scenario.cached) rows.push(await measure({ ...scenario, name: `${scenario.name}${UNCACHED}`, target: undefined }, baseline, uncached, full))
     }
-    growth.push({ templates: templates.ids.length, seedSeconds: round(seedMs / 1000, 1), rows: rows.filter((r) => growthScenarios.some((s) => s.name === r.route)) })
+    const atFullSize = rows.filter((r) => growthScenarios.some((s) => `${s.name}${UNCACHED}` === r.route))
+    growth.push({ templates: templates.ids.length, seedSeconds: round(seedMs / 1000, 1), rows: atFullSize.map((r) => ({ ...r, route: r.route.slice(0, -UNCACHED.length) })) })
     for (const s of started.splice(0)) await s.stop()
 
     print(rows)
@@ -208,7 +228,7 @@ async function main() {
       return cells
     })
     if (growth.length > 1) {
-      process.stdout.write(`\ngrowth check (req/s, share of baseline, change of that share from the smallest size):\n${table(growthTable)}\n`)
+      process.stdout.write(`\ngrowth check, read caches off (req/s, share of baseline, change of that share from the smallest size):\n${table(growthTable)}\n`)
     }
     const load2 = loadavg()[0]!
     process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
