@@ -9,7 +9,7 @@ import {
   createTemplateFromSeries,
   deleteTemplate,
   etagOf,
-  getTemplate,
+  getTemplateJson,
   getVersion,
   listTemplatesJson,
   listVersions,
@@ -45,7 +45,10 @@ const templates: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...templateRoutes.get,
     onRequest,
-    handler: async (request, reply) => withEtag(reply, await getTemplate(app.db, request.params.id))
+    handler: async (request, reply) => {
+      const { version, json } = await getTemplateJson(app.db, request.params.id, (template) => reply.serialize(template) as string)
+      return sendJson(reply.header('etag', etagOf(version)), json)
+    }
   })
 
   app.route({

@@ -138,17 +138,28 @@ const templatePlacesQuery = compiledOnce((db) =>
   db.selectFrom('template_refs').select(['kind', 'ref_id']).where('template_id', '=', '').where('kind', '!=', 'in_region').orderBy('position')
 )
 
-/**
- * One template as the API shows it, from the read cache while neither templates nor their places
- * changed (every write to them moves the cache's stamp: the next read after a PATCH is fresh).
- */
+/** One template as the API shows it. */
 export async function getTemplate(db: DbOrTx, id: string): Promise<Template> {
+  const row = await findTemplate(db, id)
+  const refs = await runCompiled(db, templatePlacesQuery, [id, 'in_region'])
+  return toTemplate(row, groupPlaces([...templatePlaces], refs))
+}
+
+/**
+ * A template as the JSON text `serialize` makes of it, with its version (the ETag), from the read
+ * cache while neither templates nor their places changed: every write to them moves the cache's
+ * stamp, so the read after a PATCH is fresh. Text, because serialising is most of a cached read.
+ */
+export async function getTemplateJson(
+  db: DbOrTx,
+  id: string,
+  serialize: (template: Template) => string
+): Promise<{ version: number; json: string }> {
   const load = async () => {
-    const row = await findTemplate(db, id)
-    const refs = await runCompiled(db, templatePlacesQuery, [id, 'in_region'])
-    return toTemplate(row, groupPlaces([...templatePlaces], refs))
+    const template = await getTemplate(db, id)
+    return { version: template.version, json: serialize(template) }
   }
-  const cache = readCache<Template>(db, 'templates', ['templates', 'template_refs'])
+  const cache = readCache<{ version: number; json: string }>(db, 'templates', ['templates', 'template_refs'])
   return cache ? cache.get(id, load) : load()
 }
 
