@@ -71,7 +71,7 @@ export const ConfigSchema = Type.Object({
   REPLAY_STATUS_CACHE_ENTRIES: Int({
     default: 10000,
     minimum: 0,
-    description: 'Recording boxes whose status answer is kept in memory between changes (least recently polled dropped first); 0 keeps none'
+    description: 'Recording boxes whose status answer is kept in memory between changes (the longest kept dropped first); 0 keeps none'
   }),
   REPLAY_SIGHTING_FLUSH_MS: Int({
     default: 1000,

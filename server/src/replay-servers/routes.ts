@@ -19,6 +19,7 @@ declare module 'fastify' {
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
+  if (header === etag) return true
   return header.split(',').some((tag) => {
     const t = tag.trim()
     return t === '*' || t.replace(/^W\//, '') === etag

@@ -261,12 +261,16 @@ export type PollReport = Partial<Pick<ReplayServersTable, 'version' | 'server_ur
 
 /** What a poll reports that the record does not hold yet, or null. */
 export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery): PollReport | null {
-  const changes: PollReport = {
-    ...(reported.version !== undefined && reported.version !== row.version ? { version: reported.version } : {}),
-    ...(reported.serverUrl !== undefined && reported.serverUrl !== row.server_url ? { server_url: reported.serverUrl } : {}),
-    ...(reported.localIp !== undefined && reported.localIp !== row.local_ip ? { local_ip: reported.localIp } : {})
+  const version = reported.version !== undefined && reported.version !== row.version
+  const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
+  const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
+  // Nothing allocated for the usual poll, which reports what is already recorded.
+  if (!version && !serverUrl && !localIp) return null
+  return {
+    ...(version ? { version: reported.version } : {}),
+    ...(serverUrl ? { server_url: reported.serverUrl } : {}),
+    ...(localIp ? { local_ip: reported.localIp } : {})
   }
-  return Object.keys(changes).length === 0 ? null : changes
 }
 
 /** The record a sighting belongs to: it counts only while the serverId and token it was seen with are current. */

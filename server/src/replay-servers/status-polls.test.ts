@@ -78,6 +78,19 @@ t.test('a change another process makes to the database is seen by the very next 
   t.equal((await poll(ctx, again.serverId)).statusCode, 404, 'deleted: unknown')
 })
 
+t.test('polls arriving together all see a change committed before they arrived', async (t) => {
+  const ctx = await testApp(t)
+  const other = await anotherProcess(t, ctx)
+  const areaId = await area(ctx)
+  const boxes = [await registeredBox(ctx), await registeredBox(ctx, { deviceId: 'box-2' }), await registeredBox(ctx, { deviceId: 'box-3' })]
+  const pollAll = () => Promise.all(boxes.map(async (box) => (await poll(ctx, box.serverId)).json().status))
+  t.same(await pollAll(), ['PENDING', 'PENDING', 'PENDING'])
+  await approveReplayServer(other.db, boxes[1]!.id, { areaId }, other.deps)
+  t.same(await pollAll(), ['PENDING', 'APPROVED', 'PENDING'])
+  await Promise.all(boxes.map((box) => approveReplayServer(other.db, box.id, { areaId }, other.deps)))
+  t.same(await pollAll(), ['APPROVED', 'APPROVED', 'APPROVED'])
+})
+
 t.test('a report is compared with what the database holds, even after another process changed it', async (t) => {
   const ctx = await testApp(t)
   const other = await anotherProcess(t, ctx)

@@ -52,14 +52,16 @@ function sent({ status, accessToken, area, config }: ReplayServerStatusAnswer, p
 
 export class StatusPolls {
   /**
-   * Answers by serverId hash, least recently polled first. Only boxes that exist are kept, so
-   * unknown serverIds cannot grow it.
+   * Answers by serverId hash, oldest first. Only boxes that exist are kept, so unknown serverIds
+   * cannot grow it.
    */
   private readonly entries = new Map<string, Entry>()
   /** The status change counter last read; when it moves, every entry is out of date. */
   private changes = -1
   /** By record id, the latest poll of each box polled since the last flush. */
   private readonly unrecorded = new Map<string, Entry>()
+  /** The status change count read that polls arriving now will share, until it starts. */
+  private nextChangesRead: Promise<number> | null = null
   private flushing: Promise<void> = Promise.resolve()
   private readonly timer: NodeJS.Timeout
 
@@ -86,13 +88,14 @@ export class StatusPolls {
    */
   async poll(serverId: string, reported: ReplayServerStatusQuery): Promise<SentStatus> {
     const serverIdHash = sha256Hex(serverId)
-    const entry = await this.entry(serverIdHash)
+    const changes = await this.statusChanges()
+    const entry = this.kept(serverIdHash, changes) ?? (await this.load(serverIdHash, changes))
     const now = this.deps.clock.now()
-    const changes = reportedChanges(entry.row, reported)
-    if (changes) {
+    const report = reportedChanges(entry.row, reported)
+    if (report) {
       // Rare (a new version or address): the write also moves the change counter, so the next poll
       // reads the record afresh.
-      await recordReport(this.db, entry.row, changes, now)
+      await recordReport(this.db, entry.row, report, now)
     } else {
       entry.seenAt = now.getTime()
       this.unrecorded.set(entry.row.id, entry)
@@ -103,21 +106,19 @@ export class StatusPolls {
     return (entry.sent ??= sent(entry.answer))
   }
 
-  /** The kept answer when nothing changed since it was read, or else the record read afresh. */
-  private async entry(serverIdHash: string): Promise<Entry> {
-    const changes = await replayServerStatusChanges(this.db)
+  /** The kept answer, when nothing changed since it was read (`changes` is the count read for this poll). */
+  private kept(serverIdHash: string, changes: number): Entry | undefined {
     if (changes !== this.changes) {
       this.entries.clear()
       this.changes = changes
     }
     const kept = this.entries.get(serverIdHash)
     // Checked per entry too: polls interleave, and one may have filled an entry under an older count.
-    if (kept && kept.changes === changes) {
-      this.entries.delete(serverIdHash)
-      this.entries.set(serverIdHash, kept)
-      return kept
-    }
+    return kept?.changes === changes ? kept : undefined
+  }
 
+  /** The record read afresh, and kept. */
+  private async load(serverIdHash: string, changes: number): Promise<Entry> {
     const row = await findPolledReplayServer(this.db, serverIdHash)
     const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
     if (tokenHash !== row.token_hash) {
@@ -128,11 +129,28 @@ export class StatusPolls {
     // counter past the tag, so the next poll reads the record again.
     const entry: Entry = { changes, row, answer, seenAt: 0 }
     if (this.options.maxEntries > 0) {
-      this.entries.delete(serverIdHash)
-      if (this.entries.size >= this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!)
+      // The longest kept goes first. Not least recently used: moving an entry on every hit cost more
+      // than it saves, since every box polls at the same interval.
+      if (!this.entries.has(serverIdHash) && this.entries.size >= this.options.maxEntries) {
+        this.entries.delete(this.entries.keys().next().value!)
+      }
       this.entries.set(serverIdHash, entry)
     }
     return entry
+  }
+
+  /**
+   * The status change count, read after this call. Under load, reading it cost more than the rest of
+   * the poll, and many polls arrive in one turn of the event loop: they all share one read, made on
+   * the next turn (setImmediate). Each poll still sees every change committed before it arrived,
+   * because the read it shares starts after that.
+   */
+  private statusChanges(): Promise<number> {
+    this.nextChangesRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.nextChangesRead = null
+      return replayServerStatusChanges(this.db)
+    })
+    return this.nextChangesRead
   }
 
   /** Writes the sightings held in memory. Flushes run one after another; this one waits for those before. */
