@@ -1,7 +1,8 @@
 // The recording boxes' status polls, answered from memory between changes, with their sightings
 // (lastSeenAt) written in batches. Every box polls every few seconds and its answer almost never
 // changes, so a poll costs one tiny read (has anything changed?) instead of a look-up, a token
-// derivation, a serialisation, a hash and a write. The database stays the truth: see changes below.
+// derivation, a serialisation, a hash and a write. The database stays the truth: every kept answer
+// goes as soon as migration 0008's status change counter moves, whoever moved it.
 import type { FastifyBaseLogger } from 'fastify'
 import type { PendingUpdate, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
@@ -36,7 +37,7 @@ interface Entry {
 }
 
 export interface StatusPollsOptions {
-  /** How many boxes' answers are kept; the least recently polled go first. */
+  /** How many boxes' answers are kept; the longest kept go first. */
   maxEntries: number
   /** How often sightings held in memory are written. */
   flushIntervalMs: number
