@@ -1,5 +1,6 @@
 // Status answers kept in memory must never outlive a change, wherever it was made; sightings held
 // in memory must reach the database.
+import { sql } from 'kysely'
 import t from 'tap'
 import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
@@ -136,6 +137,20 @@ t.test('sightings reach the database with the next flush, and when the server cl
   await poll(ctx, serverId)
   await ctx.app.close()
   t.equal((await other.stored(id)).last_seen_at, '2026-03-01T10:02:00.000Z', 'written before the database closed')
+})
+
+t.test('a flush that fails keeps its sightings for the next one', async (t) => {
+  const ctx = await testApp(t, NO_TIMED_FLUSH)
+  const other = await anotherProcess(t, ctx)
+  const { id, serverId } = await registeredBox(ctx)
+  ctx.clock.advance(60_000)
+  await poll(ctx, serverId)
+  // Another process refuses the write, as a long-held lock would (after busy_timeout).
+  await sql`create trigger refuse_sightings before update of last_seen_at on replay_servers begin select raise(abort, 'refused'); end`.execute(other.db)
+  await t.rejects(ctx.app.replayServerPolls.flush(), /refused/)
+  await sql`drop trigger refuse_sightings`.execute(other.db)
+  await ctx.app.replayServerPolls.flush()
+  t.equal((await other.stored(id)).last_seen_at, '2026-03-01T10:01:00.000Z')
 })
 
 t.test('a batched sighting never undoes a newer write', async (t) => {
