@@ -73,6 +73,17 @@ export const ConfigSchema = Type.Object({
   }),
   REPLAY_POLL_INTERVAL_SECONDS: Int({ default: 30, minimum: 1, maximum: 3600, description: 'Status polling interval recommended to recording boxes' }),
   REPLAY_REGISTRATION_RATE_LIMIT_MAX: Int({ default: 30, minimum: 1, description: 'Recording box registrations per minute per client IP' }),
+  REPLAY_STATUS_CACHE_ENTRIES: Int({
+    default: 10000,
+    minimum: 0,
+    description: 'Recording boxes whose status answer is kept in memory between changes (the longest kept dropped first); 0 keeps none'
+  }),
+  REPLAY_SIGHTING_FLUSH_MS: Int({
+    default: 1000,
+    minimum: 10,
+    maximum: 60000,
+    description: "How often the status polls' lastSeenAt, kept in memory, is written to the database (and always on shutdown)"
+  }),
   DEVICE_TOKEN_SECRET: Type.String({
     default: '',
     pattern: '^$|^.{32,}$',

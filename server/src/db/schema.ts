@@ -270,6 +270,12 @@ export interface ReplayServersTable {
   updated_at: string
 }
 
+/** One row (id 1) whose counter triggers raise on every change a status poll's answer depends on. */
+export interface ReplayServerStatusChangesTable {
+  id: number
+  counter: number
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -295,4 +301,5 @@ export interface Database {
   template_search: TemplateSearchTable
   settings: SettingsTable
   replay_servers: ReplayServersTable
+  replay_server_status_changes: ReplayServerStatusChangesTable
 }

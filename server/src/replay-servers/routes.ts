@@ -1,16 +1,25 @@
 // The replay-server routes: the two a recording box calls (no authorization header: registration is
 // open and rate limited, the serverId is the status call's secret) and the admin's routes around them.
 import type { FastifyReply } from 'fastify'
+import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { replayServerDeviceRoutes } from '@club/contract'
-import { sha256Hex } from '../crypto.js'
 import { routeRateLimit } from '../plugins/rate-limit.js'
 import { registerAdminRoutes } from './admin-routes.js'
-import { deviceTokenKey, pollReplayServerStatus, registerReplayServer, type ReplayServerDeps } from './service.js'
+import { deviceTokenKey, registerReplayServer, type ReplayServerDeps } from './service.js'
+import { StatusPolls } from './status-polls.js'
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The status polls' answers kept in memory and their sightings not yet written. */
+    replayServerPolls: StatusPolls
+  }
+}
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
+  if (header === etag) return true
   return header.split(',').some((tag) => {
     const t = tag.trim()
     return t === '*' || t.replace(/^W\//, '') === etag
@@ -28,10 +37,21 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
       'DEVICE_TOKEN_SECRET is not set: device tokens derive from a key kept in the database, so a copy of the database yields them; set it in production'
     )
   }
+  const tokenKey = await deviceTokenKey(app.db, app.config, app.clock)
+  const polls = new StatusPolls(
+    app.db,
+    { clock: app.clock, tokenKey },
+    { maxEntries: app.config.REPLAY_STATUS_CACHE_ENTRIES, flushIntervalMs: app.config.REPLAY_SIGHTING_FLUSH_MS, log: app.log }
+  )
+  app.decorate('replayServerPolls', polls)
+  // onClose hooks run last added first: this one, added after the services plugin's, writes the
+  // last sightings before the database closes.
+  app.addHook('onClose', async () => polls.close())
   const deps: ReplayServerDeps = {
     clock: app.clock,
-    tokenKey: await deviceTokenKey(app.db, app.config, app.clock),
-    pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS
+    tokenKey,
+    pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS,
+    unrecordedSightings: polls
   }
 
   app.route({
@@ -43,10 +63,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayServerDeviceRoutes.status,
     handler: async (request, reply) => {
-      const answer = await pollReplayServerStatus(app.db, request.params.serverId, request.query, deps)
-      // Serialised once, by the route's own schema, so the ETag is the hash of exactly what is sent.
-      const body = reply.serialize(answer) as string
-      const etag = `"${sha256Hex(body)}"`
+      const { body, etag } = await polls.poll(request.params.serverId, request.query)
       // The answer may carry the access token: no shared cache may keep it.
       reply.header('etag', etag).header('cache-control', 'no-store')
       // No payload at all (the 304 schema's null only documents that): send(null) serialises "null"
@@ -59,4 +76,5 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   registerAdminRoutes(app, deps)
 }
 
-export default replayServers
+// Not encapsulated: the polls are the app's (tests and shutdown reach app.replayServerPolls).
+export default fp(replayServers, { name: 'replay-servers', dependencies: ['services'] })

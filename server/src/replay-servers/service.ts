@@ -2,7 +2,7 @@
 // the camera configuration. The serverId is the box's secret for the status call and is kept only as
 // SHA-256; the access token is derived (see deviceAccessToken) and kept only as SHA-256.
 import { randomUUID } from 'node:crypto'
-import type { CompiledQuery } from 'kysely'
+import { sql, type CompiledQuery } from 'kysely'
 import {
   ReplayServerConfig,
   ReplayServerTargetVersion,
@@ -29,13 +29,17 @@ export interface ReplayServerDeps {
   /** The key device access tokens are derived from (deviceTokenKey). */
   tokenKey: string
   pollIntervalSeconds: number
+  /**
+   * Sightings this process's status polls hold in memory (see StatusPolls): written before an admin
+   * reads or changes a record, so that lastSeenAt and online are exact there. None in the CLI.
+   */
+  unrecordedSightings?: { flush(): Promise<void> }
 }
 
 type Row = Omit<ReplayServersTable, 'token_generation'> & { token_generation: number }
 
 const ADMIN_PATH = '/apis/v2/admin/replay-servers'
 const TOKEN_KEY_SETTING = 'device_token_key'
-const SIGHTING_RESOLUTION_MS = 1000
 
 /** What a box runs before an admin configures it: nothing to record. */
 const EMPTY_CONFIG: ReplayServerConfig = { cleanupEnabled: false, cameras: [] }
@@ -165,7 +169,7 @@ export async function registerReplayServer(
   return { serverId, status, pollInterval: deps.pollIntervalSeconds, ...(displayName !== null ? { displayName } : {}) }
 }
 
-/** The status poll's look-up by serverId hash. */
+/** The status poll's look-up by serverId hash: every column its answer and its sighting check read. */
 const pollLookup = (db: Db, serverIdHash: string) =>
   db
     .selectFrom('replay_servers')
@@ -180,90 +184,129 @@ const pollLookup = (db: Db, serverIdHash: string) =>
       'local_ip',
       'area_id',
       'config',
-      'target_version',
-      'last_seen_at'
+      'target_version'
     ])
     .where('server_id_hash', '=', serverIdHash)
 
-type PollRow = Awaited<ReturnType<ReturnType<typeof pollLookup>['executeTakeFirstOrThrow']>>
+export type PollRow = Awaited<ReturnType<ReturnType<typeof pollLookup>['executeTakeFirstOrThrow']>>
 
-const compiledPollLookups = new WeakMap<Db, CompiledQuery<PollRow>>()
+const statusChangesLookup = (db: Db) => db.selectFrom('replay_server_status_changes').select('counter').where('id', '=', 1)
+
+interface PollQueries {
+  row: CompiledQuery<PollRow>
+  statusChanges: CompiledQuery<{ counter: number }>
+}
+
+const compiledPollQueries = new WeakMap<Db, PollQueries>()
 
 /**
  * The poll is the hottest path there is (every box, every few seconds), and building and compiling
- * a Kysely query costs more than SQLite's indexed read itself. So the query is compiled once per
+ * a Kysely query costs more than SQLite's indexed read itself. So its queries are compiled once per
  * database and run with each poll's parameter.
  */
-function pollQuery(db: Db): CompiledQuery<PollRow> {
-  let compiled = compiledPollLookups.get(db)
+function pollQueries(db: Db): PollQueries {
+  let compiled = compiledPollQueries.get(db)
   if (!compiled) {
-    compiled = pollLookup(db, '').compile()
-    compiledPollLookups.set(db, compiled)
+    compiled = { row: pollLookup(db, '').compile(), statusChanges: statusChangesLookup(db).compile() }
+    compiledPollQueries.set(db, compiled)
   }
   return compiled
 }
 
-function withParameters<R>(query: CompiledQuery<R>, parameters: unknown[]): CompiledQuery<R> {
-  return { ...query, parameters }
+/** The box a poll's serverId (by its hash) belongs to, or a 404 that tells the box to register again. */
+export async function findPolledReplayServer(db: Db, serverIdHash: string): Promise<PollRow> {
+  const query = pollQueries(db).row
+  const { rows } = await db.executeQuery<PollRow>({ ...query, parameters: [serverIdHash] })
+  const row = rows[0]
+  if (!row) throw new NotFoundError('no replay server has this serverId: register again')
+  return row
 }
 
 /**
- * A box's poll: one indexed read by the serverId's hash and one write of lastSeenAt and the reported
- * fields (skipped within a second of the last sighting when nothing changed). An unknown or
- * superseded serverId is a 404, which tells the box to register again.
+ * A number that moves whenever anything a status answer is made of changes, through any connection
+ * (migration 0008's triggers): answers kept in memory hold while it stands still.
  */
-export async function pollReplayServerStatus(
-  db: Db,
-  serverId: string,
-  reported: ReplayServerStatusQuery,
-  deps: ReplayServerDeps
-): Promise<ReplayServerStatusAnswer> {
-  const serverIdHash = sha256Hex(serverId)
-  const { rows } = await db.executeQuery(withParameters(pollQuery(db), [serverIdHash]))
-  const row = rows[0]
-  if (!row) throw new NotFoundError('no replay server has this serverId: register again')
+export async function replayServerStatusChanges(db: Db): Promise<number> {
+  const { rows } = await db.executeQuery(pollQueries(db).statusChanges)
+  return rows[0]!.counter
+}
 
-  const answer: ReplayServerStatusAnswer = { status: row.status }
-  let tokenHash = row.token_hash
-  if (row.status === 'APPROVED' && row.area_id !== null) {
-    const accessToken = deviceAccessToken(deps.tokenKey, row)
-    // Differs only after DEVICE_TOKEN_SECRET changed: the token in use becomes the new key's.
-    tokenHash = sha256Hex(accessToken)
-    answer.accessToken = accessToken
-    answer.area = { id: row.area_id }
-    const version = reported.version ?? row.version
-    if (row.target_version !== null && row.target_version !== version) answer.pendingUpdate = { version: row.target_version }
-    answer.config = row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig)
+/**
+ * A box's status answer, all but pendingUpdate (which depends on the version each poll reports: see
+ * pendingUpdateOf), and the hash its access token must have in the database.
+ */
+export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: ReplayServerStatusAnswer; tokenHash: string } {
+  if (row.status !== 'APPROVED' || row.area_id === null) return { answer: { status: row.status }, tokenHash: row.token_hash }
+  const accessToken = deviceAccessToken(tokenKey, row)
+  return {
+    answer: {
+      status: row.status,
+      accessToken,
+      area: { id: row.area_id },
+      config: row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig)
+    },
+    // Differs from the stored one only after DEVICE_TOKEN_SECRET changed: the token in use becomes the new key's.
+    tokenHash: sha256Hex(accessToken)
   }
+}
 
-  const now = deps.clock.now()
-  const changed =
-    (reported.version !== undefined && reported.version !== row.version) ||
-    (reported.serverUrl !== undefined && reported.serverUrl !== row.server_url) ||
-    (reported.localIp !== undefined && reported.localIp !== row.local_ip) ||
-    tokenHash !== row.token_hash
-  // A sighting is worth a write once a second at most: `online` looks back three poll intervals, so
-  // finer lastSeenAt buys nothing, while a box (or a script) polling in a tight loop would otherwise
-  // cost a database write per request. Boxes polling at their interval are recorded every time.
-  if (!changed && row.last_seen_at !== null && now.getTime() - Date.parse(row.last_seen_at) < SIGHTING_RESOLUTION_MS) {
-    return answer
+/** The update an approved box should install: its target version, while the version it runs differs. */
+export function pendingUpdateOf(row: PollRow, reportedVersion: string | undefined): ReplayServerStatusAnswer['pendingUpdate'] {
+  if (row.status !== 'APPROVED' || row.area_id === null || row.target_version === null) return undefined
+  return row.target_version === (reportedVersion ?? row.version) ? undefined : { version: row.target_version }
+}
+
+/** What a poll writes besides lastSeenAt: what the box reports, or the hash of the token it is given. */
+export type PollReport = Partial<Pick<ReplayServersTable, 'version' | 'server_url' | 'local_ip' | 'token_hash'>>
+
+/** What a poll reports that the record does not hold yet, or null. */
+export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery): PollReport | null {
+  const version = reported.version !== undefined && reported.version !== row.version
+  const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
+  const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
+  // Nothing allocated for the usual poll, which reports what is already recorded.
+  if (!version && !serverUrl && !localIp) return null
+  return {
+    ...(version ? { version: reported.version } : {}),
+    ...(serverUrl ? { server_url: reported.serverUrl } : {}),
+    ...(localIp ? { local_ip: reported.localIp } : {})
   }
+}
+
+/** The record a sighting belongs to: it counts only while the serverId and token it was seen with are current. */
+export type SightedReplayServer = Pick<PollRow, 'id' | 'server_id_hash' | 'token_generation'>
+
+/**
+ * Writes a poll's changed report with its sighting, at once: the admin sees a new version or address
+ * without waiting for the next batch of sightings.
+ */
+export async function recordReport(db: Db, row: SightedReplayServer, changes: PollReport, seenAt: Date): Promise<void> {
   await db
     .updateTable('replay_servers')
-    .set({
-      last_seen_at: now.toISOString(),
-      ...(reported.version !== undefined ? { version: reported.version } : {}),
-      ...(reported.serverUrl !== undefined ? { server_url: reported.serverUrl } : {}),
-      ...(reported.localIp !== undefined ? { local_ip: reported.localIp } : {}),
-      ...(tokenHash !== row.token_hash ? { token_hash: tokenHash } : {})
-    })
+    .set({ ...changes, last_seen_at: seenAt.toISOString() })
     .where('id', '=', row.id)
     // An admin's change between the read and this write (rotation, re-registration) wins: this poll's
-    // sighting is dropped rather than bringing back the token hash it replaced.
-    .where('server_id_hash', '=', serverIdHash)
+    // report is dropped rather than bringing back the token hash it replaced.
+    .where('server_id_hash', '=', row.server_id_hash)
     .where('token_generation', '=', row.token_generation)
     .execute()
-  return answer
+}
+
+/**
+ * Writes a batch of sightings (lastSeenAt) in one statement. Like recordReport, a sighting of a
+ * superseded serverId or token generation is dropped; lastSeenAt never moves back.
+ */
+export async function recordSightings(db: Db, sightings: Array<{ replayServer: SightedReplayServer; seenAt: Date }>): Promise<void> {
+  if (sightings.length === 0) return
+  const batch = JSON.stringify(
+    sightings.map(({ replayServer: r, seenAt }) => [r.id, r.server_id_hash, r.token_generation, seenAt.toISOString()])
+  )
+  await sql`
+    update replay_servers set last_seen_at = max(coalesce(last_seen_at, ''), s.value ->> 3)
+    from json_each(${batch}) as s
+    where replay_servers.id = s.value ->> 0
+      and replay_servers.server_id_hash = s.value ->> 1
+      and replay_servers.token_generation = s.value ->> 2`.execute(db)
 }
 
 export interface DevicePrincipal {
@@ -292,11 +335,13 @@ async function findRow(db: DbOrTx, id: string): Promise<Row> {
 }
 
 export async function getReplayServer(db: DbOrTx, id: string, deps: ReplayServerDeps): Promise<ReplayServer> {
+  await deps.unrecordedSightings?.flush()
   return toReplayServer(await findRow(db, id), deps.clock.now(), deps.pollIntervalSeconds)
 }
 
 export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery, deps: ReplayServerDeps) {
   const request = pageRequest(query)
+  await deps.unrecordedSightings?.flush()
   const now = deps.clock.now()
   const since = onlineSince(now, deps.pollIntervalSeconds)
   let filtered = db.selectFrom('replay_servers')
@@ -323,6 +368,8 @@ async function change(
   deps: ReplayServerDeps,
   decide: (row: Row, tx: DbOrTx) => Promise<Partial<Row>> | Partial<Row>
 ): Promise<ReplayServer> {
+  // Before the transaction: the flush needs the connection the transaction would hold.
+  await deps.unrecordedSightings?.flush()
   return db.transaction().execute(async (tx) => {
     const row = await findRow(tx, id)
     const changes = await decide(row, tx)

@@ -1,7 +1,9 @@
 // Shared steps of the replay-server tests: register a box, poll it, make an admin and an area.
 import { randomUUID } from 'node:crypto'
+import { openDatabase } from '../db/database.js'
 import type { TestApp } from '../test-support/app.js'
 import { userWithToken } from '../test-support/app.js'
+import { deviceTokenKey, type ReplayServerDeps } from './service.js'
 
 export const REGISTER = '/apis/v2/replay-servers/device'
 export const ADMIN = '/apis/v2/admin/replay-servers'
@@ -60,3 +62,20 @@ export const camera = (id = 'cam-1', extra: Record<string, unknown> = {}) => ({
   isEnabled: true,
   ...extra
 })
+
+/**
+ * A second connection to the test app's database file with the deps the `club devices` commands
+ * use: changes made through it come from "another process", which the app's kept answers must see.
+ */
+export async function anotherProcess(t: { teardown(fn: () => unknown): void }, ctx: TestApp) {
+  const db = openDatabase(ctx.config.DATABASE_URL)
+  t.teardown(() => db.destroy())
+  const deps: ReplayServerDeps = {
+    clock: ctx.clock,
+    tokenKey: await deviceTokenKey(db, ctx.config, ctx.clock),
+    pollIntervalSeconds: ctx.config.REPLAY_POLL_INTERVAL_SECONDS
+  }
+  /** What the database holds of a record, read as that other process would. */
+  const stored = (id: string) => db.selectFrom('replay_servers').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  return { db, deps, stored }
+}

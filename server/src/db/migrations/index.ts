@@ -7,6 +7,7 @@ import * as m0004 from './0004_replay_servers.js'
 import * as m0005 from './0005_identity.js'
 import * as m0006 from './0006_token_lifetimes.js'
 import * as m0007 from './0007_firebase_verification_unique.js'
+import * as m0008 from './0008_replay_server_status_changes.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -15,5 +16,6 @@ export const migrations: Record<string, Migration> = {
   '0004_replay_servers': m0004,
   '0005_identity': m0005,
   '0006_token_lifetimes': m0006,
-  '0007_firebase_verification_unique': m0007
+  '0007_firebase_verification_unique': m0007,
+  '0008_replay_server_status_changes': m0008
 }

@@ -1,0 +1,183 @@
+// The recording boxes' status polls, answered from memory between changes, with their sightings
+// (lastSeenAt) written in batches. Every box polls every few seconds and its answer almost never
+// changes, so a poll costs one tiny read (has anything changed?) instead of a look-up, a token
+// derivation, a serialisation, a hash and a write. The database stays the truth: every kept answer
+// goes as soon as migration 0008's status change counter moves, whoever moved it.
+import type { FastifyBaseLogger } from 'fastify'
+import type { PendingUpdate, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
+import { sha256Hex } from '../crypto.js'
+import type { Db } from '../db/database.js'
+import {
+  findPolledReplayServer,
+  pendingUpdateOf,
+  recordReport,
+  recordSightings,
+  replayServerStatusChanges,
+  reportedChanges,
+  statusAnswerOf,
+  type PollRow,
+  type ReplayServerDeps
+} from './service.js'
+
+/** A status answer as sent: its JSON and the ETag that is its hash. */
+export interface SentStatus {
+  body: string
+  etag: string
+}
+
+/** One box's answer, read when the status change counter stood at `changes`, serialised once per shape. */
+interface Entry {
+  readonly changes: number
+  readonly row: PollRow
+  readonly answer: ReplayServerStatusAnswer
+  sent?: SentStatus
+  sentWithUpdate?: SentStatus
+  /** The last poll not yet written to the database (epoch ms). */
+  seenAt: number
+}
+
+export interface StatusPollsOptions {
+  /** How many boxes' answers are kept; the longest kept go first. */
+  maxEntries: number
+  /** How often sightings held in memory are written. */
+  flushIntervalMs: number
+  log: FastifyBaseLogger
+}
+
+function sent({ status, accessToken, area, config }: ReplayServerStatusAnswer, pendingUpdate?: PendingUpdate): SentStatus {
+  // In the schema's property order, from a configuration validated against the schema when stored:
+  // what the route's serialiser would send. Absent (undefined) fields are left out.
+  const body = JSON.stringify({ status, accessToken, area, pendingUpdate, config })
+  return { body, etag: `"${sha256Hex(body)}"` }
+}
+
+export class StatusPolls {
+  /**
+   * Answers by serverId hash, oldest first. Only boxes that exist are kept, so unknown serverIds
+   * cannot grow it.
+   */
+  private readonly entries = new Map<string, Entry>()
+  /** The status change counter last read; when it moves, every entry is out of date. */
+  private changes = -1
+  /** By record id, the latest poll of each box polled since the last flush. */
+  private readonly unrecorded = new Map<string, Entry>()
+  /** The status change count read that polls arriving now will share, until it starts. */
+  private nextChangesRead: Promise<number> | null = null
+  private flushing: Promise<void> = Promise.resolve()
+  private readonly timer: NodeJS.Timeout
+
+  constructor(
+    private readonly db: Db,
+    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey'>,
+    private readonly options: StatusPollsOptions
+  ) {
+    this.timer = setInterval(() => {
+      this.flush().catch((err: unknown) => options.log.warn({ err }, 'writing status poll sightings failed; retrying'))
+    }, options.flushIntervalMs)
+    // Pending sightings alone must not keep the process alive; close() writes them.
+    this.timer.unref()
+  }
+
+  /** How many answers are kept. */
+  get size(): number {
+    return this.entries.size
+  }
+
+  /**
+   * A box's poll: its answer, and a sighting written with the next flush (a changed report at once).
+   * An unknown or superseded serverId is a 404, which tells the box to register again.
+   */
+  async poll(serverId: string, reported: ReplayServerStatusQuery): Promise<SentStatus> {
+    const serverIdHash = sha256Hex(serverId)
+    const changes = await this.statusChanges()
+    const entry = this.kept(serverIdHash, changes) ?? (await this.load(serverIdHash, changes))
+    const now = this.deps.clock.now()
+    const report = reportedChanges(entry.row, reported)
+    if (report) {
+      // Rare (a new version or address): the write also moves the change counter, so the next poll
+      // reads the record afresh.
+      await recordReport(this.db, entry.row, report, now)
+    } else {
+      entry.seenAt = now.getTime()
+      this.unrecorded.set(entry.row.id, entry)
+    }
+    // The one part that depends on the poll: whether the version it reports is the target.
+    const pendingUpdate = pendingUpdateOf(entry.row, reported.version)
+    if (pendingUpdate) return (entry.sentWithUpdate ??= sent(entry.answer, pendingUpdate))
+    return (entry.sent ??= sent(entry.answer))
+  }
+
+  /** The kept answer, when nothing changed since it was read (`changes` is the count read for this poll). */
+  private kept(serverIdHash: string, changes: number): Entry | undefined {
+    if (changes !== this.changes) {
+      this.entries.clear()
+      this.changes = changes
+    }
+    const kept = this.entries.get(serverIdHash)
+    // Checked per entry too: polls interleave, and one may have filled an entry under an older count.
+    return kept?.changes === changes ? kept : undefined
+  }
+
+  /** The record read afresh, and kept. */
+  private async load(serverIdHash: string, changes: number): Promise<Entry> {
+    const row = await findPolledReplayServer(this.db, serverIdHash)
+    const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
+    if (tokenHash !== row.token_hash) {
+      // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
+      await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now())
+    }
+    // Tagged with the counter read BEFORE the record: a change that lands in between moves the
+    // counter past the tag, so the next poll reads the record again.
+    const entry: Entry = { changes, row, answer, seenAt: 0 }
+    if (this.options.maxEntries > 0) {
+      // The longest kept goes first. Not least recently used: moving an entry on every hit cost more
+      // than it saves, since every box polls at the same interval.
+      if (!this.entries.has(serverIdHash) && this.entries.size >= this.options.maxEntries) {
+        this.entries.delete(this.entries.keys().next().value!)
+      }
+      this.entries.set(serverIdHash, entry)
+    }
+    return entry
+  }
+
+  /**
+   * The status change count, read after this call. Under load, reading it cost more than the rest of
+   * the poll, and many polls arrive in one turn of the event loop: they all share one read, made on
+   * the next turn (setImmediate). Each poll still sees every change committed before it arrived,
+   * because the read it shares starts after that.
+   */
+  private statusChanges(): Promise<number> {
+    this.nextChangesRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.nextChangesRead = null
+      return replayServerStatusChanges(this.db)
+    })
+    return this.nextChangesRead
+  }
+
+  /** Writes the sightings held in memory. Flushes run one after another; this one waits for those before. */
+  flush(): Promise<void> {
+    const run = this.flushing.then(() => this.writeSightings())
+    this.flushing = run.catch(() => undefined)
+    return run
+  }
+
+  private async writeSightings(): Promise<void> {
+    if (this.unrecorded.size === 0) return
+    const entries = [...this.unrecorded.values()]
+    const sightings = entries.map((entry) => ({ replayServer: entry.row, seenAt: new Date(entry.seenAt) }))
+    this.unrecorded.clear()
+    try {
+      await recordSightings(this.db, sightings)
+    } catch (err) {
+      // Kept for the next flush, unless the box was polled again meanwhile.
+      for (const entry of entries) if (!this.unrecorded.has(entry.row.id)) this.unrecorded.set(entry.row.id, entry)
+      throw err
+    }
+  }
+
+  /** Stops the timer and writes what is left. Call before the database closes. */
+  async close(): Promise<void> {
+    clearInterval(this.timer)
+    await this.flush()
+  }
+}
