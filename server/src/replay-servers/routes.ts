@@ -1,10 +1,10 @@
 // The replay-server routes: the two a recording box calls (no authorization header: registration is
 // open and rate limited, the serverId is the status call's secret) and the admin's routes around them.
-import type { FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { replayServerDeviceRoutes } from '@club/contract'
 import { routeRateLimit } from '../plugins/rate-limit.js'
+import { sendJson } from '../reply.js'
 import { registerAdminRoutes } from './admin-routes.js'
 import { deviceTokenKey, registerReplayServer, type ReplayServerDeps } from './service.js'
 import { StatusPolls } from './status-polls.js'
@@ -24,11 +24,6 @@ function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
     const t = tag.trim()
     return t === '*' || t.replace(/^W\//, '') === etag
   })
-}
-
-/** Sends text that is already JSON: Fastify passes a string with a JSON content type through as it is. */
-function sendJson(reply: FastifyReply, json: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(json)
 }
 
 const replayServers: FastifyPluginAsyncTypebox = async (app) => {
