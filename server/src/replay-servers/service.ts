@@ -2,7 +2,7 @@
 // the camera configuration. The serverId is the box's secret for the status call and is kept only as
 // SHA-256; the access token is derived (see deviceAccessToken) and kept only as SHA-256.
 import { randomUUID } from 'node:crypto'
-import { sql, type CompiledQuery } from 'kysely'
+import { sql } from 'kysely'
 import {
   ReplayServerConfig,
   ReplayServerTargetVersion,
@@ -18,6 +18,7 @@ import {
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
+import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors.js'
@@ -170,7 +171,7 @@ export async function registerReplayServer(
 }
 
 /** The status poll's look-up by serverId hash: every column its answer and its sighting check read. */
-const pollLookup = (db: Db, serverIdHash: string) =>
+const pollLookup = (db: DbOrTx, serverIdHash: string) =>
   db
     .selectFrom('replay_servers')
     .select([
@@ -190,34 +191,13 @@ const pollLookup = (db: Db, serverIdHash: string) =>
 
 export type PollRow = Awaited<ReturnType<ReturnType<typeof pollLookup>['executeTakeFirstOrThrow']>>
 
-const statusChangesLookup = (db: Db) => db.selectFrom('replay_server_status_changes').select('counter').where('id', '=', 1)
-
-interface PollQueries {
-  row: CompiledQuery<PollRow>
-  statusChanges: CompiledQuery<{ counter: number }>
-}
-
-const compiledPollQueries = new WeakMap<Db, PollQueries>()
-
-/**
- * The poll is the hottest path there is (every box, every few seconds), and building and compiling
- * a Kysely query costs more than SQLite's indexed read itself. So its queries are compiled once per
- * database and run with each poll's parameter.
- */
-function pollQueries(db: Db): PollQueries {
-  let compiled = compiledPollQueries.get(db)
-  if (!compiled) {
-    compiled = { row: pollLookup(db, '').compile(), statusChanges: statusChangesLookup(db).compile() }
-    compiledPollQueries.set(db, compiled)
-  }
-  return compiled
-}
+/** The poll is the hottest path there is (every box, every few seconds): compiled once (db/compiled.ts). */
+const pollQuery = compiledOnce((db) => pollLookup(db, ''))
+const statusChangesQuery = compiledOnce((db) => db.selectFrom('replay_server_status_changes').select('counter').where('id', '=', 1))
 
 /** The box a poll's serverId (by its hash) belongs to, or a 404 that tells the box to register again. */
 export async function findPolledReplayServer(db: Db, serverIdHash: string): Promise<PollRow> {
-  const query = pollQueries(db).row
-  const { rows } = await db.executeQuery<PollRow>({ ...query, parameters: [serverIdHash] })
-  const row = rows[0]
+  const row = (await runCompiled(db, pollQuery, [serverIdHash]))[0]
   if (!row) throw new NotFoundError('no replay server has this serverId: register again')
   return row
 }
@@ -227,8 +207,7 @@ export async function findPolledReplayServer(db: Db, serverIdHash: string): Prom
  * (migration 0008's triggers): answers kept in memory hold while it stands still.
  */
 export async function replayServerStatusChanges(db: Db): Promise<number> {
-  const { rows } = await db.executeQuery(pollQueries(db).statusChanges)
-  return rows[0]!.counter
+  return (await runCompiled(db, statusChangesQuery, [1]))[0]!.counter
 }
 
 /**
