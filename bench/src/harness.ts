@@ -76,7 +76,13 @@ export interface LoadOptions {
   expectStatus?: number
 }
 
-/** One autocannon run rotating over `paths`. A short warm-up run first lets V8 optimise. */
+/**
+ * Seconds of load before each measured run, not counted: V8 optimises, and the server's caches make
+ * their first pass over the rotated keys (10,000 templates take a few seconds).
+ */
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP ?? 3)
+
+/** One autocannon run rotating over `paths`, after a warm-up run of its own. */
 export async function load(options: LoadOptions): Promise<LoadResult> {
   const run = (duration: number) => {
     let i = 0
@@ -102,7 +108,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
       ]
     } as autocannon.Options)
   }
-  await run(Math.min(2, options.durationSeconds))
+  if (WARMUP_SECONDS > 0) await run(WARMUP_SECONDS)
   const result = await run(options.durationSeconds)
   const statusCounts = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}
   const expected = options.expectStatus ? statusCounts[String(options.expectStatus)]?.count ?? 0 : 0

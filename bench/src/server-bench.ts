@@ -26,8 +26,6 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10)
 /** 1 = the volumes the issue names; a smaller factor gives a quick run. */
 const SCALE = Number(process.env.BENCH_SCALE ?? 1)
 const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 1))
-/** Seconds of load before each measured run, not counted: the JIT and the caches reach their steady state. */
-const WARMUP = Number(process.env.BENCH_WARMUP ?? 3)
 /** Runs only the scenarios whose name contains this text (and skips the growth check), for profiling one route. */
 const ONLY = process.env.BENCH_ONLY
 /** Node arguments for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
@@ -82,20 +80,11 @@ interface Row extends LoadResult {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const round = (n: number, digits = 3) => Math.round(n * 10 ** digits) / 10 ** digits
 
-const warmBaselines = new WeakSet<Started>()
-
 /** The baseline then the route, REPEAT times; the run with the median ratio is kept. */
 async function measure(scenario: Scenario, baseline: Started, server: Started, seeded: Seeded): Promise<Row> {
   const runs: Row[] = []
-  const baselineRun = (durationSeconds: number) =>
-    load({ name: 'baseline', url: baseline.url, paths: ['/baseline'], durationSeconds, connections: CONNECTIONS })
-  if (WARMUP > 0) {
-    if (!warmBaselines.has(baseline)) await baselineRun(WARMUP)
-    warmBaselines.add(baseline)
-    await scenario.run(server, seeded, WARMUP, CONNECTIONS)
-  }
   for (let r = 0; r < REPEAT; r++) {
-    const base = await baselineRun(DURATION)
+    const base = await load({ name: 'baseline', url: baseline.url, paths: ['/baseline'], durationSeconds: DURATION, connections: CONNECTIONS })
     const result = await scenario.run(server, seeded, DURATION, CONNECTIONS)
     const ratio = result.requestsPerSecond / base.requestsPerSecond
     const target = scenario.target === undefined ? '' : `${ratio >= scenario.target ? 'met' : 'MISSED'} (>= ${scenario.target * 100}%)`
