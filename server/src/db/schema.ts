@@ -217,6 +217,13 @@ export interface TemplateRefsTable {
   updated_at: string
 }
 
+/** Templates per place reference (migration 0009's triggers keep it), for a one-place list's total. */
+export interface TemplateRefCountsTable {
+  kind: TemplateRefsTable['kind']
+  ref_id: string
+  total: number
+}
+
 export interface TemplateVersionsTable {
   id: string
   template_id: string
@@ -297,6 +304,7 @@ export interface Database {
   event_refs: EventRefsTable
   templates: TemplatesTable
   template_refs: TemplateRefsTable
+  template_ref_counts: TemplateRefCountsTable
   template_versions: TemplateVersionsTable
   template_search: TemplateSearchTable
   settings: SettingsTable

@@ -3,6 +3,7 @@ import { CompiledQuery } from 'kysely'
 import type { TemplateListQuery } from '@club/contract'
 import { errorOf, testApp, userWithToken } from '../test-support/app.js'
 import { testVenue, type TestVenue } from '../test-support/venue.js'
+import * as m0009 from '../db/migrations/0009_template_ref_counts.js'
 import { templateListQueries } from './service.js'
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
@@ -169,6 +170,34 @@ t.test('filters follow changes and deletions', async (t) => {
   t.same(await names('/apis/v2/templates?subtype=NEW'), ['Moved'])
 })
 
+t.test("a one-place list's total follows creations, place changes, deletions and cascades", async (t) => {
+  const { ctx, create, get, venue, staff } = await setup(t)
+  const total = async (query: string) => (await get(`/apis/v2/templates?${query}`)).json()._total as number
+  const a = await create({ name: 'A', areas: { items: [{ id: venue.hall.id }] } })
+  const b = await create({ name: 'B', areas: { items: [{ id: venue.hall.id }] }, regions: { items: [{ id: venue.north.id }] } })
+  t.equal(await total(`areaId=${venue.hall.id}`), 2)
+  t.equal(await total(`regionId=${venue.north.id}`), 2, 'B lies in north twice over (region and area) and counts once')
+  t.equal(await total(`areaId=${venue.field.id}`), 0, 'a place no template names')
+  await ctx.app.inject({
+    method: 'PATCH',
+    url: `/apis/v2/templates/${a.id}`,
+    payload: { areas: { items: [{ id: venue.field.id }] } },
+    headers: { authorization: staff.authorization }
+  })
+  t.equal(await total(`areaId=${venue.hall.id}`), 1)
+  t.equal(await total(`areaId=${venue.field.id}`), 1)
+  await ctx.app.inject({ method: 'DELETE', url: `/apis/v2/templates/${b.id}`, headers: { authorization: staff.authorization } })
+  t.equal(await total(`areaId=${venue.hall.id}`), 0, 'a deletion (its references go by cascade)')
+  t.equal(await total(`regionId=${venue.north.id}`), 0)
+  // What the index holds and what the counts say agree for every place.
+  const counted = await ctx.app.db.selectFrom('template_refs').select(['kind', 'ref_id', (eb) => eb.fn.countAll<number>().as('n')]).groupBy(['kind', 'ref_id']).execute()
+  const kept = await ctx.app.db.selectFrom('template_ref_counts').selectAll().where('total', '>', 0).execute()
+  t.same(
+    kept.map((k) => `${k.kind} ${k.ref_id} ${k.total}`).sort(),
+    counted.map((c) => `${c.kind} ${c.ref_id} ${c.n}`).sort()
+  )
+})
+
 /** The plan SQLite would follow for each query of a list request. */
 async function plans(db: Parameters<typeof templateListQueries>[0], query: TemplateListQuery): Promise<string[]> {
   const { rows, count } = templateListQueries(db, query)
@@ -204,11 +233,27 @@ t.test('EXPLAIN QUERY PLAN: every filter is an index search, never a scan of tem
     for (const [what, plan] of [['page', rowsPlan!], ['count', countPlan!]] as const) {
       const label = `${what} of ${JSON.stringify(filter)}:\n${plan}`
       t.notMatch(plan, /\bSCAN templates\b/, label)
-      t.match(plan, /SEARCH (templates|template_refs) USING|VIRTUAL TABLE INDEX \d+:M/, label)
+      t.match(plan, /SEARCH (templates|template_refs|template_ref_counts) USING|VIRTUAL TABLE INDEX \d+:M/, label)
     }
     if (filter.search === undefined) t.notMatch(rowsPlan, /TEMP B-TREE/, `the index gives the page in order: ${JSON.stringify(filter)}\n${rowsPlan}`)
+  }
+  for (const filter of filters.slice(4, 8)) {
+    const [, countPlan] = await plans(db, filter)
+    t.match(countPlan, /SEARCH template_ref_counts USING PRIMARY KEY/, `one place: its total is one look-up, ${JSON.stringify(filter)}`)
   }
   const [unfiltered] = await plans(db, {})
   t.match(unfiltered, /SCAN templates USING INDEX templates_updated/, 'without filters the order index walks to the page')
   t.notMatch(unfiltered, /TEMP B-TREE/)
+})
+
+t.test('migration 0009 counts the references a database already holds', async (t) => {
+  const { ctx, create, get, venue } = await setup(t)
+  await create({ name: 'A', areas: { items: [{ id: venue.hall.id }] } })
+  await create({ name: 'B', areas: { items: [{ id: venue.hall.id }] }, courts: { items: [{ id: venue.court1.id }] } })
+  // As a database made before the counts existed: the table and triggers gone, then the migration again.
+  await m0009.down(ctx.app.db)
+  await m0009.up(ctx.app.db)
+  t.equal((await get(`/apis/v2/templates?areaId=${venue.hall.id}`)).json()._total, 2)
+  t.equal((await get(`/apis/v2/templates?courtId=${venue.court1.id}`)).json()._total, 1)
+  t.equal((await get(`/apis/v2/templates?regionId=${venue.north.id}`)).json()._total, 2)
 })

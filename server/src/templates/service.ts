@@ -417,7 +417,10 @@ function withRefs<Q extends SelectQueryBuilder<Database, any, object>>(query: Q,
  * the same matches from template_refs alone, since a reference always has its template (foreign
  * key, cascading delete).
  */
-function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filtered; refsOnly?: RefsQuery; order: [string, string] } {
+function filteredTemplates(
+  db: DbOrTx,
+  query: TemplateListQuery
+): { query: Filtered; refsOnly?: RefsQuery; refFilters: RefFilter[]; order: [string, string] } {
   const refFilters = (
     [
       ['court', query.courtId],
@@ -452,13 +455,13 @@ function filteredTemplates(db: DbOrTx, query: TemplateListQuery): { query: Filte
   if (query.type !== undefined) filtered = filtered.where('templates.type', '=', query.type)
   if (query.status !== undefined) filtered = filtered.where('templates.status', '=', query.status)
   if (query.subtype !== undefined) filtered = filtered.where('templates.subtype', '=', query.subtype)
-  return { query: filtered, ...(refsOnly ? { refsOnly } : {}), order }
+  return { query: filtered, ...(refsOnly ? { refsOnly } : {}), refFilters, order }
 }
 
 /** The two queries of a list request: its page of rows and the count of all matches. */
 export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
   const page = pageRequest(query)
-  const { query: filtered, refsOnly, order } = filteredTemplates(db, query)
+  const { query: filtered, refsOnly, refFilters, order } = filteredTemplates(db, query)
   // With only place filters, the count and the page's ids come from the template_refs index alone
   // and just the page's rows are read from templates. Joining inside made both grow with the matches
   // at a B-tree look-up each: the count over all of them, a deep page over every row it skipped.
@@ -484,6 +487,16 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
         .orderBy(sql.ref(order[1]), 'asc')
         .limit(page.ipp)
         .offset(page.offset)
+  if (refsOnly && refFilters.length === 1) {
+    // One place: its total is kept per reference (migration 0009), one look-up at any size.
+    const [kind, refId] = refFilters[0]!
+    const count = db.selectNoFrom((eb) =>
+      eb.fn
+        .coalesce(eb.selectFrom('template_ref_counts').select('total').where('kind', '=', kind).where('ref_id', '=', refId), eb.lit(0))
+        .as('total')
+    )
+    return { page, rows, count }
+  }
   const counted = (refsOnly as unknown as Filtered | undefined) ?? filtered
   return { page, rows, count: counted.select((eb) => eb.fn.countAll<number>().as('total')) }
 }
