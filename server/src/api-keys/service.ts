@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import { readCache, type DbOrTx } from '../db/database.js'
+import { readThrough, type DbOrTx } from '../db/database.js'
 import { NotFoundError, UnauthorizedError } from '../errors.js'
 import { userRecord, type UserRecord } from '../users/service.js'
 
@@ -73,8 +73,7 @@ export async function authenticateApiKey(db: DbOrTx, apiKey: string): Promise<Ap
     if (!row) throw new UnauthorizedError('the API key is not valid', 'ApiKey')
     return row
   }
-  const cache = readCache<ApiKeyRow>(db, 'api-keys', ['api_keys', 'users'])
-  const row = cache ? await cache.get(keyHash, load) : await load()
+  const row = await readThrough(db, { name: 'api-keys', tables: ['api_keys', 'users'] }, keyHash, load)
   if (row.revoked_at !== null) throw new UnauthorizedError('the API key was revoked', 'ApiKey')
   return { apiKeyId: row.id, user: userRecord({ ...row, id: row.user_id }) }
 }

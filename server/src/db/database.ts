@@ -44,26 +44,34 @@ export function requestStarted(db: Db): void {
   cachesOf.get(db)?.tracker.requestStarted()
 }
 
+/** A kind of answer kept in memory: its name, the tables it is read from, its part of READ_CACHE_ENTRIES. */
+export interface ReadCacheSpec {
+  name: string
+  tables: readonly string[]
+  /** The part of READ_CACHE_ENTRIES this cache keeps (1 unless its answers are large). */
+  share?: number
+}
+
 /**
- * The named read cache of a database opened by openDatabase, kept valid against writes to
- * `tables` (see read-cache.ts). Undefined inside a transaction: what a transaction reads may be
- * its own uncommitted writes, and it must see them, not a cached answer.
+ * The read cache of a database opened by openDatabase for one kind of answer, kept valid against
+ * writes to its tables (see read-cache.ts). Undefined inside a transaction: what a transaction
+ * reads may be its own uncommitted writes, and it must see them, not a cached answer.
  */
-export function readCache<V>(
-  db: DbOrTx,
-  name: string,
-  tables: readonly string[],
-  /** `share`: the part of READ_CACHE_ENTRIES this cache keeps, for large answers. */
-  options: { share?: number } = {}
-): ReadCache<V> | undefined {
+export function readCache<V>(db: DbOrTx, spec: ReadCacheSpec): ReadCache<V> | undefined {
   const caches = cachesOf.get(db)
   if (!caches) return undefined
-  let cache = caches.byName.get(name)
+  let cache = caches.byName.get(spec.name)
   if (!cache) {
-    cache = new ReadCache<unknown>(caches.tracker, tables, Math.ceil(caches.maxEntries * (options.share ?? 1)))
-    caches.byName.set(name, cache)
+    cache = new ReadCache<unknown>(caches.tracker, spec.tables, Math.ceil(caches.maxEntries * (spec.share ?? 1)))
+    caches.byName.set(spec.name, cache)
   }
   return cache as ReadCache<V>
+}
+
+/** The answer for `key` from the read cache, or `load` when there is none (a transaction, caches off). */
+export function readThrough<V>(db: DbOrTx, spec: ReadCacheSpec, key: string, load: () => Promise<V>): Promise<V> {
+  const cache = readCache<V>(db, spec)
+  return cache ? cache.get(key, load) : load()
 }
 
 const STATEMENT_CACHE_SIZE = 500

@@ -26,7 +26,7 @@ const setting = (db: Db, key: string, value: string) =>
 /** A cache over the settings table that counts its database reads. */
 function settingsCache(db: Db) {
   let reads = 0
-  const cache = readCache<string>(db, 'test-settings', ['settings'])!
+  const cache = readCache<string>(db, { name: 'test-settings', tables: ['settings'] })!
   const get = (key: string) =>
     cache.get(key, async () => {
       reads++
@@ -104,15 +104,15 @@ t.test('failed reads are not kept, the size is bounded, and 0 turns caching off'
 t.test('there is no cache inside a transaction: it must see its own writes', async (t) => {
   const { server } = await twoConnections(t)
   await server.transaction().execute(async (tx) => {
-    t.equal(readCache(tx, 'test-settings', ['settings']), undefined)
+    t.equal(readCache(tx, { name: 'test-settings', tables: ['settings'] }), undefined)
   })
-  t.ok(readCache(server, 'test-settings', ['settings']))
+  t.ok(readCache(server, { name: 'test-settings', tables: ['settings'] }))
 })
 
 t.test('a read racing a write never keeps the old answer under the new stamp', async (t) => {
   const { server } = await twoConnections(t)
   await setting(server, 'a', '1')
-  const cache = readCache<string>(server, 'race', ['settings'])!
+  const cache = readCache<string>(server, { name: 'race', tables: ['settings'] })!
   // The load reads, then a write lands before the load returns.
   const first = await cache.get('a', async () => {
     const row = await server.selectFrom('settings').select('value').where('key', '=', 'a').executeTakeFirstOrThrow()

@@ -5,7 +5,7 @@ import type { OAuth2AccessToken } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import { readCache, type Db, type DbOrTx } from '../db/database.js'
+import { readThrough, type Db, type DbOrTx } from '../db/database.js'
 import { OAuth2Error, UnauthorizedError } from '../errors.js'
 import { userRecord, type UserRecord } from '../users/service.js'
 
@@ -208,8 +208,7 @@ export async function authenticateAccessToken(db: DbOrTx, token: string, clock: 
     if (!row) throw invalidToken('the access token is not valid')
     return row
   }
-  const cache = readCache<AccessTokenRow>(db, 'access-tokens', ['tokens', 'users', 'oauth_clients'])
-  const row = cache ? await cache.get(tokenHash, load) : await load()
+  const row = await readThrough(db, { name: 'access-tokens', tables: ['tokens', 'users', 'oauth_clients'] }, tokenHash, load)
   if (row.kind !== 'access') throw invalidToken('the access token is not valid')
   if (row.revoked_at !== null) throw invalidToken('the access token was revoked')
   if (row.expires_at <= clock.now().toISOString()) throw invalidToken('the access token has expired')

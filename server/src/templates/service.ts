@@ -16,7 +16,7 @@ import type {
 } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import { readCache, type DbOrTx } from '../db/database.js'
+import { readThrough, type DbOrTx } from '../db/database.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -159,8 +159,7 @@ export async function getTemplateJson(
     const template = await getTemplate(db, id)
     return { version: template.version, json: serialize(template) }
   }
-  const cache = readCache<{ version: number; json: string }>(db, 'templates', ['templates', 'template_refs'])
-  return cache ? cache.get(id, load) : load()
+  return readThrough(db, { name: 'templates', tables: ['templates', 'template_refs'] }, id, load)
 }
 
 const asInput = (ids: string[]) => ({ items: ids.map((id) => ({ id })) })
@@ -519,6 +518,6 @@ export type TemplatePage = Awaited<ReturnType<typeof listTemplates>>
  */
 export async function listTemplatesJson(db: DbOrTx, query: TemplateListQuery, serialize: (page: TemplatePage) => string): Promise<string> {
   const load = async () => serialize(await listTemplates(db, query))
-  const cache = readCache<string>(db, 'template-pages', ['templates', 'template_refs', 'template_search'], { share: 0.1 })
-  return cache ? cache.get(JSON.stringify(query), load) : load()
+  const spec = { name: 'template-pages', tables: ['templates', 'template_refs', 'template_search'], share: 0.1 }
+  return readThrough(db, spec, JSON.stringify(query), load)
 }
