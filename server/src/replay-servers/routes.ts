@@ -58,7 +58,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayServerDeviceRoutes.status,
     handler: async (request, reply) => {
-      const { body, etag } = await polls.poll(request.params.serverId, request.query)
+      const { body, etag } = await polls.poll(request.params.serverId, request.query, (answer) => reply.serialize(answer) as string)
       // The answer may carry the access token: no shared cache may keep it.
       reply.header('etag', etag).header('cache-control', 'no-store')
       // No payload at all (the 304 schema's null only documents that): send(null) serialises "null"

@@ -44,10 +44,11 @@ export interface StatusPollsOptions {
   log: FastifyBaseLogger
 }
 
-function sent({ status, accessToken, area, config }: ReplayServerStatusAnswer, pendingUpdate?: PendingUpdate): SentStatus {
-  // In the schema's property order, from a configuration validated against the schema when stored:
-  // what the route's serialiser would send. Absent (undefined) fields are left out.
-  const body = JSON.stringify({ status, accessToken, area, pendingUpdate, config })
+/** Serialises a status answer by the route's own response schema (the route passes reply.serialize). */
+export type SerializeStatus = (answer: ReplayServerStatusAnswer) => string
+
+function sent(serialize: SerializeStatus, answer: ReplayServerStatusAnswer, pendingUpdate?: PendingUpdate): SentStatus {
+  const body = serialize(pendingUpdate ? { ...answer, pendingUpdate } : answer)
   return { body, etag: `"${sha256Hex(body)}"` }
 }
 
@@ -87,7 +88,7 @@ export class StatusPolls {
    * A box's poll: its answer, and a sighting written with the next flush (a changed report at once).
    * An unknown or superseded serverId is a 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery): Promise<SentStatus> {
+  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<SentStatus> {
     const serverIdHash = sha256Hex(serverId)
     const changes = await this.statusChanges()
     const entry = this.kept(serverIdHash, changes) ?? (await this.load(serverIdHash, changes))
@@ -103,8 +104,9 @@ export class StatusPolls {
     }
     // The one part that depends on the poll: whether the version it reports is the target.
     const pendingUpdate = pendingUpdateOf(entry.row, reported.version)
-    if (pendingUpdate) return (entry.sentWithUpdate ??= sent(entry.answer, pendingUpdate))
-    return (entry.sent ??= sent(entry.answer))
+    // Serialised once per entry and shape, so the ETag is the hash of exactly what is sent.
+    if (pendingUpdate) return (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate))
+    return (entry.sent ??= sent(serialize, entry.answer))
   }
 
   /** The kept answer, when nothing changed since it was read (`changes` is the count read for this poll). */
