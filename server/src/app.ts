@@ -50,7 +50,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(createValidatorCompiler())
 
-  const db = options.db ?? openDatabase(config.DATABASE_URL, { readCacheEntries: config.READ_CACHE_ENTRIES })
+  const db = options.db ?? openDatabase(config.DATABASE_URL, {
+    readCacheEntries: config.READ_CACHE_ENTRIES,
+    busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS
+  })
   try {
     await migrateToLatest(db)
   } catch (err) {

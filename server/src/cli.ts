@@ -4,7 +4,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { systemClock } from './clock.js'
 import { loadConfig } from './config.js'
-import { migrateToLatest, openDatabase, type Db } from './db/database.js'
+import { DATABASE_BUSY_MESSAGE, isDatabaseBusy, migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
 import { deviceCommands } from './replay-servers/cli.js'
@@ -185,13 +185,14 @@ export async function runCli(
   let db: Db | undefined
   try {
     const config = loadConfig(env)
-    db = openDatabase(config.DATABASE_URL)
+    db = openDatabase(config.DATABASE_URL, { busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS })
     const applied = await migrateToLatest(db)
     const result = await commands[name]!({ db, config, args, applied })
     out(JSON.stringify(result, null, 2))
     return 0
   } catch (e) {
-    err(`club ${name}: ${e instanceof Error ? e.message : String(e)}`)
+    const message = isDatabaseBusy(e) ? DATABASE_BUSY_MESSAGE : e instanceof Error ? e.message : String(e)
+    err(`club ${name}: ${message}`)
     return e instanceof UsageError ? 2 : 1
   } finally {
     await db?.destroy()

@@ -10,6 +10,12 @@ export const ConfigSchema = Type.Object({
   PORT: Int({ default: 3000, maximum: 65535, description: 'Port to listen on' }),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address to listen on' }),
   DATABASE_URL: Type.String({ default: 'data/club.db', minLength: 1, description: 'SQLite file path (or :memory:)' }),
+  DATABASE_BUSY_TIMEOUT_MS: Int({
+    default: 5000,
+    minimum: 0,
+    maximum: 600000,
+    description: "How long a write waits for another process's write lock (the CLI, a second server) before answering 503"
+  }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   TRUST_PROXY: Type.String({
     default: 'false',

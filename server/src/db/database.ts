@@ -2,18 +2,33 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely'
+import {
+  CompiledQuery,
+  Kysely,
+  Migrator,
+  SqliteAdapter,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type DialectAdapter,
+  type Driver,
+  type SqliteDialectConfig,
+  type Transaction
+} from 'kysely'
 import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
 import { ChangeTracker, ReadCache } from './read-cache.js'
 
 export type Db = Kysely<Database>
+
 /** A service function takes either the database or a transaction as its first argument. */
 export type DbOrTx = Kysely<Database> | Transaction<Database>
 
 export interface OpenOptions {
   /** Entries each read cache keeps (see readCache); 0 turns the caches off. */
   readCacheEntries?: number
+  /** How long a statement waits for another process's write lock before SQLite answers SQLITE_BUSY. */
+  busyTimeoutMs?: number
 }
 
 interface Caches {
@@ -27,14 +42,16 @@ const cachesOf = new WeakMap<object, Caches>()
 export function openDatabase(file: string, options: OpenOptions = {}): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SQLite(file)
+  // First, so that every later statement (switching to WAL included) waits for another process's
+  // lock instead of failing at once.
+  sqlite.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('foreign_keys = ON')
-  sqlite.pragma('busy_timeout = 5000')
   // WAL with synchronous=NORMAL is durable across application crashes; only an OS crash may lose
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
   const tracker = new ChangeTracker(sqlite)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, tracker) }) })
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker) }) })
   cachesOf.set(db, { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() })
   return db
 }
@@ -74,6 +91,55 @@ export function readThrough<V>(db: DbOrTx, spec: ReadCacheSpec, key: string, loa
   return cache ? cache.get(key, load) : load()
 }
 
+/**
+ * Every transaction begins IMMEDIATE. A plain BEGIN reads first and asks for the write lock at its
+ * first write; when another process (the CLI, a second server) committed in between, SQLite must
+ * refuse that upgrade with SQLITE_BUSY at once, whatever busy_timeout says, because the snapshot the
+ * transaction read is already stale. Asking for the lock at BEGIN makes the transaction wait its
+ * turn (busy_timeout) and then read what the other process wrote. Every transaction of this server
+ * may write; read-only work runs outside transactions (WAL readers never wait).
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+}
+
+/**
+ * SQLite runs DDL inside transactions; Kysely's adapter says it does not, so its migrator would run
+ * each migration unguarded. Saying it does makes every migrator run one IMMEDIATE transaction: two
+ * processes starting on a new file migrate one after the other, and a failed migration leaves
+ * nothing half-applied.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig
+  constructor(config: SqliteDialectConfig) {
+    super(config)
+    this.#config = config
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config)
+  }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter()
+  }
+}
+
+/** What a caller is told when another process held the write lock past busy_timeout. */
+export const DATABASE_BUSY_MESSAGE = "the database stayed locked by another process's write past DATABASE_BUSY_TIMEOUT_MS; nothing was changed, try again"
+
+/** SQLite could not get another process's lock within busy_timeout (SQLITE_BUSY and its extended codes). */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
+}
+
 const STATEMENT_CACHE_SIZE = 500
 
 /**
@@ -111,6 +177,8 @@ export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
   const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
   const { error, results } = await migrator.migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')
+  // Another process held the lock past the timeout: say that, as every busy write does.
+  if (isDatabaseBusy(error)) throw error
   if (error || failed) {
     const cause = error instanceof Error ? error.message : String(error ?? 'unknown error')
     throw new MigrationError(`migration ${failed?.migrationName ?? ''} failed: ${cause}`.replace('  ', ' '))

@@ -3,6 +3,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
+import { DATABASE_BUSY_MESSAGE, isDatabaseBusy } from '../db/database.js'
 import { HttpError, OAuth2Error } from '../errors.js'
 import { describeValidationErrors } from './validation.js'
 
@@ -33,6 +34,12 @@ export default fp(
       if (status >= 400 && status < 500) {
         // Fastify's own client errors (bad JSON, wrong content type, body too large) say what was wrong.
         return send(reply, status, fastifyError.message)
+      }
+      if (isDatabaseBusy(err)) {
+        // Another process (the CLI, a second server) held the write lock past busy_timeout: the
+        // transaction rolled back whole, so the client may simply try again.
+        request.log.warn({ err }, 'database busy')
+        return send(reply, 503, DATABASE_BUSY_MESSAGE, { 'retry-after': '1' })
       }
       request.log.error({ err }, 'request failed')
       return send(reply, status >= 500 && status < 600 ? status : 500, 'An unexpected error occurred')

@@ -1,0 +1,321 @@
+// Several processes on one SQLite file: two servers started as `pnpm start` starts them and the
+// `club` command, racing the writes the README invites (and every "at most once" rule) on one
+// database. No answer may be a 5xx, no command may fail, and each rule keeps its single winner.
+import { spawn } from 'node:child_process'
+import { createHash, createHmac } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import t from 'tap'
+
+const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
+const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
+const ROUNDS = 15
+const FORUM_SECRET = 'multi-process forum secret'
+const FORUM = 'https://forum.example.org'
+const REDIRECT = 'https://partner.example.org/callback'
+
+const dir = mkdtempSync(join(tmpdir(), 'club-multi-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+
+const env: Record<string, string> = {
+  ...(process.env as Record<string, string>),
+  DATABASE_URL: join(dir, 'club.db'),
+  HOST: '127.0.0.1',
+  PORT: '0',
+  LOG_LEVEL: 'info',
+  PASSWORD_HASH_COST: '1024',
+  TOKEN_RATE_LIMIT_MAX: '100000',
+  REPLAY_REGISTRATION_RATE_LIMIT_MAX: '100000',
+  PHONE_SENDS_PER_IP_PER_HOUR: '100000',
+  // The two servers must check each other's codes: one pepper for both.
+  PHONE_CODE_PEPPER: 'one pepper for every process',
+  FORUM_CONNECT_SECRET: FORUM_SECRET,
+  FORUM_CONNECT_ORIGIN: FORUM
+}
+
+interface Server {
+  base: string
+  output(): string
+  stop(): Promise<number | null>
+}
+
+function startServer(): Promise<Server> {
+  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let out = ''
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  const stop = () => {
+    child.kill('SIGTERM')
+    return exited
+  }
+  t.teardown(() => void child.kill('SIGKILL'))
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', () => {
+      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
+      if (match) resolve({ base: match[1]!, output: () => out, stop })
+    })
+    void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${out}`)))
+  })
+}
+
+interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function club(...args: string[]): Promise<CliResult> {
+  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (d) => (stdout += d))
+  child.stderr.on('data', (d) => (stderr += d))
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })))
+}
+
+async function clubJson(...args: string[]): Promise<any> {
+  const result = await club(...args)
+  if (result.code !== 0) throw new Error(`club ${args.join(' ')} failed: ${result.stderr}`)
+  return JSON.parse(result.stdout)
+}
+
+/** Every answer any server gave, to check at the end that none was a 5xx. */
+const answers: Array<{ label: string; status: number; body: string }> = []
+
+async function call(base: string, label: string, path: string, init: RequestInit & { json?: unknown; form?: Record<string, string> } = {}) {
+  const headers = new Headers(init.headers)
+  let body = init.body
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json')
+    body = JSON.stringify(init.json)
+  } else if (init.form) {
+    headers.set('content-type', 'application/x-www-form-urlencoded')
+    body = new URLSearchParams(init.form).toString()
+  }
+  const res = await fetch(`${base}${path}`, { ...init, headers, body })
+  const text = await res.text()
+  answers.push({ label, status: res.status, body: text })
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
+}
+
+const statuses = (results: Array<{ status: number }>) => results.map((r) => r.status).sort((a, b) => a - b)
+
+t.test('two servers and the CLI on one database', async (t) => {
+  // Both servers and a CLI command start together on a new file: they race the migrations too.
+  const [a, b, admin] = await Promise.all([
+    startServer(),
+    startServer(),
+    clubJson('users', 'create', '--email', 'admin@example.org', '--password', 'correct horse battery', '--role', 'admin')
+  ])
+  t.ok(admin.id, 'the CLI created the admin while both servers migrated')
+  const servers = [a, b]
+
+  const login = async (server: Server) => {
+    const res = await call(server.base, 'login', '/apis/v2/oauth2/token', {
+      method: 'POST',
+      form: { grant_type: 'password', username: 'admin@example.org', password: 'correct horse battery' }
+    })
+    if (res.status !== 201) throw new Error(`login: ${res.status}`)
+    return res.body as { access_token: string; refresh_token: string }
+  }
+  const bearer = { authorization: `Bearer ${(await login(a)).access_token}` }
+
+  await t.test('one refresh token presented to both servers: one rotation, the other is reuse', async (t) => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { refresh_token } = await login(servers[round % 2]!)
+      const results = await Promise.all(
+        servers.map((s) => call(s.base, 'refresh', '/apis/v2/oauth2/token', { method: 'POST', form: { grant_type: 'refresh_token', refresh_token } }))
+      )
+      t.same(statuses(results), [201, 400], `round ${round}`)
+      t.equal(results.find((r) => r.status === 400)!.body.error, 'invalid_grant')
+    }
+  })
+
+  await t.test('one template patched through both with the same If-Match: one new version, one 412', async (t) => {
+    const created = await call(a.base, 'template create', '/apis/v2/templates', {
+      method: 'POST',
+      headers: bearer,
+      json: { name: 'Open play', type: 'EVENT', data: {} }
+    })
+    t.equal(created.status, 201)
+    const id = created.body.id as string
+    for (let round = 0; round < ROUNDS; round++) {
+      const version = round + 1
+      const results = await Promise.all(
+        servers.map((s, i) =>
+          call(s.base, 'template patch', `/apis/v2/templates/${id}`, {
+            method: 'PATCH',
+            headers: { ...bearer, 'if-match': `"${version}"` },
+            json: { name: `Open play ${round}-${i}` }
+          })
+        )
+      )
+      t.same(statuses(results), [200, 412], `round ${round}`)
+    }
+    const final = await call(b.base, 'template get', `/apis/v2/templates/${id}`, { headers: bearer })
+    t.equal(final.body.version, ROUNDS + 1, 'every round made exactly one version')
+    const versions = await call(a.base, 'versions', `/apis/v2/templates/${id}/versions?ipp=100`, { headers: bearer })
+    t.equal(versions.body._total, ROUNDS + 1)
+  })
+
+  await t.test('40 box registrations split over both servers, and one box registering through both at once', async (t) => {
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        call(servers[i % 2]!.base, 'register', '/apis/v2/replay-servers/device', { method: 'POST', json: { deviceId: `box-${i}` } })
+      )
+    )
+    t.same(new Set(statuses(results)), new Set([200]), 'all 40 registered')
+    const list = await call(a.base, 'admin list', '/apis/v2/admin/replay-servers?ipp=100', { headers: bearer })
+    t.equal(list.body._total, 40)
+
+    for (let round = 0; round < ROUNDS; round++) {
+      const deviceId = `reinstalled-${round}`
+      const both = await Promise.all(
+        servers.map((s) => call(s.base, 'register', '/apis/v2/replay-servers/device', { method: 'POST', json: { deviceId } }))
+      )
+      t.same(statuses(both), [200, 200], `round ${round}: both registrations answer, as in one process`)
+      const polls = await Promise.all(
+        both.map((r) => call(a.base, 'status', `/apis/v2/replay-servers/device/${r.body.serverId}/status`))
+      )
+      t.same(statuses(polls), [200, 404], `round ${round}: exactly one serverId survives`)
+    }
+    const all = await call(b.base, 'admin list', '/apis/v2/admin/replay-servers?ipp=100', { headers: bearer })
+    t.equal(all.body._total, 40 + ROUNDS, 'one record per box')
+  })
+
+  await t.test('token rotation by the CLI and both servers at once: every rotation counts, one token wins', async (t) => {
+    const region = await clubJson('regions', 'create', '--name', 'North')
+    const area = await clubJson('areas', 'create', '--name', 'Main hall', '--region', region.id)
+    const registered = await call(a.base, 'register', '/apis/v2/replay-servers/device', { method: 'POST', json: { deviceId: 'rotating-box' } })
+    const serverId = registered.body.serverId as string
+    const id = (await call(a.base, 'admin list', '/apis/v2/admin/replay-servers?deviceId=rotating-box', { headers: bearer })).body.items[0].id
+    t.equal((await call(b.base, 'approve', `/apis/v2/admin/replay-servers/${id}/approve`, { method: 'POST', headers: bearer, json: { areaId: area.id } })).status, 200)
+    const tokens = new Set<string>()
+    for (let round = 0; round < 5; round++) {
+      const before = (await call(a.base, 'status', `/apis/v2/replay-servers/device/${serverId}/status`)).body.accessToken as string
+      tokens.add(before)
+      const [cli, ...http] = await Promise.all([
+        club('devices', 'rotate-token', id),
+        ...servers.map((s) => call(s.base, 'rotate', `/apis/v2/admin/replay-servers/${id}/rotate-token`, { method: 'POST', headers: bearer }))
+      ])
+      t.equal(cli.code, 0, `round ${round}: the CLI rotated (${cli.stderr.trim()})`)
+      t.same(statuses(http), [200, 200], `round ${round}: both servers rotated`)
+      const after = await Promise.all(servers.map((s) => call(s.base, 'status', `/apis/v2/replay-servers/device/${serverId}/status`)))
+      t.equal(after[0]!.body.accessToken, after[1]!.body.accessToken, 'both servers hand the box the same token')
+      t.notOk(tokens.has(after[0]!.body.accessToken), 'a token never seen before')
+    }
+  })
+
+  await t.test('eight `club events create` while both servers create templates', async (t) => {
+    const [commands, creations] = await Promise.all([
+      Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          club('events', 'create', '--name', `Ladder ${i}`, '--type', 'LEAGUE', '--start', '2026-05-05T18:00:00Z', '--end', '2026-05-05T20:00:00Z')
+        )
+      ),
+      Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          call(servers[i % 2]!.base, 'template create', '/apis/v2/templates', {
+            method: 'POST',
+            headers: bearer,
+            json: { name: `Race ${i}`, type: 'EVENT', data: {} }
+          })
+        )
+      )
+    ])
+    t.same(
+      commands.map((c) => [c.code, c.stderr]),
+      commands.map(() => [0, '']),
+      'every command succeeded'
+    )
+    t.same(new Set(statuses(creations)), new Set([201]), 'every template was created')
+  })
+
+  await t.test('one authorization code exchanged through both servers: one token pair, one invalid_grant', async (t) => {
+    const client = await clubJson('clients', 'create', '--name', 'partner', '--grant', 'authorization_code', '--grant', 'refresh_token', '--redirect-uri', REDIRECT)
+    const basic = `Basic ${Buffer.from(`${client.clientId}:${client.clientSecret}`).toString('base64')}`
+    for (let round = 0; round < ROUNDS; round++) {
+      const authorization = await call(servers[round % 2]!.base, 'authorize', '/apis/v2/oauth2/authorizations', {
+        method: 'POST',
+        headers: bearer,
+        json: { type: 'OAUTH2_AUTHORIZATION_CODE', clientId: client.clientId, redirectUri: REDIRECT }
+      })
+      t.equal(authorization.status, 201)
+      const results = await Promise.all(
+        servers.map((s) =>
+          call(s.base, 'exchange', '/apis/v2/oauth2/token', {
+            method: 'POST',
+            headers: { authorization: basic },
+            form: { grant_type: 'authorization_code', code: authorization.body.code, redirect_uri: REDIRECT }
+          })
+        )
+      )
+      t.same(statuses(results), [201, 400], `round ${round}`)
+      t.equal(results.find((r) => r.status === 400)!.body.error, 'invalid_grant')
+    }
+  })
+
+  await t.test('one forum nonce presented to both servers: signed in once', async (t) => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const payload = new URLSearchParams({ nonce: `nonce-${round}`, return_sso_url: `${FORUM}/session/sso_login` }).toString()
+      const sso = `${Buffer.from(payload).toString('base64')}\n`
+      const sig = createHmac('sha256', FORUM_SECRET).update(sso).digest('hex')
+      const results = await Promise.all(
+        servers.map((s) =>
+          call(s.base, 'forum', '/apis/v2/oauth2/forum-connect/authorizations', { method: 'POST', headers: bearer, json: { type: 'FORUM_CONNECT', sso, sig } })
+        )
+      )
+      t.same(statuses(results), [201, 400], `round ${round}`)
+      t.equal(results.find((r) => r.status === 400)!.body.message, 'the sso nonce was already used')
+    }
+  })
+
+  await t.test('wrong phone codes split over both servers: exactly five attempts are taken', async (t) => {
+    for (let round = 0; round < 5; round++) {
+      const sent = await call(a.base, 'phone send', '/apis/v2/signup/phone-verifications', {
+        method: 'POST',
+        json: { phoneNumber: `+1415555${String(2600 + round).padStart(4, '0')}` }
+      })
+      t.equal(sent.status, 201)
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          call(servers[i % 2]!.base, 'phone check', '/apis/v2/signup/phone-verifications', {
+            method: 'POST',
+            // A code no session can have: the log provider's codes are six random digits, and one
+            // wrong guess per attempt is what is counted.
+            json: { sessionId: sent.body.sessionId, verificationCode: wrongCode(a.output(), sent.body.sessionId) }
+          })
+        )
+      )
+      t.same(new Set(statuses(results)), new Set([201]), `round ${round}: every check answers`)
+      const taken = results.filter((r) => r.body.errors[0]?.code === 'invalid_code')
+      t.equal(taken.length, 5, `round ${round}: five attempts taken, no more`)
+      const after = await call(b.base, 'phone check', '/apis/v2/signup/phone-verifications', {
+        method: 'POST',
+        json: { sessionId: sent.body.sessionId, verificationCode: wrongCode(a.output(), sent.body.sessionId) }
+      })
+      t.equal(after.body.remainingAttempts, 0)
+      t.equal(after.body.errors[0]?.code, 'session_max_attempts_reached', 'no attempt was given back')
+    }
+  })
+
+  await t.test('no answer was a 5xx, and neither server logged a locked database', async (t) => {
+    const failures = answers.filter((r) => r.status >= 500)
+    t.same(failures.map((f) => `${f.label}: ${f.status} ${f.body.slice(0, 200)}`), [])
+    for (const server of servers) t.notMatch(server.output(), /database is locked|SQLITE_BUSY/)
+    t.equal(await a.stop(), 0)
+    t.equal(await b.stop(), 0)
+  })
+})
+
+/** A six-digit code other than the one the log provider wrote for this session. */
+function wrongCode(log: string, sessionId: string): string {
+  const line = log.split('\n').find((l) => l.includes(sessionId) && l.includes('smsCode'))
+  const code = line ? (JSON.parse(line) as { smsCode: string }).smsCode : '000000'
+  const digest = createHash('sha256').update(code).digest()
+  const wrong = String(digest.readUInt32BE(0) % 1_000_000).padStart(6, '0')
+  return wrong === code ? String((Number(code) + 1) % 1_000_000).padStart(6, '0') : wrong
+}
