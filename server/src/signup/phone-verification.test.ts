@@ -145,3 +145,29 @@ t.test('hourly caps per number and per client IP', async (t) => {
   ctx.clock.advance(3600_000)
   t.equal((await post(ctx, { phoneNumber: NUMBER })).statusCode, 201, 'an hour later the number may get codes again')
 })
+
+t.test('checks arriving together take at most the five attempts, and the last one may still approve', async (t) => {
+  const ctx = await testApp(t)
+  const { session, code } = await send(ctx)
+  // Eight at once: every take runs before any outcome is written.
+  const guesses = await Promise.all(Array.from({ length: 8 }, () => post(ctx, { sessionId: session.sessionId, verificationCode: wrong(code) })))
+  const taken = guesses.filter((r) => r.json().errors[0]?.code === 'invalid_code')
+  t.equal(taken.length, 5, 'five attempts taken, no more')
+  t.ok(
+    guesses.filter((r) => !taken.includes(r)).every((r) => r.json().errors[0]?.code === 'session_max_attempts_reached'),
+    'the rest are told no attempts are left'
+  )
+  const stored = await ctx.app.db.selectFrom('phone_verifications').select(['remaining_attempts', 'status']).executeTakeFirstOrThrow()
+  t.same(stored, { remaining_attempts: 0, status: 'max_attempts_reached' })
+
+  const second = await send(ctx, '+14155552672')
+  const lastRight = await Promise.all([
+    ...Array.from({ length: 4 }, () => post(ctx, { sessionId: second.session.sessionId, verificationCode: wrong(second.code) })),
+    post(ctx, { sessionId: second.session.sessionId, verificationCode: second.code }),
+    post(ctx, { sessionId: second.session.sessionId, verificationCode: wrong(second.code) })
+  ])
+  t.match(lastRight[4]!.json(), { status: 'approved', remainingAttempts: 0, errors: [] }, 'the fifth attempt, the right code, approves')
+  t.not(lastRight[5]!.json().errors[0]?.code, 'invalid_code', 'a sixth finds nothing left to take')
+  const approved = await ctx.app.db.selectFrom('phone_verifications').select('status').where('id', '=', second.session.sessionId).executeTakeFirstOrThrow()
+  t.equal(approved.status, 'approved', 'and the approval stands')
+})

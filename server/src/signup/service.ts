@@ -223,6 +223,10 @@ export async function verifyCode(db: Db, request: PhoneVerificationRequest, deps
       return { ...row, status: 'expired' as const }
     }
     if (row.status !== 'pending') return row
+    // The last attempt may be taken and its outcome not yet written (a parallel check, perhaps in
+    // another process): nothing is left to take. The row stays as it is, so that check's outcome,
+    // an approval included, is still the one recorded.
+    if (row.remaining_attempts <= 0) return { ...row, status: 'max_attempts_reached' as const }
     await tx
       .updateTable('phone_verifications')
       .set({ remaining_attempts: row.remaining_attempts - 1, updated_at: now })
