@@ -1,6 +1,6 @@
 // Real parts for the end-to-end tests: a server on a loopback port, a looping test camera, the agent
 // as its own process (as systemd runs it), ffprobe.
-import { execFile, spawn, type ChildProcess } from 'node:child_process'
+import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -16,6 +16,14 @@ import { testConfig, userWithToken, type TestApp } from '@club/server/test-suppo
 
 const execFileAsync = promisify(execFile)
 const require = createRequire(import.meta.url)
+
+// Without ffmpeg every test here would fail minutes in with `spawn ffmpeg ENOENT`: say so at once.
+for (const tool of ['ffmpeg', 'ffprobe']) {
+  if (spawnSync(tool, ['-version'], { stdio: 'ignore' }).error) {
+    process.stderr.write(`${tool} is missing: run \`pnpm bootstrap\` (node scripts/bootstrap.mjs) to install it, or see the README's Quick start\n`)
+    process.exit(1)
+  }
+}
 export const AGENT_MAIN = join(dirname(require.resolve('@club/agent/package.json')), 'dist', 'main.js')
 
 interface Teardown {
