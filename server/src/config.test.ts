@@ -29,7 +29,9 @@ t.test('a bad value stops with one line naming the variable', async (t) => {
     [{ ACCESS_TOKEN_TTL_SECONDS: '-5' }, /^ACCESS_TOKEN_TTL_SECONDS="-5" is not valid/],
     [{ PASSWORD_HASH_COST: '3000' }, /^PASSWORD_HASH_COST=3000 is not valid: expected a power of two/],
     [{ TRUST_PROXY: 'yes please' }, /^TRUST_PROXY="yes please" is not valid/],
-    [{ PUBLIC_BASE_URL: 'example.org' }, /^PUBLIC_BASE_URL="example.org" is not valid/]
+    [{ PUBLIC_BASE_URL: 'example.org' }, /^PUBLIC_BASE_URL="example.org" is not valid/],
+    [{ API_LICENSE_URL: 'terms.html' }, /^API_LICENSE_URL="terms.html" is not valid/],
+    [{ API_CONTACT_EMAIL: 'nobody' }, /^API_CONTACT_EMAIL="nobody" is not valid/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), message)

@@ -6,6 +6,9 @@ import { Value } from 'typebox/value'
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer({ minimum: 0, ...options })
 
+/** PUBLIC_BASE_URL when the operator sets none: right on a developer's machine only. */
+export const developmentBaseUrl = 'http://localhost:3000'
+
 export const ConfigSchema = Type.Object({
   PORT: Int({ default: 3000, maximum: 65535, description: 'Port to listen on' }),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address to listen on' }),
@@ -15,7 +18,11 @@ export const ConfigSchema = Type.Object({
     default: 'false',
     description: 'false, true, a hop count, or comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted'
   }),
-  PUBLIC_BASE_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'Base of links the API sends out' }),
+  PUBLIC_BASE_URL: Type.String({ default: developmentBaseUrl, pattern: '^https?://', description: 'Base of links the API sends out' }),
+  API_LICENSE_NAME: Type.String({ default: 'Proprietary', minLength: 1, description: "The API's licence as the OpenAPI document names it" }),
+  API_LICENSE_URL: Type.String({ default: '', pattern: '^(https?://.+)?$', description: "Where the API's licence can be read; empty leaves it out" }),
+  API_CONTACT_EMAIL: Type.String({ default: '', pattern: '^([^@\\s]+@[^@\\s]+)?$', description: 'Whom integrators write to about the API; empty leaves it out' }),
+  API_CONTACT_URL: Type.String({ default: '', pattern: '^(https?://.+)?$', description: 'A page for integrators; empty leaves it out' }),
   ACCESS_TOKEN_TTL_SECONDS: Int({ default: 3600, minimum: 60, description: 'Access token lifetime' }),
   REFRESH_TOKEN_TTL_SECONDS: Int({ default: 30 * 24 * 3600, minimum: 60, description: 'Refresh token lifetime' }),
   PASSWORD_GRANT_ENABLED: Type.Boolean({ default: true, description: 'Allow the password grant (first-party apps)' }),
@@ -149,3 +156,4 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
   }
   return list
 }
+
