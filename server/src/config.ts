@@ -19,6 +19,10 @@ export const ConfigSchema = Type.Object({
     description: 'false, true, a hop count, or comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted'
   }),
   PUBLIC_BASE_URL: Type.String({ default: developmentBaseUrl, pattern: '^https?://', description: 'Base of links the API sends out' }),
+  CORS_ORIGINS: Type.String({
+    default: '',
+    description: 'Comma-separated exact origins (scheme://host[:port]) of browser apps allowed to call the API; empty allows none'
+  }),
   API_LICENSE_NAME: Type.String({ default: 'Proprietary', minLength: 1, description: "The API's licence as the OpenAPI document names it" }),
   API_LICENSE_URL: Type.String({ default: '', pattern: '^(https?://.+)?$', description: "Where the API's licence can be read; empty leaves it out" }),
   API_CONTACT_EMAIL: Type.String({ default: '', pattern: '^([^@\\s]+@[^@\\s]+)?$', description: 'Whom integrators write to about the API; empty leaves it out' }),
@@ -130,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`PASSWORD_HASH_COST=${config.PASSWORD_HASH_COST} is not valid: expected a power of two`)
   }
   parseTrustProxy(config.TRUST_PROXY)
+  parseCorsOrigins(config.CORS_ORIGINS)
   return config
 }
 
@@ -157,3 +162,24 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
   return list
 }
 
+/**
+ * CORS_ORIGINS as a list of exact origins. Each must be an origin as a browser sends it (no path, no
+ * trailing slash, no wildcard): a browser's Origin header is compared to these strings as they are.
+ */
+export function parseCorsOrigins(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean)
+  for (const origin of list) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        `CORS_ORIGINS=${JSON.stringify(value)} is not valid: ${JSON.stringify(origin)} is not an origin like https://club.example.com`
+      )
+    }
+  }
+  return list
+}
