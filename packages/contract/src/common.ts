@@ -97,7 +97,7 @@ export type IdParams = Static<typeof IdParams>
  * and the box's local API use `bearerAuth` too: to a client they are all a Bearer token.
  */
 export const securitySchemes = {
-  bearerAuth: { type: 'http', scheme: 'bearer', description: 'An access token from the token endpoint (or a recording box\'s device token)' },
+  bearerAuth: { type: 'http', scheme: 'bearer', description: "An access token from the token endpoint, or a recording box's device token" },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key issued to an integration' },
   clientBasic: { type: 'http', scheme: 'basic', description: "An OAuth2 client's id and secret (RFC 6749 section 2.3.1)" }
 } as const

@@ -57,12 +57,24 @@ export const agentLocalApi = defineRoutes({
   health: {
     method: 'GET',
     url: '/health',
-    schema: { operationId: 'getAgentHealth', summary: "The box's state; never carries the serverId or the token", tags: ['agent'], security: noSecurity, response: { 200: AgentHealth, 500: ErrorBody } }
+    schema: {
+      operationId: 'getAgentHealth',
+      summary: "The box's state; never carries the serverId or the token",
+      tags: ['agent'],
+      security: noSecurity,
+      response: { 200: AgentHealth, 500: ErrorBody }
+    }
   },
   cameras: {
     method: 'GET',
     url: '/cameras',
-    schema: { operationId: 'listAgentCameras', summary: 'Every configured camera and its recording state', tags: ['agent'], security: noSecurity, response: { 200: Type.Array(AgentCamera), 500: ErrorBody } }
+    schema: {
+      operationId: 'listAgentCameras',
+      summary: 'Every configured camera and its recording state',
+      tags: ['agent'],
+      security: noSecurity,
+      response: { 200: Type.Array(AgentCamera), 500: ErrorBody }
+    }
   },
   snapshot: {
     method: 'GET',
