@@ -14,9 +14,11 @@ import { TokenEndpoint } from './oauth2/service.js'
 import passwordResetRoutes from './password-reset/routes.js'
 import auth from './plugins/auth.js'
 import background from './plugins/background.js'
+import cors from './plugins/cors.js'
 import errors from './plugins/errors.js'
 import openapi from './plugins/openapi.js'
 import rateLimit from './plugins/rate-limit.js'
+import securityHeaders from './plugins/security-headers.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import replayServerRoutes from './replay-servers/routes.js'
@@ -64,6 +66,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(services, { db, config, clock: options.clock ?? systemClock, ownsDb: !options.db })
   await app.register(background)
   await app.register(errors)
+  await app.register(securityHeaders)
+  // Before the rate limit and the guards: a preflight is answered in its onRequest hook, uncounted
+  // and without credentials (browsers send none on a preflight).
+  await app.register(cors)
   await app.register(formbody)
   await app.register(openapi)
   await app.register(rateLimit)

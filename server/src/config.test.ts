@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig, ConfigError } from './config.js'
+import { loadConfig, ConfigError, parseCorsOrigins } from './config.js'
 
 t.test('defaults', async (t) => {
   const config = loadConfig({})
@@ -12,6 +12,14 @@ t.test('defaults', async (t) => {
     TRUST_PROXY: 'false',
     PASSWORD_GRANT_ENABLED: true
   })
+})
+
+t.test('CORS_ORIGINS is a comma-separated list of exact origins', async (t) => {
+  t.same(parseCorsOrigins(''), [])
+  t.same(parseCorsOrigins(loadConfig({ CORS_ORIGINS: 'https://club.test, http://localhost:5173' }).CORS_ORIGINS), [
+    'https://club.test',
+    'http://localhost:5173'
+  ])
 })
 
 t.test('values are converted from text', async (t) => {
@@ -29,7 +37,15 @@ t.test('a bad value stops with one line naming the variable', async (t) => {
     [{ ACCESS_TOKEN_TTL_SECONDS: '-5' }, /^ACCESS_TOKEN_TTL_SECONDS="-5" is not valid/],
     [{ PASSWORD_HASH_COST: '3000' }, /^PASSWORD_HASH_COST=3000 is not valid: expected a power of two/],
     [{ TRUST_PROXY: 'yes please' }, /^TRUST_PROXY="yes please" is not valid/],
-    [{ PUBLIC_BASE_URL: 'example.org' }, /^PUBLIC_BASE_URL="example.org" is not valid/]
+    [{ PUBLIC_BASE_URL: 'example.org' }, /^PUBLIC_BASE_URL="example.org" is not valid/],
+    // A browser's Origin is compared as it is: no path, no trailing slash, lower case, no wildcard.
+    [{ CORS_ORIGINS: 'https://club.test/' }, /^CORS_ORIGINS="https:\/\/club.test\/" is not valid: "https:\/\/club.test\/" is not an origin/],
+    [{ CORS_ORIGINS: 'https://club.test, *' }, /^CORS_ORIGINS=.* is not valid: "\*" is not an origin/],
+    [{ CORS_ORIGINS: 'https://Club.test' }, /^CORS_ORIGINS=.* is not valid/],
+    [{ CORS_ORIGINS: 'https://club.test:443' }, /^CORS_ORIGINS=.* is not valid/],
+    [{ CORS_ORIGINS: 'ftp://club.test' }, /^CORS_ORIGINS=.* is not valid/],
+    [{ API_LICENSE_URL: 'terms.html' }, /^API_LICENSE_URL="terms.html" is not valid/],
+    [{ API_CONTACT_EMAIL: 'nobody' }, /^API_CONTACT_EMAIL="nobody" is not valid/]
   ]
   for (const [env, message] of cases) {
     t.throws(() => loadConfig(env), message)

@@ -6,6 +6,9 @@ import { Value } from 'typebox/value'
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer({ minimum: 0, ...options })
 
+/** PUBLIC_BASE_URL when the operator sets none: right on a developer's machine only. */
+export const developmentBaseUrl = 'http://localhost:3000'
+
 export const ConfigSchema = Type.Object({
   PORT: Int({ default: 3000, maximum: 65535, description: 'Port to listen on' }),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address to listen on' }),
@@ -21,7 +24,15 @@ export const ConfigSchema = Type.Object({
     default: 'false',
     description: 'false, true, a hop count, or comma-separated proxy addresses/CIDRs whose X-Forwarded-For is trusted'
   }),
-  PUBLIC_BASE_URL: Type.String({ default: 'http://localhost:3000', pattern: '^https?://', description: 'Base of links the API sends out' }),
+  PUBLIC_BASE_URL: Type.String({ default: developmentBaseUrl, pattern: '^https?://', description: 'Base of links the API sends out' }),
+  CORS_ORIGINS: Type.String({
+    default: '',
+    description: 'Comma-separated exact origins (scheme://host[:port]) of browser apps allowed to call the API; empty allows none'
+  }),
+  API_LICENSE_NAME: Type.String({ default: 'Proprietary', minLength: 1, description: "The API's licence as the OpenAPI document names it" }),
+  API_LICENSE_URL: Type.String({ default: '', pattern: '^(https?://.+)?$', description: "Where the API's licence can be read; empty leaves it out" }),
+  API_CONTACT_EMAIL: Type.String({ default: '', pattern: '^([^@\\s]+@[^@\\s]+)?$', description: 'Whom integrators write to about the API; empty leaves it out' }),
+  API_CONTACT_URL: Type.String({ default: '', pattern: '^(https?://.+)?$', description: 'A page for integrators; empty leaves it out' }),
   ACCESS_TOKEN_TTL_SECONDS: Int({ default: 3600, minimum: 60, description: 'Access token lifetime' }),
   REFRESH_TOKEN_TTL_SECONDS: Int({ default: 30 * 24 * 3600, minimum: 60, description: 'Refresh token lifetime' }),
   PASSWORD_GRANT_ENABLED: Type.Boolean({ default: true, description: 'Allow the password grant (first-party apps)' }),
@@ -129,6 +140,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`PASSWORD_HASH_COST=${config.PASSWORD_HASH_COST} is not valid: expected a power of two`)
   }
   parseTrustProxy(config.TRUST_PROXY)
+  parseCorsOrigins(config.CORS_ORIGINS)
   return config
 }
 
@@ -152,6 +164,28 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
   const list = v.split(',').map((s) => s.trim()).filter(Boolean)
   if (list.some((s) => !/^[0-9a-fA-F:.\/]+$/.test(s))) {
     throw new ConfigError(`TRUST_PROXY=${JSON.stringify(value)} is not valid: expected true, false, a hop count or a list of addresses`)
+  }
+  return list
+}
+
+/**
+ * CORS_ORIGINS as a list of exact origins. Each must be an origin as a browser sends it (no path, no
+ * trailing slash, no wildcard): a browser's Origin header is compared to these strings as they are.
+ */
+export function parseCorsOrigins(value: string): string[] {
+  const list = value.split(',').map((s) => s.trim()).filter(Boolean)
+  for (const origin of list) {
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(origin)
+    } catch {
+      parsed = undefined
+    }
+    if (!parsed || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(
+        `CORS_ORIGINS=${JSON.stringify(value)} is not valid: ${JSON.stringify(origin)} is not an origin like https://club.example.com`
+      )
+    }
   }
   return list
 }

@@ -92,16 +92,48 @@ export const AuthErrors = { 401: ErrorBody, 403: ErrorBody }
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
 export type IdParams = Static<typeof IdParams>
 
+/**
+ * The ways a caller proves who it is, as the OpenAPI document declares them. The device's access token
+ * and the box's local API use `bearerAuth` too: to a client they are all a Bearer token.
+ */
+export const securitySchemes = {
+  bearerAuth: { type: 'http', scheme: 'bearer', description: "An access token from the token endpoint, or a recording box's device token" },
+  apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key issued to an integration' },
+  clientBasic: { type: 'http', scheme: 'basic', description: "An OAuth2 client's id and secret (RFC 6749 section 2.3.1)" }
+} as const
+export type SecurityScheme = keyof typeof securitySchemes
+
+/** One way to satisfy an operation: every scheme named must be present. `{}` means no credential. */
+export type SecurityRequirement = Partial<Record<SecurityScheme, string[]>>
+
+/** The groups the platform's operations are filed under in the OpenAPI document, each with what it holds. */
+export const apiTags = {
+  oauth2: 'Tokens, authorization codes, the web view token, forum sign-on and password reset',
+  users: 'The signed-in user',
+  signup: 'Phone verification while signing up',
+  templates: 'Event and series templates and their versions (staff and admins)',
+  admin: 'Regions, areas, pods, courts, events and series (admins)',
+  'replay-servers': 'What a venue recording box calls: registration and its status poll',
+  'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
+  'product-offerings': 'Product offerings (deprecated)'
+} as const
+
 /** Declares one route: method, url and Fastify schema; the server spreads it into `app.route`. */
 export interface RouteContract {
   method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
   url: string
   schema: {
+    /**
+     * The operation's stable name, which generated clients turn into a method name: verb + noun in the
+     * spec's words (packages/contract/README.md). Required so that no route can be added without one.
+     */
+    operationId: string
     summary?: string
     description?: string
     tags?: string[]
     deprecated?: boolean
-    security?: Array<Record<string, string[]>>
+    /** Required as well: `[]` says "no credential needed", which tools would otherwise read as unknown. */
+    security: SecurityRequirement[]
     consumes?: string[]
     params?: TSchema
     querystring?: TSchema
@@ -116,5 +148,7 @@ export function defineRoutes<const T extends Record<string, RouteContract>>(rout
   return routes
 }
 
-export const bearerSecurity: Array<Record<string, string[]>> = [{ bearerAuth: [] }]
-export const apiKeyOrBearerSecurity: Array<Record<string, string[]>> = [{ apiKey: [] }, { bearerAuth: [] }]
+export const bearerSecurity: SecurityRequirement[] = [{ bearerAuth: [] }]
+export const apiKeyOrBearerSecurity: SecurityRequirement[] = [{ apiKey: [] }, { bearerAuth: [] }]
+/** For routes anyone may call (registration, password reset, phone verification): stated, not left out. */
+export const noSecurity: SecurityRequirement[] = []

@@ -1,6 +1,6 @@
 // OAuth2 tokens and the authorization endpoints: code grant, webview tokens, forum single sign-on, password reset.
 import Type, { type Static } from 'typebox'
-import { ErrorBody, bearerSecurity, defineRoutes } from './common.js'
+import { ErrorBody, bearerSecurity, defineRoutes, noSecurity, type SecurityRequirement } from './common.js'
 
 export const GrantType = Type.Enum(['password', 'refresh_token', 'client_credentials', 'authorization_code'])
 export type GrantType = Static<typeof GrantType>
@@ -118,14 +118,23 @@ const tokenDescription = [
   'token of the same login (RFC 9700 section 4.14.2).'
 ].join(' ')
 
+/**
+ * The token endpoint takes a confidential client's credentials as HTTP Basic (required for
+ * authorization_code), and also answers without any: public clients send `client_id` in the body, and the
+ * password and refresh grants need no client at all. `{}` is OpenAPI's way of saying the credential is optional.
+ */
+const tokenSecurity: SecurityRequirement[] = [{ clientBasic: [] }, {}]
+
 export const oauth2Routes = defineRoutes({
   token: {
     method: 'POST',
     url: '/apis/v2/oauth2/token',
     schema: {
+      operationId: 'createToken',
       summary: 'Issue an access token',
       description: tokenDescription,
       tags: ['oauth2'],
+      security: tokenSecurity,
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       querystring: TokenQuery,
       body: TokenRequest,
@@ -136,6 +145,7 @@ export const oauth2Routes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/oauth2/authorizations',
     schema: {
+      operationId: 'createAuthorization',
       summary: 'Authorize a client for the signed-in user (authorization code, RFC 6749 4.1 with PKCE)',
       description:
         '`redirectUri` must equal one of the client\'s registered URIs exactly. Optional `state`, and PKCE with ' +
@@ -151,6 +161,7 @@ export const oauth2Routes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/oauth2/webview-token',
     schema: {
+      operationId: 'createWebviewToken',
       summary: "A short-lived token for the app's embedded web view",
       description: '`username` must be the signed-in user\'s own e-mail (403 otherwise); `grant_type` must be mobile_webview_auth.',
       tags: ['oauth2'],
@@ -163,6 +174,7 @@ export const oauth2Routes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/oauth2/forum-connect/authorizations',
     schema: {
+      operationId: 'createForumConnectAuthorization',
       summary: 'Forum single sign-on (DiscourseConnect provider)',
       tags: ['oauth2'],
       security: bearerSecurity,
@@ -177,11 +189,13 @@ export const oauth2Routes = defineRoutes({
     method: 'PATCH',
     url: '/apis/v2/oauth2/users/credentials',
     schema: {
+      operationId: 'requestPasswordReset',
       summary: 'Start a password reset',
       description:
         'Always answers 200 `{}`, whether or not the address belongs to a user; a user gets an e-mail with a link ' +
         'that works once, for one hour. Limited per client IP and per address (429).',
       tags: ['oauth2'],
+      security: noSecurity,
       body: PasswordResetRequest,
       response: { 200: EmptyObject, 400: ErrorBody, 429: ErrorBody }
     }
@@ -190,11 +204,13 @@ export const oauth2Routes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/oauth2/users/credentials/reset',
     schema: {
+      operationId: 'resetPassword',
       summary: 'Finish a password reset with the token from the e-mail',
       description:
         'Not in the reference: the reference starts the flow and leaves out how it ends. Sets the new password and ' +
         "signs the user out everywhere; an unknown, used or expired token is 400.",
       tags: ['oauth2'],
+      security: noSecurity,
       body: PasswordReset,
       response: { 200: EmptyObject, 400: ErrorBody, 429: ErrorBody }
     }

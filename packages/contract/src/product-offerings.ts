@@ -38,6 +38,7 @@ export const productOfferingRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/product-offerings',
     schema: {
+      operationId: 'listProductOfferings',
       summary: 'List product offerings (deprecated)',
       tags: ['product-offerings'],
       deprecated: true,

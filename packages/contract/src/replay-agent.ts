@@ -1,7 +1,7 @@
 // The recording box's own local API (served by the agent on the venue network): health, cameras,
 // snapshots and replay clip export.
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, Nullable, defineRoutes } from './common.js'
+import { DateTime, ErrorBody, Nullable, bearerSecurity, defineRoutes, noSecurity } from './common.js'
 import { ReplayServerStatus } from './replay-servers.js'
 
 export const AgentCameraState = Type.Enum(['starting', 'recording', 'restarting', 'stalled', 'stopped'])
@@ -57,19 +57,33 @@ export const agentLocalApi = defineRoutes({
   health: {
     method: 'GET',
     url: '/health',
-    schema: { summary: "The box's state; never carries the serverId or the token", tags: ['agent'], response: { 200: AgentHealth, 500: ErrorBody } }
+    schema: {
+      operationId: 'getAgentHealth',
+      summary: "The box's state; never carries the serverId or the token",
+      tags: ['agent'],
+      security: noSecurity,
+      response: { 200: AgentHealth, 500: ErrorBody }
+    }
   },
   cameras: {
     method: 'GET',
     url: '/cameras',
-    schema: { summary: 'Every configured camera and its recording state', tags: ['agent'], response: { 200: Type.Array(AgentCamera), 500: ErrorBody } }
+    schema: {
+      operationId: 'listAgentCameras',
+      summary: 'Every configured camera and its recording state',
+      tags: ['agent'],
+      security: noSecurity,
+      response: { 200: Type.Array(AgentCamera), 500: ErrorBody }
+    }
   },
   snapshot: {
     method: 'GET',
     url: '/cameras/:id/snapshot',
     schema: {
+      operationId: 'getAgentCameraSnapshot',
       summary: "A JPEG of the camera's latest recorded frame with its corrections applied",
       tags: ['agent'],
+      security: noSecurity,
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
       response: { 404: ErrorBody, 422: ErrorBody }
     }
@@ -78,9 +92,11 @@ export const agentLocalApi = defineRoutes({
     method: 'POST',
     url: '/clips',
     schema: {
+      operationId: 'exportAgentClip',
       summary: 'Cut a replay clip',
       description: "Bearer: the device's access token. No footage in the interval answers 404; longer than the box's maximum, 400.",
       tags: ['agent'],
+      security: bearerSecurity,
       body: ClipRequest,
       response: { 200: Clip, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody }
     }

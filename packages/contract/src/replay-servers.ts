@@ -1,7 +1,7 @@
 // Replay servers: a venue's recording box registers, polls its status, and receives its area,
 // camera configuration and device token once an admin approves it.
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, ItemRef, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes } from './common.js'
+import { DateTime, ErrorBody, ItemRef, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes, noSecurity } from './common.js'
 
 export const ReplayServerStatus = Type.Enum(['PENDING', 'APPROVED', 'REJECTED', 'REVOKED'])
 export type ReplayServerStatus = Static<typeof ReplayServerStatus>
@@ -129,11 +129,13 @@ export const replayServerDeviceRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/replay-servers/device',
     schema: {
+      operationId: 'registerReplayServer',
       summary: 'Register a recording box',
       description:
         'No authorization. A known deviceId keeps its record, gets a new serverId and goes back to PENDING; ' +
         'a rejected device stays REJECTED. Rate limited per client IP.',
       tags: ['replay-servers'],
+      security: noSecurity,
       body: ReplayServerRegistrationRequest,
       response: { 200: ReplayServerRegistration, 400: ErrorBody, 429: ErrorBody }
     }
@@ -142,12 +144,14 @@ export const replayServerDeviceRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/replay-servers/device/:serverId/status',
     schema: {
+      operationId: 'getReplayServerStatus',
       summary: "A recording box's status, configuration and token",
       description:
         'No authorization: the serverId is the secret. Records lastSeenAt (to the second) and the reported version, ' +
         'serverUrl and localIp. Answers an ETag; a matching If-None-Match answers 304 with no body. An unknown or ' +
         'superseded serverId answers 404: register again.',
       tags: ['replay-servers'],
+      security: noSecurity,
       params: ReplayServerStatusParams,
       querystring: ReplayServerStatusQuery,
       response: { 200: ReplayServerStatusAnswer, 304: Type.Null(), 400: ErrorBody, 404: ErrorBody }
@@ -198,6 +202,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/admin/replay-servers',
     schema: {
+      operationId: 'listReplayServers',
       ...admin('Recording boxes, filtered and paged', 'Admin Bearer only. Not in the reference.'),
       querystring: ReplayServerListQuery,
       response: { 200: PagedCollection(ReplayServer), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
@@ -206,12 +211,13 @@ export const replayServerAdminRoutes = defineRoutes({
   get: {
     method: 'GET',
     url: '/apis/v2/admin/replay-servers/:id',
-    schema: { ...admin('One recording box'), params: ReplayServerIdParams, response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors } }
+    schema: { operationId: 'getReplayServer', ...admin('One recording box'), params: ReplayServerIdParams, response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors } }
   },
   approve: {
     method: 'POST',
     url: '/apis/v2/admin/replay-servers/:id/approve',
     schema: {
+      operationId: 'approveReplayServer',
       ...admin(
         'Approve a box for an area',
         'Its next status poll answers APPROVED with the area, configuration and access token. An unknown area is 400. ' +
@@ -226,6 +232,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/admin/replay-servers/:id/reject',
     schema: {
+      operationId: 'rejectReplayServer',
       ...admin('Reject a box', 'It stays REJECTED, even when it registers again, until an admin approves it.'),
       params: ReplayServerIdParams,
       response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
@@ -235,6 +242,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/admin/replay-servers/:id/revoke',
     schema: {
+      operationId: 'revokeReplayServer',
       ...admin('Revoke a box', 'Its access token stops working at once; its polls answer REVOKED.'),
       params: ReplayServerIdParams,
       response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
@@ -244,6 +252,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/admin/replay-servers/:id/rotate-token',
     schema: {
+      operationId: 'rotateReplayServerToken',
       ...admin('Rotate the access token', 'The old token stops working at once; the box receives the new one with its next poll.'),
       params: ReplayServerIdParams,
       response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
@@ -253,6 +262,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'DELETE',
     url: '/apis/v2/admin/replay-servers/:id',
     schema: {
+      operationId: 'deleteReplayServer',
       ...admin('Forget a box', 'Its serverId answers 404, so the box registers again as a new PENDING device.'),
       params: ReplayServerIdParams,
       response: { 204: Type.Null(), 400: ErrorBody, ...adminErrors }
@@ -262,6 +272,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'PUT',
     url: '/apis/v2/admin/replay-servers/:id/config',
     schema: {
+      operationId: 'setReplayServerConfig',
       ...admin(
         "Replace a box's configuration",
         'The body is the configuration itself. Camera ids must be unique. A bad configuration is a 400 naming the field ' +
@@ -276,6 +287,7 @@ export const replayServerAdminRoutes = defineRoutes({
     method: 'PUT',
     url: '/apis/v2/admin/replay-servers/:id/target-version',
     schema: {
+      operationId: 'setReplayServerTargetVersion',
       ...admin(
         'Set the agent version a box should run',
         'While it differs from the version the box reports, its status answers pendingUpdate.'

@@ -1,6 +1,6 @@
 // Signup phone verification: one endpoint, two modes (send a code, or verify one).
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, ValidationError, defineRoutes } from './common.js'
+import { DateTime, ErrorBody, ValidationError, defineRoutes, noSecurity } from './common.js'
 
 export const PhoneVerificationStatus = Type.Enum(['pending', 'approved', 'expired', 'max_attempts_reached', 'canceled'])
 export type PhoneVerificationStatus = Static<typeof PhoneVerificationStatus>
@@ -33,6 +33,7 @@ export const signupRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/signup/phone-verifications',
     schema: {
+      operationId: 'createPhoneVerification',
       summary: 'Send or verify a signup phone verification code',
       description: [
         'No authorization. A body with `verificationCode` verifies; otherwise a code is sent to `phoneNumber` (E.164).',
@@ -41,6 +42,7 @@ export const signupRoutes = defineRoutes({
         'and per-client hourly caps (429 naming the limit). 502: the SMS provider failed.'
       ].join(' '),
       tags: ['signup'],
+      security: noSecurity,
       body: PhoneVerificationRequest,
       response: { 201: PhoneVerificationSession, 400: ErrorBody, 404: ErrorBody, 429: ErrorBody, 502: ErrorBody }
     }

@@ -152,6 +152,7 @@ export const templateRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/templates',
     schema: {
+      operationId: 'listTemplates',
       summary: 'List templates',
       description:
         `${roles} Every query parameter is optional. The reference marks all of them required; this is treated as an error ` +
@@ -168,6 +169,7 @@ export const templateRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/templates',
     schema: {
+      operationId: 'createTemplate',
       summary: 'Create a template (version 1)',
       description: `${roles} ${etag} A region, area, pod or court that does not exist is a 400 naming the field.`,
       tags,
@@ -180,6 +182,7 @@ export const templateRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/templates/:id',
     schema: {
+      operationId: 'getTemplate',
       summary: 'A template',
       description: `${roles} ${etag}`,
       tags,
@@ -192,6 +195,7 @@ export const templateRoutes = defineRoutes({
     method: 'PATCH',
     url: '/apis/v2/templates/:id',
     schema: {
+      operationId: 'updateTemplate',
       summary: 'Change a template',
       description:
         `${roles} ${etag} A change records a new version (changeAction UPDATE); a PATCH that changes nothing records none. ` +
@@ -208,6 +212,7 @@ export const templateRoutes = defineRoutes({
     method: 'DELETE',
     url: '/apis/v2/templates/:id',
     schema: {
+      operationId: 'deleteTemplate',
       summary: 'Delete a template and its versions',
       description: `${roles} ${precondition}`,
       tags,
@@ -221,6 +226,7 @@ export const templateRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/templates/:id/versions',
     schema: {
+      operationId: 'listTemplateVersions',
       summary: "A template's versions, newest first",
       description: roles,
       tags,
@@ -233,6 +239,7 @@ export const templateRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/templates/:id/versions/:version',
     schema: {
+      operationId: 'getTemplateVersion',
       summary: 'One version of a template',
       description: `${roles} Not in the reference: the target of each version's \`_links.self\`.`,
       tags,
@@ -245,6 +252,7 @@ export const templateRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/templates/:id/rollback',
     schema: {
+      operationId: 'rollbackTemplate',
       summary: "Restore a version's content as a new version",
       description:
         `${roles} ${etag} Records a new version with changeAction ROLLBACK. An unknown version is 404. ` +
@@ -261,6 +269,7 @@ export const templateRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/templates/from-event/:eventId',
     schema: {
+      operationId: 'createTemplateFromEvent',
       summary: 'Create an EVENT template from an event',
       description:
         `${roles} ${etag} \`data\` holds the event's type, subtype, description, durationMinutes and tags; the areas, pods ` +
@@ -276,6 +285,7 @@ export const templateRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/templates/from-series/:seriesId',
     schema: {
+      operationId: 'createTemplateFromSeries',
       summary: 'Create a SERIES template from a series',
       description:
         `${roles} ${etag} \`data\` holds the series' type, subtype, description, its events' durationMinutes and tags, and ` +

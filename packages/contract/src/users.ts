@@ -35,6 +35,7 @@ export const userRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/users/current',
     schema: {
+      operationId: 'getCurrentUser',
       summary: 'The authenticated user',
       description: `Accepts an API key (\`x-api-key\`) or a Bearer token. ${limitHeaders}`,
       tags: ['users'],
@@ -46,6 +47,7 @@ export const userRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/users/current/payment-method',
     schema: {
+      operationId: 'getCurrentUserPaymentMethod',
       summary: "The authenticated user's default payment method",
       description: `Accepts an API key (\`x-api-key\`) or a Bearer token. 404 when the user has none. ${limitHeaders}`,
       tags: ['users'],

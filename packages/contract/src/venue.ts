@@ -145,11 +145,15 @@ function adminRoutes<M extends TSchema, C extends TSchema, P extends TSchema>(
   const common = { tags: ['admin'], security: bearerSecurity }
   const guarded = { 401: ErrorBody, 403: ErrorBody }
   const admins = 'Admins only.'
+  // operationIds by the contract's convention: createRegion, listRegions, getRegion, updateRegion, deleteRegion.
+  const one = noun[0]!.toUpperCase() + noun.slice(1)
+  const all = collection[0]!.toUpperCase() + collection.slice(1)
   return defineRoutes({
     create: {
       method: 'POST',
       url,
       schema: {
+        operationId: `create${one}`,
         ...common,
         summary: `Create a ${noun}`,
         description: `${admins} A reference to something that does not exist is a 400 naming the field.`,
@@ -161,6 +165,7 @@ function adminRoutes<M extends TSchema, C extends TSchema, P extends TSchema>(
       method: 'GET',
       url,
       schema: {
+        operationId: `list${all}`,
         ...common,
         summary: `List ${collection}`,
         description: `${admins} Oldest first.`,
@@ -171,12 +176,13 @@ function adminRoutes<M extends TSchema, C extends TSchema, P extends TSchema>(
     get: {
       method: 'GET',
       url: `${url}/:id`,
-      schema: { ...common, summary: `A ${noun}`, description: admins, params: IdParams, response: { 200: model, ...guarded, 404: ErrorBody } }
+      schema: { operationId: `get${one}`, ...common, summary: `A ${noun}`, description: admins, params: IdParams, response: { 200: model, ...guarded, 404: ErrorBody } }
     },
     patch: {
       method: 'PATCH',
       url: `${url}/:id`,
       schema: {
+        operationId: `update${one}`,
         ...common,
         summary: `Change a ${noun}`,
         description: admins,
@@ -189,6 +195,7 @@ function adminRoutes<M extends TSchema, C extends TSchema, P extends TSchema>(
       method: 'DELETE',
       url: `${url}/:id`,
       schema: {
+        operationId: `delete${one}`,
         ...common,
         summary: `Delete a ${noun}`,
         description: `${admins} ${deleteRule}`,

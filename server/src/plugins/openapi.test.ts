@@ -46,3 +46,96 @@ t.test('every served contract route is in /documentation/json with its schemas',
   const ui = await ctx.app.inject({ url: '/documentation/' })
   t.equal(ui.statusCode, 200)
 })
+
+// Generated clients name their methods after these: renaming one breaks every integrator's code, so the
+// list is held here and a change to it is a deliberate one.
+const servedOperationIds = [
+  'approveReplayServer', 'createArea', 'createAuthorization', 'createCourt', 'createEvent', 'createForumConnectAuthorization',
+  'createPhoneVerification', 'createPod', 'createRegion', 'createSeries', 'createTemplate', 'createTemplateFromEvent',
+  'createTemplateFromSeries', 'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deletePod',
+  'deleteRegion', 'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
+  'getCurrentUserPaymentMethod', 'getEvent', 'getPod', 'getRegion', 'getReplayServer', 'getReplayServerStatus', 'getSeries',
+  'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents', 'listPods', 'listRegions', 'listReplayServers',
+  'listSeries', 'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
+  'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'setReplayServerConfig',
+  'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updatePod', 'updateRegion', 'updateSeries',
+  'updateTemplate'
+]
+
+// The verbs of the convention in packages/contract/README.md.
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export)[A-Z][A-Za-z]*$/
+
+t.test('every operation has a unique, stable operationId by the convention', async (t) => {
+  const ctx = await testApp(t)
+  const doc = (await ctx.app.inject({ url: '/documentation/json' })).json()
+  const served: string[] = []
+  for (const operations of Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>)) {
+    for (const operation of Object.values(operations)) served.push(operation.operationId ?? '(none)')
+  }
+  t.same([...served].sort(), servedOperationIds, 'the served operationIds are the held list')
+
+  // Routes declared but not served here (the deprecated list, the box's local API) follow it too.
+  const all = [...groups, ['agentLocalApi', contract.agentLocalApi] as [string, Record<string, RouteContract>]]
+  const ids = all.flatMap(([, routes]) => Object.values(routes).map((route) => route.schema.operationId))
+  t.equal(new Set(ids).size, ids.length, 'no two routes share an operationId')
+  for (const id of ids) t.match(id, convention, `${id} is a verb of the convention and a noun`)
+  t.same(
+    Object.values(contract.agentLocalApi).map((route) => route.schema.operationId),
+    ['getAgentHealth', 'listAgentCameras', 'getAgentCameraSnapshot', 'exportAgentClip']
+  )
+})
+
+t.test('every operation states its security; the open ones say so with []', async (t) => {
+  const ctx = await testApp(t)
+  const doc = (await ctx.app.inject({ url: '/documentation/json' })).json()
+  const open: string[] = []
+  for (const operations of Object.values(doc.paths as Record<string, Record<string, { operationId: string; security?: unknown[] }>>)) {
+    for (const operation of Object.values(operations)) {
+      t.ok(Array.isArray(operation.security), `${operation.operationId} declares security`)
+      for (const requirement of operation.security ?? []) {
+        for (const scheme of Object.keys(requirement as object)) t.ok(doc.components.securitySchemes[scheme], `${operation.operationId}: ${scheme} is declared`)
+      }
+      if (operation.security?.length === 0) open.push(operation.operationId)
+    }
+  }
+  t.same(open.sort(), ['createPhoneVerification', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
+  // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
+  t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
+  t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })
+
+  // And the guards agree: an open route answers without a credential, a Bearer route refuses.
+  const status = await ctx.app.inject({ url: '/apis/v2/replay-servers/device/unknown/status' })
+  t.equal(status.statusCode, 404, 'the status poll needs no credential (an unknown serverId is 404, not 401)')
+  const templates = await ctx.app.inject({ url: '/apis/v2/templates' })
+  t.equal(templates.statusCode, 401)
+})
+
+t.test('servers, licence, contact and tags', async (t) => {
+  await t.test('an operator who set nothing gets a relative server and the default licence', async (t) => {
+    const ctx = await testApp(t)
+    const doc = (await ctx.app.inject({ url: '/documentation/json' })).json()
+    t.same(doc.servers, [{ url: '/' }], 'not the development default http://localhost:3000')
+    t.same(doc.info.license, { name: 'Proprietary' })
+    t.notOk(doc.info.contact, 'no contact unless one is set')
+    const declared = new Set((doc.tags as Array<{ name: string; description: string }>).map((tag) => tag.name))
+    for (const tag of doc.tags) t.ok(tag.description, `tag ${tag.name} is described`)
+    for (const operations of Object.values(doc.paths as Record<string, Record<string, { operationId: string; tags?: string[] }>>)) {
+      for (const operation of Object.values(operations)) {
+        for (const tag of operation.tags ?? []) t.ok(declared.has(tag), `${operation.operationId}: tag ${tag} is declared`)
+      }
+    }
+  })
+  await t.test('an operator who set them gets theirs', async (t) => {
+    const ctx = await testApp(t, {
+      PUBLIC_BASE_URL: 'https://api.club.test/',
+      API_LICENSE_NAME: 'Club API terms',
+      API_LICENSE_URL: 'https://club.test/api-terms',
+      API_CONTACT_EMAIL: 'api@club.test',
+      API_CONTACT_URL: 'https://club.test/developers'
+    })
+    const doc = (await ctx.app.inject({ url: '/documentation/json' })).json()
+    t.same(doc.servers, [{ url: 'https://api.club.test' }], 'without the trailing slash the paths would double')
+    t.same(doc.info.license, { name: 'Club API terms', url: 'https://club.test/api-terms' })
+    t.same(doc.info.contact, { email: 'api@club.test', url: 'https://club.test/developers' })
+  })
+})

@@ -3,9 +3,23 @@ import type { FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
+import { apiTags, securitySchemes } from '@club/contract'
+import { developmentBaseUrl, type Config } from '../config.js'
+
+/**
+ * Where generated clients should call. PUBLIC_BASE_URL has a default for the links the API mails out,
+ * but that default is a guess about a developer's machine: until the operator sets it, say `/` (relative
+ * to wherever the document was fetched from) rather than send integrators to localhost.
+ */
+export function serverUrl(config: Config): string {
+  if (config.PUBLIC_BASE_URL === developmentBaseUrl) return '/'
+  // Paths start with a slash already; a trailing one would double it.
+  return config.PUBLIC_BASE_URL.replace(/\/+$/, '') || '/'
+}
 
 export default fp(
   async function openapi(app: FastifyInstance) {
+    const config = app.config
     await app.register(swagger, {
       openapi: {
         openapi: '3.0.3',
@@ -14,17 +28,23 @@ export default fp(
           version: '2.0',
           description:
             'The v2 interface of the club platform. Every error answers `{statusCode, message, error}`. ' +
-            'Where this server departs from the reference, the operation says so.'
+            'Where this server departs from the reference, the operation says so.',
+          license: { name: config.API_LICENSE_NAME, ...(config.API_LICENSE_URL ? { url: config.API_LICENSE_URL } : {}) },
+          ...(config.API_CONTACT_EMAIL || config.API_CONTACT_URL
+            ? {
+                contact: {
+                  ...(config.API_CONTACT_EMAIL ? { email: config.API_CONTACT_EMAIL } : {}),
+                  ...(config.API_CONTACT_URL ? { url: config.API_CONTACT_URL } : {})
+                }
+              }
+            : {})
         },
-        components: {
-          securitySchemes: {
-            bearerAuth: { type: 'http', scheme: 'bearer' },
-            apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key' }
-          }
-        }
+        servers: [{ url: serverUrl(config) }],
+        tags: Object.entries(apiTags).map(([name, description]) => ({ name, description })),
+        components: { securitySchemes }
       }
     })
     await app.register(swaggerUi, { routePrefix: '/documentation' })
   },
-  { name: 'openapi' }
+  { name: 'openapi', dependencies: ['services'] }
 )
