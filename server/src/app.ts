@@ -7,6 +7,7 @@ import { systemClock, type Clock } from './clock.js'
 import { parseTrustProxy, type Config } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import forumConnectRoutes from './forum-connect/routes.js'
+import membershipRoutes from './memberships/routes.js'
 import { createLogger } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
 import oauth2Routes from './oauth2/routes.js'
@@ -85,6 +86,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(venueRoutes)
   await app.register(templateRoutes)
   await app.register(replayServerRoutes)
+  await app.register(membershipRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

@@ -7,6 +7,7 @@ import { loadConfig } from './config.js'
 import { DATABASE_BUSY_MESSAGE, isDatabaseBusy, migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
+import { membershipCommands } from './memberships/cli.js'
 import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
@@ -156,7 +157,8 @@ export const commands: Record<string, Command> = {
     )
   },
 
-  ...venueCommands
+  ...venueCommands,
+  ...membershipCommands
 }
 
 export const usage = () =>

@@ -13,6 +13,7 @@ export const ConfigSchema = Type.Object({
   PORT: Int({ default: 3000, maximum: 65535, description: 'Port to listen on' }),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address to listen on' }),
   DATABASE_URL: Type.String({ default: 'data/club.db', minLength: 1, description: 'SQLite file path (or :memory:)' }),
+  CURRENCY: Type.String({ default: 'EUR', pattern: '^[A-Z]{3}$', description: "The club's currency (ISO 4217): every price and charge is in it" }),
   DATABASE_BUSY_TIMEOUT_MS: Int({
     default: 5000,
     minimum: 0,

@@ -115,6 +115,7 @@ export const apiTags = {
   admin: 'Regions, areas, pods, courts, events and series (admins)',
   'replay-servers': 'What a venue recording box calls: registration and its status poll',
   'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
+  memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
   'product-offerings': 'Product offerings (deprecated)'
 } as const
 

@@ -2,7 +2,19 @@
 // which sort as text; JSON columns are text holding JSON.
 import type { Generated } from 'kysely'
 import type { PhoneProviderName } from '../signup/providers/provider.js'
-import type { ChangeAction, PhoneVerificationStatus, ReplayServerStatus, TemplateStatus, TemplateType, UserRole } from '@club/contract'
+import type {
+  ChangeAction,
+  ChargeType,
+  MembershipPlanStatus,
+  MembershipType,
+  PhoneVerificationStatus,
+  ReplayServerStatus,
+  SubscriptionCondition,
+  SubscriptionStatus,
+  TemplateStatus,
+  TemplateType,
+  UserRole
+} from '@club/contract'
 
 export interface UsersTable {
   id: string
@@ -68,6 +80,97 @@ export interface PaymentMethodsTable {
   exp_year: number
   is_default: Generated<number>
   created_at: string
+  provider_customer_ref: string | null
+  provider_method_ref: string | null
+}
+
+/** A membership plan. Amounts are minor units of `currency`; rates are basis points. */
+export interface MembershipsTable {
+  id: string
+  display_name: string
+  description: string | null
+  type: MembershipType
+  charge_type: ChargeType
+  currency: string
+  price_minor: number
+  initiation_fee_minor: number
+  additional_member_fee_minor: number
+  duration_days: number | null
+  /** JSON: Array<{ name, basisPoints, inclusive }> */
+  taxes: string
+  /** JSON: Array<{ name, basisPoints }> */
+  fees: string
+  area_id: string | null
+  /** JSON: { minimumWeeks, maximumWeeks, pausesPerYear, pauseFeeMinor }, or null when pauses are not offered. */
+  pause_policy: string | null
+  grace_days: number
+  hold_days: number
+  self_service: number
+  perk_template_id: string | null
+  status: MembershipPlanStatus
+  created_at: string
+  updated_at: string
+}
+
+export type OrderStatus = 'PENDING' | 'PAID' | 'FAILED' | 'REQUIRES_AUTHENTICATION' | 'REFUNDED'
+export type OrderKind = 'MEMBERSHIP' | 'MEMBERSHIP_RENEWAL' | 'PAUSE_FEE' | 'REFUND'
+
+/** Every charge and refund, with what explains its total. */
+export interface OrdersTable {
+  id: string
+  user_id: string
+  creator_id: string
+  kind: OrderKind
+  membership_subscription_id: string | null
+  status: OrderStatus
+  currency: string
+  subtotal_minor: number
+  total_minor: number
+  /** JSON: the priced lines, fees and taxes (billing/pricing.ts) */
+  lines: string
+  fees: string
+  taxes: string
+  provider: string | null
+  provider_ref: string | null
+  idempotency_key: string
+  failure_code: string | null
+  failure_message: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface MembershipSubscriptionsTable {
+  id: string
+  membership_id: string
+  member_id: string
+  creator_id: string
+  status: SubscriptionStatus
+  condition: SubscriptionCondition
+  condition_updated_at: string
+  timezone: string
+  /** The schedule's anchor, a local wall time in `timezone` (billing/calendar.ts). */
+  anchor_local: string
+  charge_type: ChargeType
+  currency: string
+  price_minor: number
+  initiation_fee_minor: number
+  additional_member_fee_minor: number
+  duration_days: number | null
+  start_date: string
+  end_date: string | null
+  cancellation_requested_at: string | null
+  cycle_index: number
+  billing_cycle_start: string | null
+  billing_cycle_end: string | null
+  last_charge_date: string | null
+  next_charge_date: string | null
+  next_grant_date: string | null
+  last_grant_date: string | null
+  last_order_id: string | null
+  /** JSON: Array<ValidationError>, or null */
+  errors: string | null
+  created_at: string
+  updated_at: string
 }
 
 /** Regions, areas, pods and courts share this shape; the parent columns differ. */
@@ -289,6 +392,9 @@ export interface Database {
   tokens: TokensTable
   api_keys: ApiKeysTable
   payment_methods: PaymentMethodsTable
+  memberships: MembershipsTable
+  orders: OrdersTable
+  membership_subscriptions: MembershipSubscriptionsTable
   regions: RegionsTable
   areas: AreasTable
   pods: PodsTable

@@ -50,16 +50,18 @@ t.test('every served contract route is in /documentation/json with its schemas',
 // Generated clients name their methods after these: renaming one breaks every integrator's code, so the
 // list is held here and a change to it is a deliberate one.
 const servedOperationIds = [
-  'approveReplayServer', 'createArea', 'createAuthorization', 'createCourt', 'createEvent', 'createForumConnectAuthorization',
-  'createPhoneVerification', 'createPod', 'createRegion', 'createSeries', 'createTemplate', 'createTemplateFromEvent',
-  'createTemplateFromSeries', 'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deletePod',
-  'deleteRegion', 'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
-  'getCurrentUserPaymentMethod', 'getEvent', 'getPod', 'getRegion', 'getReplayServer', 'getReplayServerStatus', 'getSeries',
-  'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents', 'listPods', 'listRegions', 'listReplayServers',
-  'listSeries', 'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
+  'approveReplayServer', 'createArea', 'createAuthorization', 'createCourt', 'createEvent',
+  'createForumConnectAuthorization', 'createMembership', 'createPhoneVerification', 'createPod', 'createRegion',
+  'createSeries', 'createTemplate', 'createTemplateFromEvent', 'createTemplateFromSeries', 'createToken',
+  'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deleteMembership', 'deletePod', 'deleteRegion',
+  'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
+  'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getPod', 'getRegion', 'getReplayServer',
+  'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
+  'listMemberships', 'listMembershipsOnSale', 'listPods', 'listRegions', 'listReplayServers', 'listSeries',
+  'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
   'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'setReplayServerConfig',
-  'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updatePod', 'updateRegion', 'updateSeries',
-  'updateTemplate'
+  'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updateMembership', 'updatePod',
+  'updateRegion', 'updateSeries', 'updateTemplate'
 ]
 
 // The verbs of the convention in packages/contract/README.md.

@@ -36,7 +36,10 @@ export async function setDefaultPaymentMethod(
     exp_month: input.expMonth,
     exp_year: input.expYear,
     is_default: 1,
-    created_at: clock.now().toISOString()
+    created_at: clock.now().toISOString(),
+    // Saved from the CLI as test data: no provider holds it (the test provider needs none).
+    provider_customer_ref: null,
+    provider_method_ref: null
   }
   await db.transaction().execute(async (tx) => {
     await tx.updateTable('payment_methods').set({ is_default: 0 }).where('user_id', '=', userId).execute()
