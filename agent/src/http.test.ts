@@ -22,7 +22,7 @@ const health: AgentHealth = {
 }
 const clipRequest = (cameraId = 'cam-1') => ({ cameraId, start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T10:00:05.000Z' })
 
-async function localApi(t: { teardown(fn: () => unknown): void }, limits: Partial<LocalApiLimits> = {}) {
+async function localApi(t: { teardown(fn: () => unknown): void }, limits: Partial<LocalApiLimits> = {}, passwordCheck?: LocalPassword) {
   const dir = mkdtempSync(join(tmpdir(), 'club-agent-http-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const clock = new ManualClock()
@@ -45,7 +45,7 @@ async function localApi(t: { teardown(fn: () => unknown): void }, limits: Partia
       exportJobs: () => decoders.listJobs() as never
     },
     {
-      password,
+      password: passwordCheck ?? password,
       sessions: new SessionStore({ clock, ttlMs: 3_600_000 }),
       attempts: new SignInAttempts({ clock, maxAttempts: 3, windowMs: 15 * 60_000 })
     },
@@ -186,6 +186,21 @@ t.test('sign-in attempts are limited per address, counted on the clock', async (
   t.match((await errorOf(limited)).message, /too many sign-in attempts/)
   api.clock.advance(15 * 60_000)
   t.equal((await api.signIn(password)).status, 204, 'the window has passed')
+})
+
+t.test('at most two password checks run at once, box-wide', async (t) => {
+  const checks: Array<() => void> = []
+  const slow = { current: () => null, verify: () => new Promise((resolve) => checks.push(() => resolve({ ok: false }))) } as unknown as LocalPassword
+  const api = await localApi(t, {}, slow)
+  const first = [api.signIn('a'), api.signIn('b')]
+  while (checks.length < 2) await new Promise((r) => setTimeout(r, 10))
+  const third = await api.signIn('c')
+  t.equal(third.status, 429)
+  t.equal(third.headers.get('retry-after'), '1')
+  await errorOf(third)
+  checks.forEach((finish) => finish())
+  t.same((await Promise.all(first)).map((r) => r.status), [401, 401])
+  t.equal(checks.length, 2, 'the third never reached scrypt')
 })
 
 t.test('a new password ends every session, in the running agent', async (t) => {

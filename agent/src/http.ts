@@ -65,6 +65,9 @@ export const DEFAULT_LIMITS: LocalApiLimits = {
   maxConnections: 128
 }
 
+/** Password checks at once, box-wide. */
+const MAX_CONCURRENT_SIGN_INS = 2
+
 export class HttpError extends Error {
   override name = 'HttpError'
   constructor(readonly statusCode: number, message: string, readonly headers: Record<string, string> = {}) {
@@ -185,15 +188,22 @@ export async function buildLocalApi(
       return job
     }
   })
+  let verifying = 0
   app.route({
     ...agentLocalApi.signIn,
     config: { public: true },
     handler: async (request, reply) => {
+      // Each check costs scrypt's 16 MB and tens of milliseconds: a few at once, whatever
+      // the addresses. Refused before counting, so a busy moment costs the installer no attempt.
+      if (verifying >= MAX_CONCURRENT_SIGN_INS) {
+        throw new HttpError(429, 'other sign-ins are being checked: try again in a second', { 'retry-after': '1' })
+      }
       const attempt = access.attempts.take(request.ip)
       if (!attempt.allowed) {
         throw new HttpError(429, 'too many sign-in attempts from this address: wait and try again', { 'retry-after': String(attempt.retryAfterSeconds) })
       }
-      const result = await access.password.verify((request.body as LocalSignIn).password)
+      verifying++
+      const result = await access.password.verify((request.body as LocalSignIn).password).finally(() => verifying--)
       if (!result.ok) {
         request.log.warn({ address: request.ip }, 'local sign-in refused')
         throw new HttpError(401, 'wrong password (a new one is made on the box with: club-agent local-password)')
