@@ -1,10 +1,16 @@
 // The agent put together: the poller's answers drive the recorder, the cleanup job and updates;
 // the local API reads from all of them. Every part is handed its dependencies here.
 import { spawn } from 'node:child_process'
-import { mkdir } from 'node:fs/promises'
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { STATUS_CODES } from 'node:http'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import type { ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import type { Clip, ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import { LocalPassword } from './access/local-password.js'
+import { SessionStore, SignInAttempts } from './access/sessions.js'
+import { addressTowards, chooseHttpHost } from './bind-address.js'
+import { systemClock, type Clock } from './clock.js'
 import { Cleanup, freeDiskBytes } from './cleanup.js'
 import { ClipError, ClipExporter } from './clips/export.js'
 import { SegmentLeases } from './clips/leases.js'
@@ -12,7 +18,8 @@ import type { AgentConfig } from './config.js'
 import { ControlClient } from './control/client.js'
 import { StatusPoller } from './control/poller.js'
 import { StateStore } from './control/state.js'
-import { buildLocalApi, HttpError } from './http.js'
+import { Decoders } from './decoders.js'
+import { buildLocalApi, HttpError, type LocalAccess } from './http.js'
 import type { Identity } from './identity.js'
 import type { Logger } from './log.js'
 import { snapshotArgs } from './recorder/pipeline.js'
@@ -25,7 +32,12 @@ export interface AgentOptions {
   identity: Identity
   runner: FfmpegRunner
   log: Logger
+  clock?: Clock
 }
+
+/** Sign-ins per client address per window: enough for an installer's typos, too few to guess. */
+const SIGN_IN_ATTEMPTS = 10
+const SIGN_IN_WINDOW_MS = 15 * 60_000
 
 export class Agent {
   private readonly state: StateStore
@@ -33,6 +45,8 @@ export class Agent {
   private readonly recorder: Recorder
   private readonly cleanup: Cleanup
   private readonly exporter: ClipExporter
+  private readonly decoders: Decoders<ClipRequest, Clip>
+  private readonly access: LocalAccess
   private readonly abort = new AbortController()
   private http?: FastifyInstance
   private polling?: Promise<void>
@@ -41,7 +55,13 @@ export class Agent {
 
   constructor(private readonly options: AgentOptions) {
     const { config, identity, runner, log } = options
+    const clock = options.clock ?? systemClock
     this.state = new StateStore(config.stateDir)
+    this.access = {
+      password: new LocalPassword({ stateDir: config.stateDir, clock }),
+      sessions: new SessionStore({ clock, ttlMs: config.sessionHours * 3_600_000 }),
+      attempts: new SignInAttempts({ clock, maxAttempts: SIGN_IN_ATTEMPTS, windowMs: SIGN_IN_WINDOW_MS })
+    }
     const leases = new SegmentLeases()
     this.recorder = new Recorder({ runner, recordingsDir: config.recordingsDir, segmentSeconds: config.segmentSeconds, log })
     this.cleanup = new Cleanup({
@@ -60,6 +80,17 @@ export class Agent {
       segmentSeconds: config.segmentSeconds,
       maxClipSeconds: config.maxClipSeconds,
       leases,
+      log
+    })
+    this.decoders = new Decoders({
+      limits: { maxDecoders: config.maxDecoders, maxExports: config.maxExports, maxQueuedExports: config.maxQueuedExports, snapshotReuseMs: 1000 },
+      clock,
+      takeSnapshot: (cameraId) => this.takeSnapshot(cameraId),
+      runExport: (request) => this.runExport(request),
+      describeError: (err) => {
+        const statusCode = err instanceof ClipError || err instanceof HttpError ? err.statusCode : 500
+        return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message: statusCode === 500 ? 'the export failed' : (err as Error).message }
+      },
       log
     })
     this.poller = new StatusPoller({
@@ -91,14 +122,20 @@ export class Agent {
     }
     this.http = await buildLocalApi(
       {
+        live: () => ({ status: 'ok', recording: this.recorder.recording() }),
         health: () => this.health(),
         accessToken: () => this.state.load().accessToken,
-        snapshot: (id, out) => this.snapshot(id, out),
-        exportClip: (request) => this.exportClip(request)
+        snapshot: (id) => this.snapshot(id),
+        exportClip: (request) => this.exportClip(request),
+        exportJob: (id) => this.decoders.job(id),
+        exportJobs: () => this.decoders.listJobs()
       },
+      this.access,
       log
     )
-    await this.http.listen({ port: config.httpPort, host: config.httpHost })
+    const bind = chooseHttpHost(config.httpHost, config.httpHost ? undefined : await addressTowards(config.serverUrl))
+    log.info({ httpHost: bind.host, reason: bind.reason }, 'local API address chosen')
+    await this.http.listen({ port: config.httpPort, host: bind.host })
     log.info({ deviceId: identity.deviceId, hostname: identity.hostname, version: identity.version, localApi: this.address }, 'agent started')
     this.polling = this.poller.run(this.abort.signal)
   }
@@ -165,25 +202,53 @@ export class Agent {
     child.unref()
   }
 
-  private async snapshot(cameraId: string, outputPath: string): Promise<void> {
-    const camera = this.recorder.camera(cameraId)
-    if (!camera) throw new HttpError(404, `there is no camera ${cameraId}`)
+  /** The checks that need no process, then a picture through the decoders' gate. */
+  private async snapshot(cameraId: string): Promise<Buffer> {
+    if (!this.recorder.camera(cameraId)) throw new HttpError(404, `there is no camera ${cameraId}`)
     const problem = this.recorder.correctionError(cameraId)
     if (problem) throw new HttpError(422, problem)
-    const segments = listSegments(join(this.options.config.recordingsDir, cameraId)).filter((s) => s.size > 0)
-    // The newest segment may hold no complete fragment yet; the one before always does.
-    for (const segment of segments.slice(-2).reverse()) {
-      try {
-        await this.options.runner.run(snapshotArgs(camera, segment.path, outputPath))
-        return
-      } catch {
-        continue
-      }
-    }
-    throw new HttpError(404, `no recorded frame of camera ${cameraId} yet`)
+    return this.decoders.snapshot(cameraId)
   }
 
-  private async exportClip(request: ClipRequest) {
+  private async takeSnapshot(cameraId: string): Promise<Buffer> {
+    const camera = this.recorder.camera(cameraId)
+    if (!camera) throw new HttpError(404, `there is no camera ${cameraId}`)
+    const dir = await mkdtemp(join(tmpdir(), 'club-agent-snapshot-'))
+    try {
+      const outputPath = join(dir, 'snapshot.jpg')
+      const segments = listSegments(join(this.options.config.recordingsDir, cameraId)).filter((s) => s.size > 0)
+      // The newest segment may hold no complete fragment yet; the one before always does.
+      for (const segment of segments.slice(-2).reverse()) {
+        try {
+          await this.options.runner.run(snapshotArgs(camera, segment.path, outputPath), 30_000)
+          return await readFile(outputPath)
+        } catch {
+          continue
+        }
+      }
+      throw new HttpError(404, `no recorded frame of camera ${cameraId} yet`)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  }
+
+  /** Refuses at once what can be refused without footage; queues the rest behind the running exports. */
+  private exportClip(request: ClipRequest) {
+    if (!this.serverConfig) throw new HttpError(404, 'this box has no approved configuration')
+    try {
+      this.exporter.check(
+        { cameraId: request.cameraId, start: new Date(request.start), end: new Date(request.end) },
+        this.recorder.camera(request.cameraId),
+        this.recorder.correctionError(request.cameraId)
+      )
+    } catch (err) {
+      if (err instanceof ClipError) throw new HttpError(err.statusCode, err.message)
+      throw err
+    }
+    return this.decoders.submitExport(request)
+  }
+
+  private async runExport(request: ClipRequest): Promise<Clip> {
     const config = this.serverConfig
     if (!config) throw new HttpError(404, 'this box has no approved configuration')
     try {

@@ -18,6 +18,9 @@ t.test('the file with defaults for the rest', async (t) => {
   t.equal(config.segmentSeconds, 10)
   t.equal(config.stateDir, '/var/lib/club-agent')
   t.equal(config.httpPort, 8090)
+  t.equal(config.httpHost, undefined, 'chosen at start from the route to the server')
+  t.equal(config.maxDecoders, 2)
+  t.equal(config.maxExports, 1)
 })
 
 t.test('every setting can be overridden by its environment variable', async (t) => {

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // club-agent: reads the configuration, checks ffmpeg, starts the agent, stops it gracefully on
 // SIGTERM/SIGINT so that every camera's last segment is a valid file.
+import { LocalPassword } from './access/local-password.js'
 import { Agent } from './agent.js'
 import { parseCli, usage } from './cli.js'
 import { ConfigError, loadAgentConfig } from './config.js'
@@ -36,6 +37,13 @@ async function main(): Promise<number> {
       return 1
     }
     throw err
+  }
+  if (command.kind === 'local-password') {
+    // Only the password on stdout, so a script can take it; the explanation goes to stderr.
+    const password = await new LocalPassword({ stateDir: config.stateDir }).rotate()
+    console.error('A new password for the local API of this box. It is shown this once; the previous one and every session made with it stop working.')
+    console.log(password)
+    return 0
   }
   const log = createLogger(config.logLevel)
   const runner = new FfmpegRunner({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath })

@@ -224,7 +224,9 @@ async function main() {
     const corrections = { distortion1: 0.12, distortion2: 0.04, rotation: 3, scale: 0.9, vignette: 0.5, lutPath: media.lut }
     const cameraConfig = (n: number) =>
       cameras.slice(0, n).map((c, i) => ({ id: `cam-${i + 1}`, name: `Court ${i + 1}`, feed: c.feed, audioCodec: 'none', ...(i === 1 ? corrections : {}) }))
-    const agentCameras = async () => (await (await fetch(`${agentUrl}/cameras`)).json()) as AgentCamera[]
+    // The local API answers only with a credential: the box's own token, as the server calls it.
+    const agentCameras = async () =>
+      (await (await fetch(`${agentUrl}/cameras`, { headers: { authorization: `Bearer ${agentState().accessToken}` } })).json()) as AgentCamera[]
 
     const phases: Array<Record<string, number>> = []
     let firstRecording = 0

@@ -102,6 +102,12 @@ export const ConfigSchema = Type.Object({
     maximum: 60000,
     description: "How often the status polls' lastSeenAt, kept in memory, is written to the database (and always on shutdown)"
   }),
+  REPLAY_SNAPSHOT_TIMEOUT_MS: Int({
+    default: 5000,
+    minimum: 100,
+    maximum: 60000,
+    description: "How long the server waits for a box's camera snapshot before answering 504"
+  }),
   DEVICE_TOKEN_SECRET: Type.String({
     default: '',
     pattern: '^$|^.{32,}$',

@@ -41,6 +41,15 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.equal(box.displayName, 'E2E box')
     t.equal(box.serverUrl, agent.url)
     boxId = box.id
+    const anonymous = await fetch(`${agent.url}/health`)
+    t.equal(anonymous.status, 401, 'the local status needs a credential')
+    t.equal(((await anonymous.json()) as any).statusCode, 401)
+    t.same(await (await fetch(`${agent.url}/health/live`)).json(), { status: 'ok', recording: false }, 'the probe says only that it runs')
+    // The installer makes the local password while the agent runs, and signs in with it.
+    const password = await agent.newLocalPassword()
+    await agent.signIn()
+    t.match(agent.cookie, /^club_agent_session=/)
+    t.notMatch(agent.output, password, 'the log never shows the local password')
     const health = await waitFor('PENDING in the local status', async () => {
       const h = await agent.health()
       return h.status === 'PENDING' && h
@@ -88,8 +97,9 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.equal(after[0].runningSince, before[0].runningSince)
     cameras.splice(0, 2, ...changed)
 
+    t.equal((await fetch(`${agent.url}/cameras/cam-a/snapshot`)).status, 401, 'no picture without a credential')
     const snapshot = await waitFor('a snapshot through the new corrections', async () => {
-      const res = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
+      const res = await fetch(`${agent.url}/cameras/cam-a/snapshot`, { headers: agent.bearer() })
       return res.status === 200 && res
     })
     t.equal(snapshot.headers.get('content-type'), 'image/jpeg')
@@ -97,7 +107,30 @@ t.test('a recording box from registration to shutdown', async (t) => {
     writeFileSync(jpeg, Buffer.from(await snapshot.arrayBuffer()))
     const picture = (await ffprobe(jpeg)).streams[0]!
     t.same([picture.codec_name, picture.width, picture.height], ['mjpeg', 120, 160], 'rotated a quarter turn and halved')
-    t.equal((await fetch(`${agent.url}/cameras/nope/snapshot`)).status, 404)
+    t.equal((await fetch(`${agent.url}/cameras/nope/snapshot`, { headers: agent.bearer() })).status, 404)
+
+    // The admin console's way: through the server, which asks the box with the box's token.
+    const proxied = await fetch(`${server.url}${ADMIN}/${boxId}/cameras/cam-a/snapshot`, { headers: { authorization: admin } })
+    t.equal(proxied.status, 200)
+    t.equal(proxied.headers.get('content-type'), 'image/jpeg')
+    writeFileSync(jpeg, Buffer.from(await proxied.arrayBuffer()))
+    t.same((await ffprobe(jpeg)).streams.map((s) => [s.codec_name, s.width, s.height]), [['mjpeg', 120, 160]], 'the same corrected picture')
+  })
+
+  await t.test('a flood of snapshot requests leaves the recordings alone', async (t) => {
+    const before = (await agent.health()).cameras
+    const segments = ['cam-a', 'cam-b'].map((id) => agent.finishedSegments(id).length)
+    const get = (id: string) => fetch(`${agent.url}/cameras/${id}/snapshot`, { headers: agent.bearer() })
+    const answers = await Promise.all([...Array.from({ length: 30 }, () => get('cam-a')), ...Array.from({ length: 10 }, () => get('cam-b'))])
+    const statuses = answers.map((r) => r.status)
+    t.ok(statuses.every((s) => s === 200 || s === 429), `a picture or 429 (${[...new Set(statuses)].join(', ')})`)
+    t.ok(statuses.slice(0, 30).some((s) => s === 200), 'cam-a got its picture')
+    const busy = answers.find((r) => r.status === 429)
+    if (busy) t.ok(Number(busy.headers.get('retry-after')) >= 1, '429 says when to come back')
+    await waitFor('new segments of both cameras after the flood', () =>
+      ['cam-a', 'cam-b'].every((id, i) => agent.finishedSegments(id).length >= segments[i]! + 1))
+    const after = (await agent.health()).cameras
+    t.same(after.map((c: any) => [c.id, c.state, c.pid, c.restarts]), before.map((c: any) => [c.id, 'recording', c.pid, c.restarts]), 'no camera restarted')
   })
 
   await t.test('a missing LUT is an error state of that camera only', async (t) => {
@@ -111,7 +144,7 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.match(after[0].error, /LUT .*missing\.cube/)
     t.equal(after[1].error, null)
     t.same(after.map((c: any) => [c.state, c.pid]), before.map((c: any) => ['recording', c.pid]), 'both keep recording on the same processes')
-    const snapshot = await fetch(`${agent.url}/cameras/cam-a/snapshot`)
+    const snapshot = await fetch(`${agent.url}/cameras/cam-a/snapshot`, { headers: agent.bearer() })
     t.equal(snapshot.status, 422)
     t.match(((await snapshot.json()) as any).message, /LUT/)
     t.equal((await server.call('PUT', `${ADMIN}/${boxId}/config`, admin, { cleanupEnabled: false, cameras })).status, 200)

@@ -173,6 +173,8 @@ export interface AgentSettings {
 export class TestAgent {
   proc?: ChildProcess
   output = ''
+  password?: string
+  cookie?: string
   readonly stateDir: string
   readonly recordingsDir: string
   readonly clipsDir: string
@@ -220,10 +222,40 @@ export class TestAgent {
     return exited
   }
 
+  /** Runs `club-agent local-password` as the installer would, while the agent runs; answers the password. */
+  async newLocalPassword(): Promise<string> {
+    const { stdout } = await execFileAsync(process.execPath, [AGENT_MAIN, 'local-password', '--config', this.configPath])
+    this.password = stdout.trim()
+    this.cookie = undefined
+    return this.password
+  }
+
+  /** Signs in with the local password; the session cookie is kept for the next calls. */
+  async signIn(): Promise<string> {
+    if (!this.password) await this.newLocalPassword()
+    const res = await fetch(`${this.url}/session`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ password: this.password })
+    })
+    if (res.status !== 204) throw new Error(`sign-in answered ${res.status}`)
+    this.cookie = res.headers.get('set-cookie')!.split(';')[0]!
+    return this.cookie
+  }
+
+  /** The box's state, read as the installer does (a session cookie; signed in again after a restart). */
   async health(): Promise<any> {
-    const res = await fetch(`${this.url}/health`)
+    if (!this.cookie) await this.signIn()
+    let res = await fetch(`${this.url}/health`, { headers: { cookie: this.cookie! } })
+    if (res.status === 401) {
+      await this.signIn()
+      res = await fetch(`${this.url}/health`, { headers: { cookie: this.cookie! } })
+    }
     if (res.status !== 200) throw new Error(`health answered ${res.status}`)
     return res.json()
+  }
+
+  /** The server's credential: the device's access token from the state file. */
+  bearer(): { authorization: string } {
+    return { authorization: `Bearer ${this.state().accessToken}` }
   }
 
   state(): { serverId?: string; accessToken?: string } {

@@ -135,13 +135,20 @@ export interface ClipExporterOptions {
 export class ClipExporter {
   constructor(private readonly options: ClipExporterOptions) {}
 
-  async export(request: ClipRequest, camera: Camera | undefined, config: ReplayServerConfig, correctionError: string | null): Promise<Clip> {
-    const { runner, leases, log, maxClipSeconds, segmentSeconds } = this.options
+  /** The checks that need no file: run before an export waits in the queue, so a bad request fails at once. */
+  check(request: ClipRequest, camera: Camera | undefined, correctionError: string | null): asserts camera is Camera {
+    const { maxClipSeconds } = this.options
     const seconds = (request.end.getTime() - request.start.getTime()) / 1000
     if (!(seconds > 0)) throw new ClipError(400, 'end must be after start')
     if (seconds > maxClipSeconds) throw new ClipError(400, `a clip may last at most ${maxClipSeconds} s; this one asks for ${seconds} s`)
     if (!camera) throw new ClipError(404, `there is no camera ${request.cameraId}`)
     if (correctionError) throw new ClipError(422, correctionError)
+  }
+
+  async export(request: ClipRequest, camera: Camera | undefined, config: ReplayServerConfig, correctionError: string | null): Promise<Clip> {
+    const { runner, leases, log, segmentSeconds } = this.options
+    this.check(request, camera, correctionError)
+    const seconds = (request.end.getTime() - request.start.getTime()) / 1000
     for (const [what, path] of [['logo', config.logoPath], ['postroll', config.postrollPath]] as const) {
       if (path && !(await readable(path))) throw new ClipError(422, `the ${what} file ${path} cannot be read`)
     }

@@ -1,6 +1,6 @@
 // What the agent must remember across restarts, written atomically so that a crash or a full disk
 // mid-write leaves the previous state readable: temporary file, fsync, rename, fsync the folder.
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { chownSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ReplayServerConfig } from '@club/contract'
 
@@ -33,23 +33,33 @@ export class StateStore {
   }
 
   save(state: AgentState): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
-    const temporary = `${this.path}.${process.pid}.tmp`
-    writeDurably(temporary, JSON.stringify(state, null, 2))
-    renameSync(temporary, this.path)
-    // The rename itself lives in the folder's entry; without this a power cut can undo it.
-    const dirFd = openSync(this.dir, 'r')
-    try {
-      fsyncSync(dirFd)
-    } finally {
-      closeSync(dirFd)
-    }
+    writeFileAtomically(this.dir, this.path, JSON.stringify(state, null, 2))
   }
 
   update(change: (state: AgentState) => AgentState): AgentState {
     const next = change(this.load())
     this.save(next)
     return next
+  }
+}
+
+/**
+ * Writes a file of the state folder (mode 0600) so that a reader sees the old content or the new one,
+ * never half: temporary file, fsync, rename, fsync the folder.
+ */
+export function writeFileAtomically(dir: string, path: string, text: string, owner?: { uid: number; gid: number }): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  const temporary = `${path}.${process.pid}.tmp`
+  writeDurably(temporary, text)
+  // Before the rename, so that the reader never meets the file with an owner it cannot read.
+  if (owner) chownSync(temporary, owner.uid, owner.gid)
+  renameSync(temporary, path)
+  // The rename itself lives in the folder's entry; without this a power cut can undo it.
+  const dirFd = openSync(dir, 'r')
+  try {
+    fsyncSync(dirFd)
+  } finally {
+    closeSync(dirFd)
   }
 }
 

@@ -67,6 +67,10 @@ export class CameraRecorder {
     return join(this.options.recordingsDir, this.camera.id)
   }
 
+  get recording(): boolean {
+    return this.state === 'recording'
+  }
+
   start(): void {
     this.loop = this.run()
   }
@@ -179,6 +183,11 @@ export class Recorder {
 
   camera(id: string): Camera | undefined {
     return this.cameras.find((c) => c.id === id)
+  }
+
+  /** Whether any camera records now; reads no file, so the unauthenticated liveness probe costs nothing. */
+  recording(): boolean {
+    return [...this.recorders.values()].some((r) => r.recording)
   }
 
   correctionError(id: string): string | null {

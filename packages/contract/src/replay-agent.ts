@@ -49,20 +49,63 @@ export const Clip = Type.Object({
 })
 export type Clip = Static<typeof Clip>
 
+/** The one answer without a credential: enough for a watchdog, nothing about the box or its cameras. */
+export const AgentLiveness = Type.Object({
+  status: Type.Literal('ok'),
+  recording: Type.Boolean({ description: 'Whether at least one camera is recording now' })
+})
+export type AgentLiveness = Static<typeof AgentLiveness>
+
+export const LocalSignIn = Type.Object(
+  { password: Type.String({ minLength: 1, maxLength: 200, description: 'The password `club-agent local-password` printed' }) },
+  { additionalProperties: false }
+)
+export type LocalSignIn = Static<typeof LocalSignIn>
+
+export const ClipExportJob = Type.Object({
+  id: Type.String(),
+  cameraId: Type.String(),
+  state: Type.Enum(['queued', 'running', 'done', 'failed']),
+  position: Nullable(Type.Integer({ minimum: 1, description: 'Place among the waiting exports (1 is the next to start); null once started' })),
+  queuedAt: DateTime(),
+  startedAt: Nullable(DateTime()),
+  finishedAt: Nullable(DateTime()),
+  clip: Type.Optional(Clip),
+  error: Type.Optional(ErrorBody)
+})
+export type ClipExportJob = Static<typeof ClipExportJob>
+
+const credential =
+  "Credential: the device's access token as Bearer (the server's calls), or the session cookie of a local sign-in (the installer). "
+const authErrors = { 401: ErrorBody }
+const JobParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+
 /**
  * The box's routes. Not the platform's API (no /apis/v2 prefix, served by each box on its own port),
  * so deliberately not named like the platform's `...Routes` groups.
  */
 export const agentLocalApi = defineRoutes({
+  live: {
+    method: 'GET',
+    url: '/health/live',
+    schema: {
+      operationId: 'getAgentLiveness',
+      summary: 'Whether the agent runs and records; the only route without a credential',
+      tags: ['agent'],
+      security: noSecurity,
+      response: { 200: AgentLiveness, 500: ErrorBody }
+    }
+  },
   health: {
     method: 'GET',
     url: '/health',
     schema: {
       operationId: 'getAgentHealth',
       summary: "The box's state; never carries the serverId or the token",
+      description: credential,
       tags: ['agent'],
-      security: noSecurity,
-      response: { 200: AgentHealth, 500: ErrorBody }
+      security: bearerSecurity,
+      response: { 200: AgentHealth, ...authErrors, 500: ErrorBody }
     }
   },
   cameras: {
@@ -71,9 +114,10 @@ export const agentLocalApi = defineRoutes({
     schema: {
       operationId: 'listAgentCameras',
       summary: 'Every configured camera and its recording state',
+      description: credential,
       tags: ['agent'],
-      security: noSecurity,
-      response: { 200: Type.Array(AgentCamera), 500: ErrorBody }
+      security: bearerSecurity,
+      response: { 200: Type.Array(AgentCamera), ...authErrors, 500: ErrorBody }
     }
   },
   snapshot: {
@@ -82,10 +126,14 @@ export const agentLocalApi = defineRoutes({
     schema: {
       operationId: 'getAgentCameraSnapshot',
       summary: "A JPEG of the camera's latest recorded frame with its corrections applied",
+      description:
+        credential +
+        'One process per camera at a time: requests arriving while it runs share its picture, and a picture younger ' +
+        'than a second is served again. When every decoder of the box is busy (maxDecoders), 429 with Retry-After.',
       tags: ['agent'],
-      security: noSecurity,
+      security: bearerSecurity,
       params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) }),
-      response: { 404: ErrorBody, 422: ErrorBody }
+      response: { ...authErrors, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
     }
   },
   exportClip: {
@@ -94,11 +142,70 @@ export const agentLocalApi = defineRoutes({
     schema: {
       operationId: 'exportAgentClip',
       summary: 'Cut a replay clip',
-      description: "Bearer: the device's access token. No footage in the interval answers 404; longer than the box's maximum, 400.",
+      description:
+        credential +
+        'Exports run one at a time (maxExports) in the order they came. By default the answer waits for the clip (200). ' +
+        'With `Prefer: respond-async` (RFC 7240) it is 202 at once with the export job (its place in the queue) and ' +
+        'Location: /clips/jobs/{id}. A full queue answers 429 with Retry-After. No footage in the interval answers 404; ' +
+        "longer than the box's maximum, 400.",
       tags: ['agent'],
       security: bearerSecurity,
+      headers: Type.Object({ prefer: Type.Optional(Type.String({ maxLength: 200 })) }),
       body: ClipRequest,
-      response: { 200: Clip, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 422: ErrorBody }
+      response: { 200: Clip, 202: ClipExportJob, 400: ErrorBody, ...authErrors, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+    }
+  },
+  exportJobs: {
+    method: 'GET',
+    url: '/clips/jobs',
+    schema: {
+      operationId: 'listAgentClipExports',
+      summary: 'Exports running, waiting (in order, each with its place) and recently finished',
+      description: credential,
+      tags: ['agent'],
+      security: bearerSecurity,
+      response: { 200: Type.Array(ClipExportJob), ...authErrors }
+    }
+  },
+  exportJob: {
+    method: 'GET',
+    url: '/clips/jobs/:id',
+    schema: {
+      operationId: 'getAgentClipExport',
+      summary: 'One export: its place in the queue while it waits, its clip or error once finished',
+      description: credential,
+      tags: ['agent'],
+      security: bearerSecurity,
+      params: JobParams,
+      response: { 200: ClipExportJob, ...authErrors, 404: ErrorBody }
+    }
+  },
+  signIn: {
+    method: 'POST',
+    url: '/session',
+    schema: {
+      operationId: 'createAgentSession',
+      summary: "Sign in with the box's local password; answers a session cookie",
+      description:
+        'No credential. The cookie is HttpOnly, SameSite=Strict and expires (sessionHours); it is not Secure because ' +
+        'the box serves plain http on the venue network. Attempts are limited per client address (429 with ' +
+        'Retry-After). A new password (`club-agent local-password` again) ends every session.',
+      tags: ['agent'],
+      security: noSecurity,
+      body: LocalSignIn,
+      response: { 204: Type.Null(), 400: ErrorBody, 401: ErrorBody, 429: ErrorBody }
+    }
+  },
+  signOut: {
+    method: 'DELETE',
+    url: '/session',
+    schema: {
+      operationId: 'deleteAgentSession',
+      summary: 'End this session',
+      description: credential,
+      tags: ['agent'],
+      security: bearerSecurity,
+      response: { 204: Type.Null(), ...authErrors }
     }
   }
 })

@@ -189,6 +189,15 @@ export type ReplayServerTargetVersion = Static<typeof ReplayServerTargetVersion>
 export const ReplayServerIdParams = Type.Object({ id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }) })
 export type ReplayServerIdParams = Static<typeof ReplayServerIdParams>
 
+export const ReplayServerCameraParams = Type.Object({
+  id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }),
+  cameraId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$', description: 'A camera id of the box\'s configuration' })
+})
+export type ReplayServerCameraParams = Static<typeof ReplayServerCameraParams>
+
+/** A JPEG, sent as it is (image/jpeg); declared for the OpenAPI document, never serialised. */
+export const JpegImage = Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'image/jpeg' })
+
 const adminErrors = { 401: ErrorBody, 403: ErrorBody, 404: ErrorBody }
 const admin = (summary: string, description?: string) => ({
   summary,
@@ -281,6 +290,22 @@ export const replayServerAdminRoutes = defineRoutes({
       params: ReplayServerIdParams,
       body: ReplayServerConfig,
       response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  cameraSnapshot: {
+    method: 'GET',
+    url: '/apis/v2/admin/replay-servers/:id/cameras/:cameraId/snapshot',
+    schema: {
+      operationId: 'getReplayServerCameraSnapshot',
+      ...admin(
+        "A camera's picture as it is now, asked of the box",
+        "Admin or staff Bearer. The server asks the box at its reported serverUrl, with the box's access token " +
+          '(never in a URL or a log), and answers its JPEG. 404: no such box or camera; 409: the box is not approved ' +
+          "or has reported no serverUrl; 422 and 429 (with Retry-After) are the box's own; 502: the box answered " +
+          'something else; 504: it could not be reached or did not answer within REPLAY_SNAPSHOT_TIMEOUT_MS.'
+      ),
+      params: ReplayServerCameraParams,
+      response: { 200: JpegImage, 400: ErrorBody, ...adminErrors, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody }
     }
   },
   setTargetVersion: {

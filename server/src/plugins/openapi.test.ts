@@ -56,7 +56,7 @@ const servedOperationIds = [
   'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deleteMembership', 'deletePod', 'deleteRegion',
   'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
   'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getPod', 'getRegion', 'getReplayServer',
-  'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
+  'getReplayServerCameraSnapshot', 'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
   'listMemberships', 'listMembershipsOnSale', 'listPods', 'listRegions', 'listReplayServers', 'listSeries',
   'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
   'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'setReplayServerConfig',
@@ -83,7 +83,17 @@ t.test('every operation has a unique, stable operationId by the convention', asy
   for (const id of ids) t.match(id, convention, `${id} is a verb of the convention and a noun`)
   t.same(
     Object.values(contract.agentLocalApi).map((route) => route.schema.operationId),
-    ['getAgentHealth', 'listAgentCameras', 'getAgentCameraSnapshot', 'exportAgentClip']
+    [
+      'getAgentLiveness',
+      'getAgentHealth',
+      'listAgentCameras',
+      'getAgentCameraSnapshot',
+      'exportAgentClip',
+      'listAgentClipExports',
+      'getAgentClipExport',
+      'createAgentSession',
+      'deleteAgentSession'
+    ]
   )
 })
 

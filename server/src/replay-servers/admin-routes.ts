@@ -1,5 +1,5 @@
-// The admin's routes around the recording boxes (admin Bearer only). They address a box by its record
-// id, never by its serverId.
+// The admin's routes around the recording boxes (admin Bearer; a camera's snapshot also staff). They
+// address a box by its record id, never by its serverId.
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { replayServerAdminRoutes as routes } from '@club/contract'
@@ -15,6 +15,7 @@ import {
   setReplayServerTargetVersion,
   type ReplayServerDeps
 } from './service.js'
+import { fetchCameraSnapshot } from './snapshots.js'
 
 export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServerDeps): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
@@ -36,6 +37,16 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
     }
   })
   app.route({ ...routes.setConfig, onRequest, handler: async (request) => setReplayServerConfig(db, request.params.id, request.body, deps) })
+  const snapshotDeps = { tokenKey: deps.tokenKey, timeoutMs: app.config.REPLAY_SNAPSHOT_TIMEOUT_MS }
+  app.route({
+    ...routes.cameraSnapshot,
+    // Staff set up and check courts too; a picture of a court is not an admin's decision.
+    onRequest: app.auth.bearer({ roles: ['admin', 'staff'] }),
+    handler: async (request, reply) => {
+      const picture = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps)
+      return reply.type('image/jpeg').header('cache-control', 'no-store').send(picture)
+    }
+  })
   app.route({
     ...routes.setTargetVersion,
     onRequest,
