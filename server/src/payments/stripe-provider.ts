@@ -190,6 +190,6 @@ function providerError(err: unknown, operation: 'charge' | 'retrieve' | 'refund'
     return new PaymentProviderError(`Stripe refused the ${operation} request (HTTP ${err.statusCode}${err.code ? `, ${err.code}` : ''}): ${err.message}${request}`)
   }
   return new PaymentProviderError(
-    `Stripe failed on ${operation} (HTTP ${err.statusCode ?? 'none'}, ${err.type}); try again later with the same idempotency key${request}`
+    `Stripe failed on ${operation} (HTTP ${err.statusCode ?? 'none'}, ${err.rawType ?? err.type}); try again later with the same idempotency key${request}`
   )
 }
