@@ -8,6 +8,7 @@ import { DATABASE_BUSY_MESSAGE, isDatabaseBusy, migrateToLatest, openDatabase, t
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
 import { membershipCommands } from './memberships/cli.js'
+import { TEST_CARDS_HELP } from './payments/test-provider.js'
 import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
@@ -161,6 +162,15 @@ export const commands: Record<string, Command> = {
   ...membershipCommands
 }
 
+/** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
+export const commandHelp: Record<string, string> = {
+  'payment-methods set': [
+    'usage: club payment-methods set --email E --brand B --last4 D --exp-month M --exp-year Y',
+    "Sets a user's default payment method (no card number: what a payment provider would keep).",
+    TEST_CARDS_HELP
+  ].join('\n')
+}
+
 export const usage = () =>
   `usage: club <command> [flags]\ncommands:\n${Object.keys(commands)
     .map((c) => `  ${c}`)
@@ -184,6 +194,10 @@ export async function runCli(
     return 2
   }
   const args = argv.slice(argv.indexOf(name.split(' ').at(-1)!) + 1)
+  if (args.includes('--help') && commandHelp[name]) {
+    out(commandHelp[name])
+    return 0
+  }
   let db: Db | undefined
   try {
     const config = loadConfig(env)

@@ -57,3 +57,30 @@ t.test('a bad value stops with one line naming the variable', async (t) => {
     }
   }
 })
+
+t.test('payment settings: test provider and EUR by default; Stripe needs its secret key, which no message shows', async (t) => {
+  t.match(loadConfig({}), { PAYMENT_PROVIDER: 'test', STRIPE_SECRET_KEY: '', STRIPE_API_BASE_URL: 'https://api.stripe.com', CURRENCY: 'EUR' })
+  t.match(loadConfig({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'sk_test_abc123', CURRENCY: 'JPY' }), {
+    PAYMENT_PROVIDER: 'stripe',
+    CURRENCY: 'JPY'
+  })
+  const cases: Array<[Record<string, string>, string | RegExp]> = [
+    [{ PAYMENT_PROVIDER: 'paypal' }, /^PAYMENT_PROVIDER="paypal" is not valid: expected one of test, stripe$/],
+    [{ PAYMENT_PROVIDER: 'stripe' }, 'STRIPE_SECRET_KEY is required with PAYMENT_PROVIDER=stripe'],
+    [{ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'pk_test_public123' }, /^STRIPE_SECRET_KEY is not valid: expected a Stripe secret key/],
+    [{ STRIPE_API_BASE_URL: 'api.stripe.com' }, /^STRIPE_API_BASE_URL="api.stripe.com" is not valid/],
+    [{ STRIPE_API_BASE_URL: 'http://127.0.0.1:1234/v1' }, /^STRIPE_API_BASE_URL="http:\/\/127.0.0.1:1234\/v1" is not valid/],
+    [{ CURRENCY: 'eur' }, /^CURRENCY="eur" is not valid/],
+    [{ CURRENCY: 'EUO' }, 'CURRENCY="EUO" is not valid: expected an ISO 4217 currency code, such as EUR'],
+    [{ CURRENCY: 'EURO' }, /^CURRENCY="EURO" is not valid/]
+  ]
+  for (const [env, message] of cases) {
+    const err = t.throws(() => loadConfig(env)) as Error
+    t.type(err, ConfigError)
+    if (typeof message === 'string') t.equal(err.message, message)
+    else t.match(err.message, message)
+  }
+  const err = t.throws(() => loadConfig({ PAYMENT_PROVIDER: 'stripe', STRIPE_SECRET_KEY: 'pk_live_do-not-show' })) as Error
+  t.notMatch(err.message, /do-not-show/, 'the key is named, not shown')
+  t.ok(loadConfig({ STRIPE_API_BASE_URL: 'http://127.0.0.1:12345' }), 'a local origin with a port is accepted')
+})

@@ -2,6 +2,7 @@
 // the Config type is derived from it, and the README's table lists the same names.
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { currencyExponent } from './billing/money.js'
 
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer({ minimum: 0, ...options })
@@ -113,6 +114,19 @@ export const ConfigSchema = Type.Object({
     pattern: '^$|^.{32,}$',
     description:
       'Key (32+ characters) from which device access tokens are derived. Empty: one is generated and kept in the database'
+  }),
+  // Payments (BILLING.md, "Payments" and "Money").
+  PAYMENT_PROVIDER: Type.Enum(['test', 'stripe'], {
+    default: 'test',
+    description: "Who charges saved payment methods: test (built in; the card's last four digits decide) or stripe (PaymentIntents)"
+  }),
+  // No pattern: a schema mismatch message quotes the value, and this one is a secret (checked in loadConfig).
+  STRIPE_SECRET_KEY: Type.String({ default: '', description: 'Stripe secret key (sk_... or restricted rk_...); required with PAYMENT_PROVIDER=stripe' }),
+  STRIPE_API_BASE_URL: Type.String({
+    default: 'https://api.stripe.com',
+    // The SDK takes a host, port and protocol and adds /v1/... itself: a path here would be ignored.
+    pattern: '^https?://[^/?#]+/?$',
+    description: 'Stripe API origin (scheme, host and port); tests point it at a local server'
   })
 })
 export type Config = Static<typeof ConfigSchema>
@@ -148,7 +162,31 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   parseTrustProxy(config.TRUST_PROXY)
   parseCorsOrigins(config.CORS_ORIGINS)
+  checkPayments(config)
   return config
+}
+
+/** The payment settings that depend on each other; the secret key is named, never shown. */
+function checkPayments(config: Config): void {
+  if (config.PAYMENT_PROVIDER === 'stripe') {
+    if (!config.STRIPE_SECRET_KEY) throw new ConfigError('STRIPE_SECRET_KEY is required with PAYMENT_PROVIDER=stripe')
+    // A publishable key (pk_...) is the usual mistake: it would fail on the first charge instead of at start.
+    if (!/^(sk|rk)_(test|live)_\S+$/.test(config.STRIPE_SECRET_KEY)) {
+      throw new ConfigError('STRIPE_SECRET_KEY is not valid: expected a Stripe secret key (sk_test_..., sk_live_... or rk_...)')
+    }
+  }
+  // The schema checks three capitals, and Intl formats any three letters; only the codes ICU knows
+  // are currencies (catches EUO, USS), and their minor units are what prices are kept in.
+  let known = false
+  try {
+    currencyExponent(config.CURRENCY)
+    known = Intl.supportedValuesOf('currency').includes(config.CURRENCY)
+  } catch {
+    known = false
+  }
+  if (!known) {
+    throw new ConfigError(`CURRENCY=${JSON.stringify(config.CURRENCY.slice(0, 20))} is not valid: expected an ISO 4217 currency code, such as EUR`)
+  }
 }
 
 function describe(schema: Record<string, unknown>): string {

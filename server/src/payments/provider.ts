@@ -75,3 +75,12 @@ export interface PaymentProvider {
 export class PaymentProviderError extends Error {
   override name = 'PaymentProviderError'
 }
+
+/**
+ * The idempotency key was already used for a different charge or refund (another amount, method or
+ * currency): a bug in the caller's key, not a decision. What the first request did stands; Stripe
+ * answers such a request 400 `idempotency_error`.
+ */
+export class IdempotencyKeyReusedError extends PaymentProviderError {
+  override name = 'IdempotencyKeyReusedError'
+}
