@@ -8,6 +8,8 @@ import { parseTrustProxy, type Config } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import forumConnectRoutes from './forum-connect/routes.js'
 import membershipRoutes from './memberships/routes.js'
+import orderRoutes from './orders/routes.js'
+import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
 import oauth2Routes from './oauth2/routes.js'
@@ -36,6 +38,8 @@ export interface AppOptions {
   logStream?: DestinationStream
   /** An open database to use instead of opening DATABASE_URL; the caller closes it. */
   db?: Db
+  /** Defaults to the provider PAYMENT_PROVIDER names; tests pass their own to complete authentications. */
+  paymentProvider?: PaymentProvider
   /** Registered last, before the app is ready: extra routes for tests, or a deployment's own plugins. */
   extend?: (app: FastifyInstance) => Promise<void>
 }
@@ -64,7 +68,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     throw err
   }
 
-  await app.register(services, { db, config, clock: options.clock ?? systemClock, ownsDb: !options.db })
+  await app.register(services, {
+    db,
+    config,
+    clock: options.clock ?? systemClock,
+    paymentProvider: options.paymentProvider ?? createPaymentProvider(config),
+    ownsDb: !options.db
+  })
   await app.register(background)
   await app.register(errors)
   await app.register(securityHeaders)
@@ -87,6 +97,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(templateRoutes)
   await app.register(replayServerRoutes)
   await app.register(membershipRoutes)
+  await app.register(orderRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

@@ -2,6 +2,7 @@
 // the Config type is derived from it, and the README's table lists the same names.
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { isValidTimezone } from './billing/calendar.js'
 import { currencyExponent } from './billing/money.js'
 
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
@@ -15,6 +16,11 @@ export const ConfigSchema = Type.Object({
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address to listen on' }),
   DATABASE_URL: Type.String({ default: 'data/club.db', minLength: 1, description: 'SQLite file path (or :memory:)' }),
   CURRENCY: Type.String({ default: 'EUR', pattern: '^[A-Z]{3}$', description: "The club's currency (ISO 4217): every price and charge is in it" }),
+  CLUB_TIMEZONE: Type.String({
+    default: 'UTC',
+    minLength: 1,
+    description: "The club's IANA timezone: where a membership's renewal dates fall unless the request names another"
+  }),
   DATABASE_BUSY_TIMEOUT_MS: Int({
     default: 5000,
     minimum: 0,
@@ -163,6 +169,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   parseTrustProxy(config.TRUST_PROXY)
   parseCorsOrigins(config.CORS_ORIGINS)
   checkPayments(config)
+  if (!isValidTimezone(config.CLUB_TIMEZONE)) {
+    throw new ConfigError(`CLUB_TIMEZONE=${JSON.stringify(config.CLUB_TIMEZONE.slice(0, 40))} is not valid: expected an IANA timezone such as Europe/Madrid`)
+  }
   return config
 }
 

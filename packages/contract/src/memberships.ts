@@ -77,23 +77,27 @@ export const MembershipSubscriptionSummary = Type.Object({
 export type MembershipSubscriptionSummary = Static<typeof MembershipSubscriptionSummary>
 
 export const MembershipSubscription = Type.Object({
-  id: Type.String(),
+  id: Nullable(Type.String({ description: 'null in a PREVIEW, which stores nothing' })),
   displayName: Type.String(),
   type: MembershipType,
   status: SubscriptionStatus,
+  // What a person is shown. One never confirmed (DRAFT, CHARGE_FAILED, REQUIRES_AUTHENTICATION) is
+  // not in force: CANCELLED, with `status` saying why.
   extendedStatus: SubscriptionExtendedStatus,
   mode: SubscriptionMode,
   condition: SubscriptionCondition,
   conditionUpdatedDate: DateTime(),
   createdDate: DateTime(),
   startDate: DateTime(),
-  endDate: DateTime(),
-  cancellationRequestDate: DateTime(),
-  lastChargeDate: DateTime(),
-  nextChargeDate: DateTime(),
-  nextGrantDate: DateTime(),
-  billingCycleStart: DateTime(),
-  billingCycleEnd: DateTime(),
+  // The reference marks the dates below as always present; a date that does not apply (no end to a
+  // renewing membership, no cancellation requested, no charge of a FREE one) is null here.
+  endDate: Nullable(DateTime({ description: 'NON_RECURRING: when it ends; otherwise when a cancellation takes effect' })),
+  cancellationRequestDate: Nullable(DateTime()),
+  lastChargeDate: Nullable(DateTime()),
+  nextChargeDate: Nullable(DateTime()),
+  nextGrantDate: Nullable(DateTime()),
+  billingCycleStart: Nullable(DateTime()),
+  billingCycleEnd: Nullable(DateTime()),
   lastGrantDate: Nullable(DateTime({ description: 'Last time the membership perks were granted to the user' })),
   activePause: Nullable(MembershipSubscriptionPause),
   timezone: Type.String({ description: 'Used to display and calculate charge and grant dates' }),
@@ -101,7 +105,7 @@ export const MembershipSubscription = Type.Object({
   initiationFee: Nullable(Type.Number()),
   durationDays: Nullable(Type.Number({ description: 'Days the membership is active when chargeType is NON_RECURRING' })),
   oneTimeOption: Nullable(ItemRef),
-  total: Nullable(Type.Number()),
+  total: Nullable(Type.Number({ description: 'What the current period costs, taxes and fees included' })),
   taxes: Type.Array(Tax),
   fees: Type.Array(Fee),
   additionalMemberFee: Nullable(Type.Number()),
@@ -109,9 +113,9 @@ export const MembershipSubscription = Type.Object({
   member: ItemRef,
   membership: ItemRef,
   errors: Nullable(Type.Array(ValidationError)),
-  order: ItemRef,
+  order: Nullable(ItemRef),
   summary: Nullable(MembershipSubscriptionSummary),
-  _links: Type.Record(Type.String(), Type.Unknown())
+  _links: Links
 })
 export type MembershipSubscription = Static<typeof MembershipSubscription>
 
@@ -350,6 +354,154 @@ export const membershipPlanRoutes = defineRoutes({
       description: 'Any signed-in user: active plans members may buy themselves, newest first.',
       querystring: MembershipsOnSaleQuery,
       response: { 200: PagedCollection(Membership), 400: ErrorBody, ...guarded }
+    }
+  }
+})
+
+// Buying a membership: the same request previewed and ordered (one computation for both).
+
+export const MembershipSubscriptionRequest = Type.Object(
+  {
+    mode: SubscriptionMode,
+    membership: ItemRef,
+    member: Type.Optional(ItemRef),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'IANA name; default CLUB_TIMEZONE' }))
+  },
+  { additionalProperties: false }
+)
+export type MembershipSubscriptionRequest = Static<typeof MembershipSubscriptionRequest>
+
+export const MembershipSubscriptionListQuery = Type.Object(
+  {
+    ...PageQuery,
+    memberId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff only' })),
+    membershipId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    status: Type.Optional(SubscriptionStatus),
+    condition: Type.Optional(SubscriptionCondition)
+  },
+  { additionalProperties: false }
+)
+export type MembershipSubscriptionListQuery = Static<typeof MembershipSubscriptionListQuery>
+
+export const OrderStatus = Type.Enum(['PENDING', 'PAID', 'FAILED', 'REQUIRES_AUTHENTICATION', 'REFUNDED'])
+export type OrderStatus = Static<typeof OrderStatus>
+
+export const OrderLine = Type.Object({
+  kind: Type.String({ examples: ['base', 'initiation_fee', 'additional_member_fee', 'custom_fee', 'pause_fee'] }),
+  description: Type.String(),
+  amount: Type.Number()
+})
+
+export const Order = Type.Object({
+  id: Type.String(),
+  kind: Type.String({ examples: ['MEMBERSHIP', 'MEMBERSHIP_RENEWAL', 'PAUSE_FEE', 'REFUND'] }),
+  status: OrderStatus,
+  currency: Type.String(),
+  lines: Type.Array(OrderLine),
+  subtotal: Type.Number({ description: 'The sum of the lines' }),
+  fees: Type.Array(Fee),
+  taxes: Type.Array(Type.Object({ name: Type.String(), percentage: Type.Number(), inclusive: Type.Boolean(), amount: Type.Number() })),
+  total: Type.Number({ description: 'What was charged: subtotal, fees and exclusive taxes' }),
+  user: ItemRef,
+  membershipSubscription: Nullable(ItemRef),
+  provider: Nullable(Type.String()),
+  providerReference: Nullable(Type.String()),
+  failure: Nullable(Type.Object({ code: Type.String(), message: Type.String() })),
+  createdDate: DateTime(),
+  updatedDate: DateTime(),
+  _links: Links
+})
+export type Order = Static<typeof Order>
+
+export const OrderListQuery = Type.Object(
+  { ...PageQuery, userId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff only' })), status: Type.Optional(OrderStatus) },
+  { additionalProperties: false }
+)
+export type OrderListQuery = Static<typeof OrderListQuery>
+
+const signedIn = { tags: ['memberships'], security: apiKeyOrBearerSecurity }
+
+export const membershipSubscriptionRoutes = defineRoutes({
+  create: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions',
+    schema: {
+      ...signedIn,
+      operationId: 'createMembershipSubscription',
+      summary: 'Preview or buy a membership',
+      description:
+        'PREVIEW answers the subscription as it would be, with its `summary`, and stores nothing (200). ORDER creates it and ' +
+        'charges the first amount (price, initiation fee, fees and taxes) to the member\'s saved payment method (201): ' +
+        'status CONFIRMED, CHARGE_FAILED (with `errors`) or REQUIRES_AUTHENTICATION (`errors` carry what the customer ' +
+        'needs; then POST its `confirm` link). A member buys a self-service plan for themself; staff may buy any active ' +
+        'plan for any member. The same request previewed and then ordered gives the same numbers.',
+      body: MembershipSubscriptionRequest,
+      response: { 200: MembershipSubscription, 201: MembershipSubscription, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody }
+    }
+  },
+  list: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions',
+    schema: {
+      ...signedIn,
+      operationId: 'listMembershipSubscriptions',
+      summary: 'Membership subscriptions',
+      description: "A member's own; staff see everyone's and may filter by member. Newest first.",
+      querystring: MembershipSubscriptionListQuery,
+      response: { 200: PagedCollection(MembershipSubscription), 400: ErrorBody, ...guarded }
+    }
+  },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions/:id',
+    schema: {
+      ...signedIn,
+      operationId: 'getMembershipSubscription',
+      summary: 'A membership subscription',
+      description: 'Its owner or staff; anyone else gets 404.',
+      params: IdParams,
+      response: { 200: MembershipSubscription, ...guarded, 404: ErrorBody }
+    }
+  },
+  confirm: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions/:id/confirm',
+    schema: {
+      ...signedIn,
+      operationId: 'confirmMembershipSubscription',
+      summary: 'Confirm a subscription after the customer completed the bank\'s authentication',
+      description:
+        'For status REQUIRES_AUTHENTICATION: asks the payment provider how the charge stands and answers the subscription ' +
+        '(CONFIRMED once paid, unchanged while the bank still waits, CHARGE_FAILED when refused). Any other status is a 409.',
+      params: IdParams,
+      response: { 200: MembershipSubscription, ...guarded, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody }
+    }
+  }
+})
+
+export const orderRoutes = defineRoutes({
+  list: {
+    method: 'GET',
+    url: '/apis/v2/orders',
+    schema: {
+      ...signedIn,
+      operationId: 'listOrders',
+      summary: 'Orders: every charge and refund',
+      description: "A member's own; staff see everyone's and may filter by user. Newest first.",
+      querystring: OrderListQuery,
+      response: { 200: PagedCollection(Order), 400: ErrorBody, ...guarded }
+    }
+  },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/orders/:id',
+    schema: {
+      ...signedIn,
+      operationId: 'getOrder',
+      summary: 'An order with its lines, fees, taxes and total',
+      description: 'Its payer or staff; anyone else gets 404.',
+      params: IdParams,
+      response: { 200: Order, ...guarded, 404: ErrorBody }
     }
   }
 })

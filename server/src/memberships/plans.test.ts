@@ -3,20 +3,11 @@ import t from 'tap'
 import { runCli } from '../cli.js'
 import { createVenueItem } from '../venue/service.js'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { monthlyPlan } from './test-fixtures.js'
 
 const PLANS = '/apis/v2/admin/memberships'
 
-const monthly = {
-  displayName: 'Adult monthly',
-  type: 'BASIC_MEMBER',
-  chargeType: 'MONTHLY',
-  price: 49.9,
-  initiationFee: 25,
-  additionalMemberFee: 10,
-  taxes: [{ name: 'VAT', percentage: 21 }],
-  fees: [{ name: 'Service', percentage: 2.5 }],
-  pausePolicy: { minimumWeeks: 1, maximumWeeks: 8, pausesPerYear: 2, pauseFee: 5 }
-}
+const monthly = { ...monthlyPlan, additionalMemberFee: 10, pausePolicy: { minimumWeeks: 1, maximumWeeks: 8, pausesPerYear: 2, pauseFee: 5 } }
 
 async function setup(t: Parameters<typeof testApp>[0]) {
   const ctx = await testApp(t)

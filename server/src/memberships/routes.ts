@@ -1,7 +1,9 @@
 // Membership plans (admin), and the plans on sale to members.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { membershipPlanRoutes } from '@club/contract'
+import { membershipPlanRoutes, membershipSubscriptionRoutes as subscriptionRoutes } from '@club/contract'
+import { currentUser } from '../plugins/auth.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
+import { confirmSubscription, createSubscription, getSubscription, listSubscriptions } from './subscriptions.js'
 
 const memberships: FastifyPluginAsyncTypebox = async (app) => {
   const admins = app.auth.bearer({ roles: ['admin'] })
@@ -36,6 +38,28 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
     ...membershipPlanRoutes.onSale,
     onRequest: app.auth.apiKeyOrBearer(),
     handler: (request) => listMemberships(app.db, request.query, true, membershipPlanRoutes.onSale.url)
+  })
+
+  const signedIn = app.auth.apiKeyOrBearer()
+  const subscriptionDeps = () => ({ clock: app.clock, provider: app.paymentProvider, clubTimezone: app.config.CLUB_TIMEZONE })
+  app.route({
+    ...subscriptionRoutes.create,
+    onRequest: signedIn,
+    handler: async (request, reply) => {
+      const { created, subscription } = await createSubscription(app.db, request.body, currentUser(request), subscriptionDeps())
+      return reply.code(created ? 201 : 200).send(subscription)
+    }
+  })
+  app.route({
+    ...subscriptionRoutes.list,
+    onRequest: signedIn,
+    handler: (request) => listSubscriptions(app.db, request.query, currentUser(request), app.clock, subscriptionRoutes.list.url)
+  })
+  app.route({ ...subscriptionRoutes.get, onRequest: signedIn, handler: (request) => getSubscription(app.db, request.params.id, currentUser(request), app.clock) })
+  app.route({
+    ...subscriptionRoutes.confirm,
+    onRequest: signedIn,
+    handler: (request) => confirmSubscription(app.db, request.params.id, currentUser(request), subscriptionDeps())
   })
 }
 

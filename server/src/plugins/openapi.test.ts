@@ -50,14 +50,15 @@ t.test('every served contract route is in /documentation/json with its schemas',
 // Generated clients name their methods after these: renaming one breaks every integrator's code, so the
 // list is held here and a change to it is a deliberate one.
 const servedOperationIds = [
-  'approveReplayServer', 'createArea', 'createAuthorization', 'createCourt', 'createEvent',
-  'createForumConnectAuthorization', 'createMembership', 'createPhoneVerification', 'createPod', 'createRegion',
-  'createSeries', 'createTemplate', 'createTemplateFromEvent', 'createTemplateFromSeries', 'createToken',
-  'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deleteMembership', 'deletePod', 'deleteRegion',
-  'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
-  'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getPod', 'getRegion', 'getReplayServer',
-  'getReplayServerCameraSnapshot', 'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
-  'listMemberships', 'listMembershipsOnSale', 'listPods', 'listRegions', 'listReplayServers', 'listSeries',
+  'approveReplayServer', 'confirmMembershipSubscription', 'createArea', 'createAuthorization', 'createCourt', 'createEvent',
+  'createForumConnectAuthorization', 'createMembership', 'createMembershipSubscription', 'createPhoneVerification',
+  'createPod', 'createRegion', 'createSeries', 'createTemplate', 'createTemplateFromEvent', 'createTemplateFromSeries',
+  'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deleteMembership', 'deletePod',
+  'deleteRegion', 'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
+  'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getMembershipSubscription', 'getOrder', 'getPod',
+  'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot', 'getReplayServerStatus', 'getSeries', 'getTemplate',
+  'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents', 'listMembershipSubscriptions', 'listMemberships',
+  'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions', 'listReplayServers', 'listSeries',
   'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
   'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'setReplayServerConfig',
   'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updateMembership', 'updatePod',
@@ -65,7 +66,7 @@ const servedOperationIds = [
 ]
 
 // The verbs of the convention in packages/contract/README.md.
-const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export)[A-Z][A-Za-z]*$/
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm)[A-Z][A-Za-z]*$/
 
 t.test('every operation has a unique, stable operationId by the convention', async (t) => {
   const ctx = await testApp(t)

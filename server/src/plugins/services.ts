@@ -1,15 +1,18 @@
-// The shared services every route module reaches through the instance: database, config, clock.
+// The shared services every route module reaches through the instance: database, config, clock,
+// payment provider.
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { requestStarted, type Db } from '../db/database.js'
+import type { PaymentProvider } from '../payments/provider.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: Db
     config: Config
     clock: Clock
+    paymentProvider: PaymentProvider
   }
 }
 
@@ -17,6 +20,7 @@ export interface ServicesOptions {
   db: Db
   config: Config
   clock: Clock
+  paymentProvider: PaymentProvider
   /** Close the database when the app closes (false when the caller owns it). */
   ownsDb: boolean
 }
@@ -26,6 +30,7 @@ export default fp<ServicesOptions>(
     app.decorate('db', options.db)
     app.decorate('config', options.config)
     app.decorate('clock', options.clock)
+    app.decorate('paymentProvider', options.paymentProvider)
     // Read caches check other processes' commits once per request (db/read-cache.ts).
     app.addHook('onRequest', (_request, _reply, done) => {
       requestStarted(options.db)

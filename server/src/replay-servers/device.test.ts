@@ -271,7 +271,7 @@ t.test('app.auth.device() admits an approved box by its access token and nothing
   const { default: errors } = await import('../plugins/errors.js')
   const { default: auth } = await import('../plugins/auth.js')
   const app = Fastify()
-  await app.register(services, { db: ctx.app.db, config: ctx.config, clock: ctx.clock, ownsDb: false })
+  await app.register(services, { db: ctx.app.db, config: ctx.config, clock: ctx.clock, paymentProvider: ctx.app.paymentProvider, ownsDb: false })
   await app.register(errors)
   await app.register(auth)
   app.get('/device-only', { preHandler: app.auth.device() }, async (request) => request.principal)

@@ -8,6 +8,7 @@ import { buildApp } from '../app.js'
 import { ManualClock } from '../clock.js'
 import { loadConfig, type Config } from '../config.js'
 import { createApiKey } from '../api-keys/service.js'
+import type { PaymentProvider } from '../payments/provider.js'
 import { issueTokenPair } from '../oauth2/tokens.js'
 import { createUser } from '../users/service.js'
 import type { UserRole } from '@club/contract'
@@ -33,7 +34,8 @@ export function testConfig(dir: string, env: Record<string, string> = {}): Confi
 export async function testApp(
   t: Teardown,
   env: Record<string, string> = {},
-  extend?: (app: FastifyInstance) => Promise<void>
+  extend?: (app: FastifyInstance) => Promise<void>,
+  options: { paymentProvider?: PaymentProvider } = {}
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'club-test-'))
   const config = testConfig(dir, env)
@@ -45,7 +47,7 @@ export async function testApp(
       done()
     }
   })
-  const app = await buildApp({ config, clock, logStream, extend })
+  const app = await buildApp({ config, clock, logStream, extend, paymentProvider: options.paymentProvider })
   t.teardown(async () => {
     await app.close()
     rmSync(dir, { recursive: true, force: true })

@@ -1,0 +1,495 @@
+// Buying a membership: one computation for the preview and the order; the order's first charge
+// through the payment provider, at most once per (subscription, cycle) under the order's unique key.
+import { randomUUID } from 'node:crypto'
+import type {
+  MembershipSubscription,
+  MembershipSubscriptionListQuery,
+  MembershipSubscriptionRequest,
+  SubscriptionExtendedStatus,
+  ValidationError
+} from '@club/contract'
+import { isStaff, type Actor } from '../actor.js'
+import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MONTHS, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
+import { currencyExponent, fromMinor, toPercentage } from '../billing/money.js'
+import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
+import type { Clock } from '../clock.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
+import { pageRequest, paged } from '../paging.js'
+import { PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
+import { membershipRow, toPlan, type Plan } from './plans.js'
+
+export interface SubscriptionDeps {
+  clock: Clock
+  provider: PaymentProvider
+  /** CLUB_TIMEZONE: where renewal dates fall unless the request names another zone. */
+  clubTimezone: string
+}
+
+export const subscriptionPath = (id: string) => `/apis/v2/membership-subscriptions/${id}`
+/** A DRAFT (made, not paid) older than this is given up (BILLING.md). */
+const DRAFT_LIFETIME_MS = 23 * 3600 * 1000
+
+/** The lines of one charge: the base price, the initiation fee on the first charge only. */
+export function chargeLines(plan: Plan, subscription: { priceMinor: number; initiationFeeMinor: number }, first: boolean): ChargeLine[] {
+  if (plan.chargeType === 'FREE') return []
+  const lines: ChargeLine[] = [{ kind: 'base', description: plan.displayName, amount: subscription.priceMinor }]
+  if (first && subscription.initiationFeeMinor > 0) {
+    lines.push({ kind: 'initiation_fee', description: 'Initiation fee', amount: subscription.initiationFeeMinor })
+  }
+  return lines
+}
+
+/** The dates of a subscription confirmed at `start` (BILLING.md, "Calendars"). */
+export function firstPeriod(plan: Plan, anchor: Anchor, start: Date) {
+  if (plan.chargeType === 'NON_RECURRING') {
+    const end = daysAfter(anchor, plan.durationDays!)
+    return { billingCycleStart: start, billingCycleEnd: end, nextChargeDate: null, endDate: end, nextGrantDate: grantDate(anchor, 0) }
+  }
+  if (plan.chargeType === 'FREE') {
+    return { billingCycleStart: start, billingCycleEnd: null, nextChargeDate: null, endDate: null, nextGrantDate: grantDate(anchor, 0) }
+  }
+  const period = plan.chargeType as RenewalPeriod
+  const end = chargeDate(anchor, period, 1)
+  return { billingCycleStart: start, billingCycleEnd: end, nextChargeDate: end, endDate: null, nextGrantDate: grantDate(anchor, 0) }
+}
+
+/** What a person is shown, from status, condition and dates (pauses join with their slice). */
+export function extendedStatusOf(row: Pick<MembershipSubscriptionsTable, 'status' | 'condition' | 'end_date' | 'cancellation_requested_at' | 'charge_type'>, now: Date): SubscriptionExtendedStatus {
+  if (row.status !== 'CONFIRMED') return 'CANCELLED'
+  if (row.end_date !== null && row.end_date <= now.toISOString()) return 'CANCELLED'
+  if (row.cancellation_requested_at !== null) return 'PENDING_CANCEL'
+  if (row.condition !== 'VALID') return row.condition
+  return row.charge_type === 'NON_RECURRING' ? 'VALID' : 'ACTIVE'
+}
+
+function describeRenewal(plan: Plan, anchor: Anchor): string {
+  if (plan.chargeType === 'FREE') return 'Free: nothing is charged'
+  if (plan.chargeType === 'NON_RECURRING') return `Lasts ${plan.durationDays} days and does not renew`
+  const months = PERIOD_MONTHS[plan.chargeType as RenewalPeriod]
+  const day = Number(anchor.local.slice(8, 10))
+  const clamp = day > 28 ? ` (or the month's last day)` : ''
+  return `Renews every ${months === 1 ? 'month' : `${months} months`} on day ${day}${clamp}, ${anchor.timezone} time, until cancelled`
+}
+
+interface Priced {
+  plan: Plan
+  charge: PricedCharge
+  anchor: Anchor
+  start: Date
+}
+
+/** The subscription as the API shows it; `priced` is the charge its answer describes. */
+function toSubscription(
+  row: MembershipSubscriptionsTable,
+  plan: Plan,
+  priced: PricedCharge,
+  options: { mode: 'PREVIEW' | 'ORDER'; id: string | null; now: Date; summary: boolean; errors: ValidationError[] | null }
+): MembershipSubscription {
+  const exponent = currencyExponent(row.currency)
+  const units = (minor: number) => fromMinor(minor, exponent)
+  const taxes = priced.taxes.map((t) => ({ name: t.name, percentage: toPercentage(t.rate), amount: units(t.amount) }))
+  const fees = priced.fees.map((f) => ({ name: f.name, percentage: toPercentage(f.rate), amount: units(f.amount) }))
+  const anchor: Anchor = { local: row.anchor_local, timezone: row.timezone }
+  return {
+    id: options.id,
+    displayName: plan.displayName,
+    type: plan.type,
+    status: row.status,
+    extendedStatus: extendedStatusOf(row, options.now),
+    mode: options.mode,
+    condition: row.condition,
+    conditionUpdatedDate: row.condition_updated_at,
+    createdDate: row.created_at,
+    startDate: row.start_date,
+    endDate: row.end_date,
+    cancellationRequestDate: row.cancellation_requested_at,
+    lastChargeDate: row.last_charge_date,
+    nextChargeDate: row.next_charge_date,
+    nextGrantDate: row.next_grant_date,
+    billingCycleStart: row.billing_cycle_start,
+    billingCycleEnd: row.billing_cycle_end,
+    lastGrantDate: row.last_grant_date,
+    activePause: null,
+    timezone: row.timezone,
+    price: units(row.price_minor),
+    initiationFee: units(row.initiation_fee_minor),
+    durationDays: row.duration_days,
+    oneTimeOption: null,
+    total: units(priced.total),
+    taxes,
+    fees,
+    additionalMemberFee: units(row.additional_member_fee_minor),
+    chargeType: row.charge_type,
+    member: { id: row.member_id },
+    membership: { id: row.membership_id },
+    errors: options.errors,
+    order: row.last_order_id === null ? null : { id: row.last_order_id },
+    summary: options.summary
+      ? {
+          total: units(priced.total),
+          membershipPrice: units(row.price_minor),
+          taxes,
+          fees,
+          messages: [
+            { code: 'RENEWAL', message: describeRenewal(plan, anchor) },
+            ...(row.initiation_fee_minor > 0 && plan.chargeType !== 'FREE'
+              ? [{ code: 'INITIATION_FEE', message: `The first charge includes the initiation fee of ${units(row.initiation_fee_minor).toFixed(exponent)} ${row.currency}` }]
+              : [])
+          ],
+          billingCycleStart: plan.chargeType === 'NON_RECURRING' ? null : row.billing_cycle_start,
+          endDate: plan.chargeType === 'NON_RECURRING' ? row.end_date : null,
+          initiationFee: plan.chargeType === 'FREE' ? null : units(row.initiation_fee_minor),
+          chargeType: row.charge_type
+        }
+      : null,
+    _links: options.id === null ? { self: { href: '/apis/v2/membership-subscriptions' } } : subscriptionLinks(options.id, row.status)
+  }
+}
+
+function subscriptionLinks(id: string, status: MembershipSubscriptionsTable['status']) {
+  return {
+    self: { href: subscriptionPath(id) },
+    ...(status === 'REQUIRES_AUTHENTICATION' ? { confirm: { href: `${subscriptionPath(id)}/confirm` } } : {})
+  }
+}
+
+/** The member a request is for, checked against who asks and what they may buy. */
+async function buyer(db: DbOrTx, request: MembershipSubscriptionRequest, actor: Actor, plan: Plan): Promise<string> {
+  const memberId = request.member?.id ?? actor.id
+  if (memberId !== actor.id && !isStaff(actor)) throw new ForbiddenError('only staff may buy a membership for someone else')
+  if (!isStaff(actor) && !plan.selfService) throw new ForbiddenError('this membership is sold by staff; ask at the desk')
+  if (plan.status !== 'ACTIVE') throw new ConflictError('this membership is no longer on sale')
+  if (memberId !== actor.id && !(await db.selectFrom('users').select('id').where('id', '=', memberId).executeTakeFirst())) {
+    throw new BadRequestError(`member.id: no user ${memberId.slice(0, 100)}`)
+  }
+  return memberId
+}
+
+/** The priced first charge and schedule of a request: the one computation PREVIEW and ORDER share. */
+function price(plan: Plan, timezone: string, start: Date): Priced & { row: Omit<MembershipSubscriptionsTable, 'id' | 'member_id' | 'creator_id'> } {
+  const anchor = anchorAt(start, timezone)
+  const amounts = { priceMinor: plan.priceMinor, initiationFeeMinor: plan.initiationFeeMinor }
+  const charge = priceCharge(chargeLines(plan, amounts, true), plan.fees, plan.taxes)
+  const period = firstPeriod(plan, anchor, start)
+  const iso = (d: Date | null) => (d === null ? null : d.toISOString())
+  const now = start.toISOString()
+  return {
+    plan,
+    charge,
+    anchor,
+    start,
+    row: {
+      membership_id: plan.id,
+      status: 'DRAFT',
+      condition: 'VALID',
+      condition_updated_at: now,
+      timezone,
+      anchor_local: anchor.local,
+      charge_type: plan.chargeType,
+      currency: plan.currency,
+      price_minor: plan.priceMinor,
+      initiation_fee_minor: plan.initiationFeeMinor,
+      additional_member_fee_minor: plan.additionalMemberFeeMinor,
+      duration_days: plan.durationDays,
+      start_date: now,
+      end_date: iso(period.endDate),
+      cancellation_requested_at: null,
+      cycle_index: 0,
+      billing_cycle_start: iso(period.billingCycleStart),
+      billing_cycle_end: iso(period.billingCycleEnd),
+      last_charge_date: null,
+      next_charge_date: iso(period.nextChargeDate),
+      next_grant_date: iso(period.nextGrantDate),
+      last_grant_date: null,
+      last_order_id: null,
+      errors: null,
+      created_at: now,
+      updated_at: now
+    }
+  }
+}
+
+function timezoneOf(request: MembershipSubscriptionRequest, deps: SubscriptionDeps): string {
+  const timezone = request.timezone ?? deps.clubTimezone
+  if (!isValidTimezone(timezone)) throw new BadRequestError(`timezone: ${JSON.stringify(timezone.slice(0, 40))} is not an IANA timezone`)
+  return timezone
+}
+
+async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
+  const row = await db.selectFrom('payment_methods').selectAll().where('user_id', '=', userId).where('is_default', '=', 1).executeTakeFirst()
+  if (!row) return undefined
+  return {
+    brand: row.brand,
+    last4: row.last4,
+    expMonth: row.exp_month,
+    expYear: row.exp_year,
+    providerCustomerRef: row.provider_customer_ref,
+    providerMethodRef: row.provider_method_ref
+  }
+}
+
+export interface CreatedSubscription {
+  created: boolean
+  subscription: MembershipSubscription
+}
+
+/**
+ * PREVIEW answers what ORDER would do and writes nothing. ORDER writes the subscription (DRAFT) and
+ * its order (PENDING) in one transaction, charges outside it, then records the outcome. A member
+ * holds one open subscription per membership type: a second ORDER is a 409, except that an ORDER
+ * for the plan of an unpaid DRAFT (the provider could not be reached) retries that DRAFT's charge
+ * under the same order, so a retried request cannot charge twice.
+ */
+export async function createSubscription(db: Db, request: MembershipSubscriptionRequest, actor: Actor, deps: SubscriptionDeps): Promise<CreatedSubscription> {
+  const plan = toPlan(await membershipRow(db, request.membership.id).catch((err) => {
+    if (err instanceof NotFoundError) throw new BadRequestError(`membership.id: no membership ${request.membership.id.slice(0, 100)}`)
+    throw err
+  }))
+  const memberId = await buyer(db, request, actor, plan)
+  const timezone = timezoneOf(request, deps)
+  const now = deps.clock.now()
+  const priced = price(plan, timezone, now)
+  const preview = { ...priced.row, id: '', member_id: memberId, creator_id: actor.id }
+  if (request.mode === 'PREVIEW') {
+    return { created: false, subscription: toSubscription(preview, plan, priced.charge, { mode: 'PREVIEW', id: null, now, summary: true, errors: null }) }
+  }
+
+  const method = plan.chargeType === 'FREE' ? undefined : await savedMethod(db, memberId)
+  if (plan.chargeType !== 'FREE' && !method) {
+    throw new BadRequestError(memberId === actor.id ? 'add a payment method first (users/current/payment-method)' : 'the member has no saved payment method')
+  }
+
+  // Who holds what is decided inside one IMMEDIATE transaction, so two orders (or two processes) queue.
+  const { row, order } = await db.transaction().execute(async (tx) => {
+    const open = await tx
+      .selectFrom('membership_subscriptions as s')
+      .innerJoin('memberships as m', 'm.id', 's.membership_id')
+      .selectAll('s')
+      .where('s.member_id', '=', memberId)
+      .where('m.type', '=', plan.type)
+      .where('s.status', 'in', ['DRAFT', 'REQUIRES_AUTHENTICATION', 'CONFIRMED'])
+      .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', now.toISOString())]))
+      .orderBy('s.created_at', 'desc')
+      .execute()
+    for (const existing of open) {
+      const stale = existing.status === 'DRAFT' && now.getTime() - Date.parse(existing.created_at) > DRAFT_LIFETIME_MS
+      if (stale) continue
+      if (existing.status === 'DRAFT' && existing.membership_id === plan.id && existing.last_order_id) {
+        const pending = await tx.selectFrom('orders').selectAll().where('id', '=', existing.last_order_id).executeTakeFirstOrThrow()
+        return { row: existing, order: pending }
+      }
+      throw new ConflictError(`the member already holds a ${plan.type} membership (subscription ${existing.id}, ${existing.status})`)
+    }
+    const id = randomUUID()
+    const provider = plan.chargeType === 'FREE' ? null : deps.provider.name
+    const orderRow = newOrder(memberId, actor.id, id, priced.charge, plan.currency, `membership:${id}:cycle:0`, now, provider)
+    const subscription: MembershipSubscriptionsTable = { ...priced.row, id, member_id: memberId, creator_id: actor.id, last_order_id: orderRow.id }
+    await tx.insertInto('orders').values(orderRow).execute()
+    await tx.insertInto('membership_subscriptions').values(subscription).execute()
+    return { row: subscription, order: orderRow }
+  })
+
+  const outcome = plan.chargeType === 'FREE' ? ({ status: 'succeeded', reference: '' } as const) : await charge(deps.provider, order, method!, plan)
+  const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
+  return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: true, errors: recorded.errors }) }
+}
+
+function newOrder(
+  userId: string,
+  creatorId: string,
+  subscriptionId: string,
+  priced: PricedCharge,
+  currency: string,
+  idempotencyKey: string,
+  now: Date,
+  /** null: nothing to charge (a FREE plan), the order is paid as it is made. */
+  provider: string | null
+): OrdersTable {
+  return {
+    id: randomUUID(),
+    user_id: userId,
+    creator_id: creatorId,
+    kind: 'MEMBERSHIP',
+    membership_subscription_id: subscriptionId,
+    status: provider === null ? 'PAID' : 'PENDING',
+    currency,
+    subtotal_minor: priced.subtotal,
+    total_minor: priced.total,
+    lines: JSON.stringify(priced.lines),
+    fees: JSON.stringify(priced.fees),
+    taxes: JSON.stringify(priced.taxes),
+    provider,
+    provider_ref: null,
+    idempotency_key: idempotencyKey,
+    failure_code: null,
+    failure_message: null,
+    created_at: now.toISOString(),
+    updated_at: now.toISOString()
+  }
+}
+
+/** One attempt at the order's charge; the provider's unreachability leaves the order PENDING for a retry. */
+async function charge(provider: PaymentProvider, order: OrdersTable, method: SavedPaymentMethod, plan: Plan): Promise<ChargeResult> {
+  try {
+    return await provider.charge({
+      amount: order.total_minor,
+      currency: order.currency,
+      paymentMethod: method,
+      idempotencyKey: order.idempotency_key,
+      description: `${plan.displayName} membership`,
+      metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
+    })
+  } catch (err) {
+    if (err instanceof PaymentProviderError) {
+      throw new BadGatewayError(`the payment provider could not be reached; nothing is known to be charged, and ordering again retries this same charge (${err.message})`)
+    }
+    throw err
+  }
+}
+
+interface Recorded {
+  row: MembershipSubscriptionsTable
+  errors: ValidationError[] | null
+}
+
+/** Writes a charge's outcome to the order and the subscription, once: a later outcome for a settled order changes nothing. */
+async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, order: OrdersTable, outcome: ChargeResult, plan: Plan, now: Date): Promise<Recorded> {
+  const at = now.toISOString()
+  let errors: ValidationError[] | null = null
+  let status: MembershipSubscriptionsTable['status']
+  let orderStatus: OrdersTable['status']
+  let failure: { code: string; message: string } | null = null
+  if (outcome.status === 'succeeded') {
+    status = 'CONFIRMED'
+    orderStatus = 'PAID'
+  } else if (outcome.status === 'declined') {
+    status = 'CHARGE_FAILED'
+    orderStatus = 'FAILED'
+    failure = { code: outcome.declineCode, message: outcome.message }
+    errors = [{ code: outcome.declineCode, message: outcome.message, details: null }]
+  } else {
+    status = 'REQUIRES_AUTHENTICATION'
+    orderStatus = 'REQUIRES_AUTHENTICATION'
+    errors = [
+      {
+        code: 'requires_authentication',
+        message: "the customer's bank asks them to authenticate this payment; complete it, then POST the confirm link",
+        details: { clientSecret: outcome.clientSecret, nextActionUrl: outcome.nextActionUrl }
+      }
+    ]
+  }
+  const reference = outcome.reference === '' ? null : outcome.reference
+  const updated = await db.transaction().execute(async (tx) => {
+    const current = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
+    if (current.status === 'CONFIRMED' || current.status === 'CHARGE_FAILED') return { settled: true, row: current }
+    await tx
+      .updateTable('orders')
+      .set({
+        status: orderStatus,
+        provider_ref: reference,
+        failure_code: failure?.code ?? null,
+        failure_message: failure?.message ?? null,
+        updated_at: at
+      })
+      .where('id', '=', order.id)
+      .execute()
+    const failed = status === 'CHARGE_FAILED'
+    const next: MembershipSubscriptionsTable = {
+      ...current,
+      status,
+      // Stored errors carry no client secret: it is handed to the customer once, in this answer.
+      errors: errors === null ? null : JSON.stringify(errors.map((e) => ({ ...e, details: null }))),
+      last_charge_date: status === 'CONFIRMED' && plan.chargeType !== 'FREE' ? at : current.last_charge_date,
+      // A refused first charge leaves nothing in force: no cycle, no renewal, no grant.
+      billing_cycle_start: failed ? null : current.billing_cycle_start,
+      billing_cycle_end: failed ? null : current.billing_cycle_end,
+      next_charge_date: failed ? null : current.next_charge_date,
+      next_grant_date: failed ? null : current.next_grant_date,
+      end_date: failed ? null : current.end_date,
+      updated_at: at
+    }
+    const { id: _id, ...changes } = next
+    await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', row.id).execute()
+    return { settled: false, row: next }
+  })
+  // Settled before (a parallel confirm): its own stored outcome is the answer.
+  return updated.settled ? { row: updated.row, errors: storedErrors(updated.row) } : { row: updated.row, errors }
+}
+
+/** A subscription its owner or staff may see; anyone else is told it does not exist. */
+async function visibleRow(db: DbOrTx, id: string, actor: Actor): Promise<MembershipSubscriptionsTable> {
+  const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+  if (!row || (row.member_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
+  return row
+}
+
+/** The charge of the current period: the first one carries the initiation fee, renewals do not. */
+function currentCharge(row: MembershipSubscriptionsTable, plan: Plan): PricedCharge {
+  const lines = chargeLines(plan, { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor }, row.cycle_index === 0)
+  return priceCharge(lines, plan.fees, plan.taxes)
+}
+
+function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | null {
+  return row.errors === null ? null : (JSON.parse(row.errors) as ValidationError[])
+}
+
+async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
+  const plan = toPlan(await membershipRow(db, row.membership_id))
+  return toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row) })
+}
+
+export async function getSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
+  return answer(db, await visibleRow(db, id, actor), clock.now())
+}
+
+/** A member's own subscriptions; staff see everyone's and may filter by member. Newest first. */
+export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptionListQuery, actor: Actor, clock: Clock, path: string) {
+  if (query.memberId !== undefined && query.memberId !== actor.id && !isStaff(actor)) {
+    throw new ForbiddenError("only staff may list another member's subscriptions")
+  }
+  const request = pageRequest(query)
+  let base = db.selectFrom('membership_subscriptions')
+  const memberId = isStaff(actor) ? query.memberId : actor.id
+  if (memberId !== undefined) base = base.where('member_id', '=', memberId)
+  if (query.membershipId !== undefined) base = base.where('membership_id', '=', query.membershipId)
+  if (query.status !== undefined) base = base.where('status', '=', query.status)
+  if (query.condition !== undefined) base = base.where('condition', '=', query.condition)
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  ])
+  const now = clock.now()
+  const plans = new Map<string, Plan>()
+  const items: MembershipSubscription[] = []
+  for (const row of rows) {
+    let plan = plans.get(row.membership_id)
+    if (!plan) plans.set(row.membership_id, (plan = toPlan(await membershipRow(db, row.membership_id))))
+    items.push(toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row) }))
+  }
+  return paged(items, Number(count.n), request, path, query)
+}
+
+/** After the customer authenticated with their bank: how the first charge stands now. */
+export async function confirmSubscription(db: Db, id: string, actor: Actor, deps: SubscriptionDeps): Promise<MembershipSubscription> {
+  const row = await visibleRow(db, id, actor)
+  if (row.status !== 'REQUIRES_AUTHENTICATION') throw new ConflictError(`the subscription is ${row.status}; only one waiting for authentication can be confirmed`)
+  const order = await db.selectFrom('orders').selectAll().where('id', '=', row.last_order_id!).executeTakeFirstOrThrow()
+  const plan = toPlan(await membershipRow(db, row.membership_id))
+  let outcome: ChargeResult
+  try {
+    outcome = await deps.provider.retrieve(order.provider_ref!)
+  } catch (err) {
+    if (err instanceof PaymentProviderError) throw new BadGatewayError(`the payment provider could not be reached; try again (${err.message})`)
+    throw err
+  }
+  const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
+  return toSubscription(recorded.row, plan, currentCharge(recorded.row, plan), {
+    mode: 'ORDER',
+    id: row.id,
+    now: deps.clock.now(),
+    summary: false,
+    errors: recorded.errors
+  })
+}
