@@ -505,3 +505,32 @@ export const orderRoutes = defineRoutes({
     }
   }
 })
+
+export const MembershipJobType = Type.Enum(['CHARGE'], {
+  description: 'CHARGE renews what is due, retries GRACE and HOLD, and ends cancellations (GRANT and PAUSES come with perks and pauses)'
+})
+export type MembershipJobType = Static<typeof MembershipJobType>
+
+export const MembershipJobRequest = Type.Object(
+  { type: MembershipJobType, date: Type.Optional(DateTime({ description: 'Run as of this time (default now)' })) },
+  { additionalProperties: false }
+)
+export type MembershipJobRequest = Static<typeof MembershipJobRequest>
+
+export const membershipJobRoutes = defineRoutes({
+  run: {
+    method: 'POST',
+    url: '/apis/v2/admin/membership-jobs',
+    schema: {
+      ...planAdmin,
+      operationId: 'runMembershipJob',
+      summary: 'Run a membership job now',
+      description:
+        'Admins only. Each (subscription, period) is charged at most once, whoever runs the job and however often ' +
+        '(also `club memberships run-job`). `job` holds the run: id, type, date, startedDate, finishedDate and counts by ' +
+        'outcome; `users` the subscriptions charged or tried, with the amount.',
+      body: MembershipJobRequest,
+      response: { 201: MembershipJobCapture, 400: ErrorBody, ...guarded }
+    }
+  }
+})

@@ -122,6 +122,8 @@ export interface OrdersTable {
   creator_id: string
   kind: OrderKind
   membership_subscription_id: string | null
+  /** The billing period a membership charge pays for (its start). */
+  period_start: string | null
   status: OrderStatus
   currency: string
   subtotal_minor: number
@@ -164,6 +166,8 @@ export interface MembershipSubscriptionsTable {
   billing_cycle_end: string | null
   last_charge_date: string | null
   next_charge_date: string | null
+  /** In GRACE and HOLD: when the failed renewal is tried again. */
+  next_retry_date: string | null
   next_grant_date: string | null
   last_grant_date: string | null
   last_order_id: string | null
@@ -171,6 +175,19 @@ export interface MembershipSubscriptionsTable {
   errors: string | null
   created_at: string
   updated_at: string
+}
+
+export type MembershipJobType = 'CHARGE' | 'GRANT' | 'PAUSES'
+
+export interface MembershipJobRunsTable {
+  id: string
+  type: MembershipJobType
+  date: string
+  started_at: string
+  finished_at: string | null
+  /** JSON: outcome -> count */
+  counts: string
+  error: string | null
 }
 
 /** Regions, areas, pods and courts share this shape; the parent columns differ. */
@@ -395,6 +412,7 @@ export interface Database {
   memberships: MembershipsTable
   orders: OrdersTable
   membership_subscriptions: MembershipSubscriptionsTable
+  membership_job_runs: MembershipJobRunsTable
   regions: RegionsTable
   areas: AreasTable
   pods: PodsTable

@@ -1,7 +1,9 @@
 // `club memberships create|list|show`: selling a membership plan from a shell. A plan is given as a
 // JSON file (--file, the body of POST /apis/v2/admin/memberships) or with flags for the usual fields.
 import { readFileSync } from 'node:fs'
-import { MembershipCreate, MembershipListQuery } from '@club/contract'
+import { MembershipCreate, MembershipJobRequest, MembershipListQuery } from '@club/contract'
+import { runMembershipJob } from '../jobs/membership-jobs.js'
+import { createPaymentProvider } from '../payments/index.js'
 import { flags, integer, UsageError, type Command, type CommandContext } from '../cli.js'
 import { systemClock } from '../clock.js'
 import { valueValidator } from '../plugins/validation.js'
@@ -9,6 +11,7 @@ import { createMembership, getMembership, listMemberships } from './plans.js'
 
 const checkPlan = valueValidator(MembershipCreate, 'plan')
 const checkQuery = valueValidator(MembershipListQuery, 'query')
+const checkJob = valueValidator(MembershipJobRequest, 'job')
 
 const amount = (value: string | undefined, name: string) => {
   if (value === undefined) return undefined
@@ -85,6 +88,13 @@ export const membershipCommands: Record<string, Command> = {
       )
     )
     return listMemberships(ctx.db, checkQuery(query), false, '/apis/v2/admin/memberships')
+  },
+
+  async 'memberships run-job'(ctx) {
+    const { values, positionals } = flags(ctx.args, { date: { type: 'string' } })
+    if (positionals.length !== 1) throw new UsageError('usage: club memberships run-job CHARGE [--date 2026-04-01T00:00:00Z]')
+    const request = checkJob({ type: positionals[0], ...(values.date !== undefined ? { date: values.date } : {}) })
+    return runMembershipJob(ctx.db, request, { clock: systemClock, provider: createPaymentProvider(ctx.config) })
   },
 
   async 'memberships show'(ctx) {

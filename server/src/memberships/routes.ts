@@ -1,6 +1,7 @@
 // Membership plans (admin), and the plans on sale to members.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { membershipPlanRoutes, membershipSubscriptionRoutes as subscriptionRoutes } from '@club/contract'
+import { membershipJobRoutes, membershipPlanRoutes, membershipSubscriptionRoutes as subscriptionRoutes } from '@club/contract'
+import { runMembershipJob } from '../jobs/membership-jobs.js'
 import { currentUser } from '../plugins/auth.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
 import { confirmSubscription, createSubscription, getSubscription, listSubscriptions } from './subscriptions.js'
@@ -56,6 +57,12 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
     handler: (request) => listSubscriptions(app.db, request.query, currentUser(request), app.clock, subscriptionRoutes.list.url)
   })
   app.route({ ...subscriptionRoutes.get, onRequest: signedIn, handler: (request) => getSubscription(app.db, request.params.id, currentUser(request), app.clock) })
+  app.route({
+    ...membershipJobRoutes.run,
+    onRequest: admins,
+    handler: async (request, reply) =>
+      reply.code(201).send(await runMembershipJob(app.db, request.body, { clock: app.clock, provider: app.paymentProvider }))
+  })
   app.route({
     ...subscriptionRoutes.confirm,
     onRequest: signedIn,

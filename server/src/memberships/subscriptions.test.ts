@@ -113,7 +113,7 @@ t.test('ORDER with a card that pays: CONFIRMED, its order PAID, the calendar anc
     providerReference: provider.list()[0]!.reference,
     failure: null
   })
-  t.equal(provider.list()[0]!.idempotencyKey, `membership:${s.id}:cycle:0`, 'the charge carries the (subscription, cycle) key')
+  t.equal(provider.list()[0]!.idempotencyKey, `membership:${s.id}:period:2026-01-31T09:00:00.000Z:attempt:1`, 'the charge carries the (subscription, period, attempt) key')
   t.same((await call('GET', `${SUBSCRIPTIONS}/${s.id}`, member)).json().status, 'CONFIRMED')
   await ctx.app.close()
 })
@@ -276,5 +276,5 @@ t.test('an unreachable provider: 502, nothing known charged, and ordering again 
   t.match(retry.json(), { status: 'CONFIRMED' })
   t.same(await tableCounts(ctx), { subscriptions: 1, orders: 1 }, 'the same subscription and order')
   const keys = real.list().map((c) => c.idempotencyKey)
-  t.same(keys, [`membership:${retry.json().id}:cycle:0`])
+  t.same(keys, [`membership:${retry.json().id}:period:2026-01-31T09:00:00.000Z:attempt:1`])
 })

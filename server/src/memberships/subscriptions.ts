@@ -201,6 +201,7 @@ function price(plan: Plan, timezone: string, start: Date): Priced & { row: Omit<
       billing_cycle_end: iso(period.billingCycleEnd),
       last_charge_date: null,
       next_charge_date: iso(period.nextChargeDate),
+      next_retry_date: null,
       next_grant_date: iso(period.nextGrantDate),
       last_grant_date: null,
       last_order_id: null,
@@ -217,7 +218,7 @@ function timezoneOf(request: MembershipSubscriptionRequest, deps: SubscriptionDe
   return timezone
 }
 
-async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
+export async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
   const row = await db.selectFrom('payment_methods').selectAll().where('user_id', '=', userId).where('is_default', '=', 1).executeTakeFirst()
   if (!row) return undefined
   return {
@@ -284,7 +285,18 @@ export async function createSubscription(db: Db, request: MembershipSubscription
     }
     const id = randomUUID()
     const provider = plan.chargeType === 'FREE' ? null : deps.provider.name
-    const orderRow = newOrder(memberId, actor.id, id, priced.charge, plan.currency, `membership:${id}:cycle:0`, now, provider)
+    const orderRow = newMembershipOrder({
+      userId: memberId,
+      creatorId: actor.id,
+      subscriptionId: id,
+      kind: 'MEMBERSHIP',
+      periodStart: priced.row.start_date,
+      attempt: 1,
+      priced: priced.charge,
+      currency: plan.currency,
+      provider,
+      now
+    })
     const subscription: MembershipSubscriptionsTable = { ...priced.row, id, member_id: memberId, creator_id: actor.id, last_order_id: orderRow.id }
     await tx.insertInto('orders').values(orderRow).execute()
     await tx.insertInto('membership_subscriptions').values(subscription).execute()
@@ -296,42 +308,50 @@ export async function createSubscription(db: Db, request: MembershipSubscription
   return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: true, errors: recorded.errors }) }
 }
 
-function newOrder(
-  userId: string,
-  creatorId: string,
-  subscriptionId: string,
-  priced: PricedCharge,
-  currency: string,
-  idempotencyKey: string,
-  now: Date,
+/**
+ * The order of one attempt at a membership charge. Its key names the subscription, the period it
+ * pays for and the attempt: the provider charges once per key, and the database holds at most one
+ * live charge per (subscription, period) (orders_one_live_charge_per_period).
+ */
+export function newMembershipOrder(input: {
+  userId: string
+  creatorId: string
+  subscriptionId: string
+  kind: 'MEMBERSHIP' | 'MEMBERSHIP_RENEWAL'
+  periodStart: string
+  attempt: number
+  priced: PricedCharge
+  currency: string
   /** null: nothing to charge (a FREE plan), the order is paid as it is made. */
   provider: string | null
-): OrdersTable {
+  now: Date
+}): OrdersTable {
   return {
     id: randomUUID(),
-    user_id: userId,
-    creator_id: creatorId,
-    kind: 'MEMBERSHIP',
-    membership_subscription_id: subscriptionId,
-    status: provider === null ? 'PAID' : 'PENDING',
-    currency,
-    subtotal_minor: priced.subtotal,
-    total_minor: priced.total,
-    lines: JSON.stringify(priced.lines),
-    fees: JSON.stringify(priced.fees),
-    taxes: JSON.stringify(priced.taxes),
-    provider,
+    user_id: input.userId,
+    creator_id: input.creatorId,
+    kind: input.kind,
+    membership_subscription_id: input.subscriptionId,
+    period_start: input.periodStart,
+    status: input.provider === null ? 'PAID' : 'PENDING',
+    currency: input.currency,
+    subtotal_minor: input.priced.subtotal,
+    total_minor: input.priced.total,
+    lines: JSON.stringify(input.priced.lines),
+    fees: JSON.stringify(input.priced.fees),
+    taxes: JSON.stringify(input.priced.taxes),
+    provider: input.provider,
     provider_ref: null,
-    idempotency_key: idempotencyKey,
+    idempotency_key: `membership:${input.subscriptionId}:period:${input.periodStart}:attempt:${input.attempt}`,
     failure_code: null,
     failure_message: null,
-    created_at: now.toISOString(),
-    updated_at: now.toISOString()
+    created_at: input.now.toISOString(),
+    updated_at: input.now.toISOString()
   }
 }
 
 /** One attempt at the order's charge; the provider's unreachability leaves the order PENDING for a retry. */
-async function charge(provider: PaymentProvider, order: OrdersTable, method: SavedPaymentMethod, plan: Plan): Promise<ChargeResult> {
+export async function charge(provider: PaymentProvider, order: OrdersTable, method: SavedPaymentMethod, plan: Plan): Promise<ChargeResult> {
   try {
     return await provider.charge({
       amount: order.total_minor,
@@ -427,7 +447,8 @@ async function visibleRow(db: DbOrTx, id: string, actor: Actor): Promise<Members
 
 /** The charge of the current period: the first one carries the initiation fee, renewals do not. */
 function currentCharge(row: MembershipSubscriptionsTable, plan: Plan): PricedCharge {
-  const lines = chargeLines(plan, { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor }, row.cycle_index === 0)
+  const first = row.billing_cycle_start === row.start_date
+  const lines = chargeLines(plan, { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor }, first)
   return priceCharge(lines, plan.fees, plan.taxes)
 }
 

@@ -60,13 +60,13 @@ const servedOperationIds = [
   'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents', 'listMembershipSubscriptions', 'listMemberships',
   'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions', 'listReplayServers', 'listSeries',
   'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
-  'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'setReplayServerConfig',
-  'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updateMembership', 'updatePod',
-  'updateRegion', 'updateSeries', 'updateTemplate'
+  'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'runMembershipJob',
+  'setReplayServerConfig', 'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updateMembership',
+  'updatePod', 'updateRegion', 'updateSeries', 'updateTemplate'
 ]
 
 // The verbs of the convention in packages/contract/README.md.
-const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm)[A-Z][A-Za-z]*$/
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run)[A-Z][A-Za-z]*$/
 
 t.test('every operation has a unique, stable operationId by the convention', async (t) => {
   const ctx = await testApp(t)

@@ -1,7 +1,7 @@
 // Memberships: the plans a club sells, the subscriptions members hold, and the orders every charge
 // and refund is recorded as. Money is integer minor units of the club's currency; rates are basis
 // points; recurring dates come from an anchor (a local wall time) in the subscription's timezone.
-import type { Kysely } from 'kysely'
+import { sql, type Kysely } from 'kysely'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -41,6 +41,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('creator_id', 'text', (c) => c.notNull().references('users.id').onDelete('restrict'))
     .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('membership_subscription_id', 'text')
+    // The billing period a membership charge pays for (its start); null for other orders.
+    .addColumn('period_start', 'text')
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('currency', 'text', (c) => c.notNull())
     .addColumn('subtotal_minor', 'integer', (c) => c.notNull())
@@ -61,6 +63,15 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('orders_user').on('orders').columns(['user_id', 'created_at', 'id']).execute()
   await db.schema.createIndex('orders_created').on('orders').columns(['created_at', 'id']).execute()
   await db.schema.createIndex('orders_subscription').on('orders').column('membership_subscription_id').execute()
+  // At most one live charge (being made, made, or waiting for the customer) per subscription and
+  // period, whoever runs the job and however often: a second run's insert fails and it moves on.
+  await db.schema
+    .createIndex('orders_one_live_charge_per_period')
+    .on('orders')
+    .columns(['membership_subscription_id', 'period_start'])
+    .unique()
+    .where(sql.ref('status'), 'in', sql`('PENDING', 'PAID', 'REQUIRES_AUTHENTICATION')`)
+    .execute()
 
   await db.schema
     .createTable('membership_subscriptions')
@@ -89,6 +100,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('billing_cycle_end', 'text')
     .addColumn('last_charge_date', 'text')
     .addColumn('next_charge_date', 'text')
+    // In GRACE and HOLD: when the failed renewal is tried again.
+    .addColumn('next_retry_date', 'text')
     .addColumn('next_grant_date', 'text')
     .addColumn('last_grant_date', 'text')
     .addColumn('last_order_id', 'text', (c) => c.references('orders.id').onDelete('set null'))
@@ -106,6 +119,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .columns(['status', 'next_charge_date'])
     .execute()
 
+  await db.schema
+    .createTable('membership_job_runs')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('type', 'text', (c) => c.notNull())
+    .addColumn('date', 'text', (c) => c.notNull())
+    .addColumn('started_at', 'text', (c) => c.notNull())
+    .addColumn('finished_at', 'text')
+    // JSON: outcome -> count
+    .addColumn('counts', 'text', (c) => c.notNull())
+    .addColumn('error', 'text')
+    .execute()
+  await db.schema.createIndex('membership_job_runs_started').on('membership_job_runs').columns(['started_at', 'id']).execute()
+
   // What a provider needs to charge a saved method off-session (Stripe's customer and payment method).
   await db.schema.alterTable('payment_methods').addColumn('provider_customer_ref', 'text').execute()
   await db.schema.alterTable('payment_methods').addColumn('provider_method_ref', 'text').execute()
@@ -114,5 +140,5 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('payment_methods').dropColumn('provider_method_ref').execute()
   await db.schema.alterTable('payment_methods').dropColumn('provider_customer_ref').execute()
-  for (const table of ['membership_subscriptions', 'orders', 'memberships']) await db.schema.dropTable(table).execute()
+  for (const table of ['membership_job_runs', 'membership_subscriptions', 'orders', 'memberships']) await db.schema.dropTable(table).execute()
 }

@@ -1,0 +1,286 @@
+// The CHARGE membership job: renew what is due, retry what failed (GRACE every other day, HOLD
+// every third), move conditions, and end cancellations and memberships whose HOLD ran out.
+// A plain function of the database, the date it runs for, the clock and the payment provider.
+// Each subscription is one unit of work: decided and claimed in one IMMEDIATE transaction, charged
+// outside it, recorded in another. The claim is an order row, at most one live per (subscription,
+// period) by a unique index, so two runs at once (the CLI and the server, two servers) charge once.
+import { randomUUID } from 'node:crypto'
+import type { UserMembershipSubscriptionSummary } from '@club/contract'
+import { anchorAt, chargeDate, daysAfter, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
+import { currencyExponent, fromMinor } from '../billing/money.js'
+import { priceCharge } from '../billing/pricing.js'
+import type { Clock } from '../clock.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import { membershipRow, toPlan, type Plan } from '../memberships/plans.js'
+import { chargeLines, newMembershipOrder, savedMethod, subscriptionPath } from '../memberships/subscriptions.js'
+import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
+
+const DAY_MS = 86_400_000
+/** Retries: every other day in GRACE, every third in HOLD (BILLING.md). */
+const GRACE_RETRY_DAYS = 2
+const HOLD_RETRY_DAYS = 3
+/** A claim (PENDING order) older than this was left by a run that stopped mid-charge: it is charged again under its own key. */
+const STALE_CLAIM_MS = 15 * 60_000
+
+export type RenewalStep =
+  | { kind: 'none' }
+  /** A requested cancellation takes effect at the end of the cycle; a HOLD that ran out cancels. */
+  | { kind: 'end'; at: string; reason: 'cancelled' | 'hold_expired' }
+  /** Charge the period starting at periodStart (the anniversary; in HOLD, the day of the payment). */
+  | { kind: 'charge'; periodStart: string; periodEnd: string; retry: boolean }
+
+const anchorOf = (row: MembershipSubscriptionsTable): Anchor => ({ local: row.anchor_local, timezone: row.timezone })
+
+/** What the job does to one subscription on `date`: pure, so every rule has a unit test. */
+export function decideRenewal(row: MembershipSubscriptionsTable, plan: Pick<Plan, 'holdDays'>, date: Date): RenewalStep {
+  const at = date.toISOString()
+  if (row.status !== 'CONFIRMED') return { kind: 'none' }
+  if (row.end_date !== null && row.end_date <= at) return { kind: 'none' }
+  if (row.charge_type === 'FREE' || row.charge_type === 'NON_RECURRING') return { kind: 'none' }
+  const period = row.charge_type as RenewalPeriod
+  if (row.cancellation_requested_at !== null && row.billing_cycle_end !== null && row.billing_cycle_end <= at) {
+    return { kind: 'end', at: row.billing_cycle_end, reason: 'cancelled' }
+  }
+  if (row.condition === 'VALID') {
+    if (row.next_charge_date === null || row.next_charge_date > at) return { kind: 'none' }
+    return { kind: 'charge', periodStart: row.next_charge_date, periodEnd: chargeDate(anchorOf(row), period, row.cycle_index + 2).toISOString(), retry: false }
+  }
+  if (row.condition === 'HOLD') {
+    // A HOLD ends when its days are over, whether or not a retry falls on that day.
+    const holdEnds = new Date(Date.parse(row.condition_updated_at) + plan.holdDays * DAY_MS).toISOString()
+    if (at >= holdEnds) return { kind: 'end', at: holdEnds, reason: 'hold_expired' }
+  }
+  if (row.next_retry_date === null || row.next_retry_date > at) return { kind: 'none' }
+  if (row.condition === 'HOLD') {
+    // Paying in HOLD re-anchors the membership to the payment date.
+    const anchor = anchorAt(date, row.timezone)
+    return { kind: 'charge', periodStart: at, periodEnd: chargeDate(anchor, period, 1).toISOString(), retry: true }
+  }
+  // GRACE keeps the anniversary: the unpaid period is the one being retried.
+  return { kind: 'charge', periodStart: row.next_charge_date!, periodEnd: chargeDate(anchorOf(row), period, row.cycle_index + 2).toISOString(), retry: true }
+}
+
+/** The subscription after a charge for `step` came back: paid, or one step further along GRACE and HOLD. */
+export function afterCharge(
+  row: MembershipSubscriptionsTable,
+  plan: Pick<Plan, 'graceDays'>,
+  step: Extract<RenewalStep, { kind: 'charge' }>,
+  outcome: ChargeResult,
+  date: Date,
+  orderId: string
+): MembershipSubscriptionsTable {
+  const at = date.toISOString()
+  const base = { ...row, last_order_id: orderId, updated_at: at }
+  if (outcome.status === 'succeeded') {
+    const reanchored = row.condition === 'HOLD'
+    return {
+      ...base,
+      anchor_local: reanchored ? anchorAt(date, row.timezone).local : row.anchor_local,
+      cycle_index: reanchored ? 0 : row.cycle_index + 1,
+      billing_cycle_start: step.periodStart,
+      billing_cycle_end: step.periodEnd,
+      next_charge_date: step.periodEnd,
+      last_charge_date: at,
+      next_retry_date: null,
+      condition: 'VALID',
+      condition_updated_at: row.condition === 'VALID' ? row.condition_updated_at : at,
+      errors: null
+    }
+  }
+  // A renewal is off-session: a bank asking the customer to authenticate is a failed renewal too,
+  // and the member is told so in `errors`.
+  const error =
+    outcome.status === 'declined'
+      ? { code: outcome.declineCode, message: outcome.message, details: null }
+      : { code: 'requires_authentication', message: "the member's bank asks them to authenticate the renewal", details: null }
+  const retryIn = (days: number) => daysAfter(anchorAt(date, row.timezone), days).toISOString()
+  if (row.condition === 'VALID') {
+    return { ...base, condition: 'GRACE', condition_updated_at: at, next_retry_date: retryIn(GRACE_RETRY_DAYS), errors: JSON.stringify([error]) }
+  }
+  if (row.condition === 'GRACE') {
+    const graceEnds = new Date(Date.parse(row.condition_updated_at) + plan.graceDays * DAY_MS).toISOString()
+    if (at >= graceEnds) return { ...base, condition: 'HOLD', condition_updated_at: at, next_retry_date: retryIn(HOLD_RETRY_DAYS), errors: JSON.stringify([error]) }
+    return { ...base, next_retry_date: retryIn(GRACE_RETRY_DAYS), errors: JSON.stringify([error]) }
+  }
+  return { ...base, next_retry_date: retryIn(HOLD_RETRY_DAYS), errors: JSON.stringify([error]) }
+}
+
+export interface JobDeps {
+  clock: Clock
+  provider: PaymentProvider
+}
+
+export interface JobOutcome {
+  id: string
+  type: 'CHARGE'
+  date: string
+  startedDate: string
+  finishedDate: string
+  counts: Record<string, number>
+  users: UserMembershipSubscriptionSummary[]
+}
+
+type UnitResult =
+  | { outcome: 'renewed' | 'retried_paid' | 'declined' | 'grace' | 'hold'; subscriptionId: string; userId: string; amount: number; currency: string }
+  | { outcome: 'cancelled' | 'hold_expired' | 'claimed_elsewhere' | 'unchanged' | 'provider_unreachable'; subscriptionId: string }
+
+/** Runs the CHARGE job for `date`: every due subscription, once, in the order they fell due. */
+export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<JobOutcome> {
+  const id = randomUUID()
+  const started = deps.clock.now().toISOString()
+  const at = date.toISOString()
+  await db.insertInto('membership_job_runs').values({ id, type: 'CHARGE', date: at, started_at: started, finished_at: null, counts: '{}', error: null }).execute()
+  const due = await db
+    .selectFrom('membership_subscriptions')
+    .select('id')
+    .where('status', '=', 'CONFIRMED')
+    .where('charge_type', 'in', ['MONTHLY', 'SIX_MONTHS', 'YEARLY'])
+    .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', at)]))
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('condition', '=', 'VALID'), eb('next_charge_date', '<=', at)]),
+        eb('next_retry_date', '<=', at),
+        eb('condition', '=', 'HOLD'),
+        eb.and([eb('cancellation_requested_at', 'is not', null), eb('billing_cycle_end', '<=', at)])
+      ])
+    )
+    .orderBy('next_charge_date')
+    .orderBy('id')
+    .execute()
+  const counts: Record<string, number> = {}
+  const users: UserMembershipSubscriptionSummary[] = []
+  const plans = new Map<string, Plan>()
+  for (const { id: subscriptionId } of due) {
+    const result = await renewOne(db, subscriptionId, date, deps, plans)
+    counts[result.outcome] = (counts[result.outcome] ?? 0) + 1
+    if ('amount' in result) {
+      users.push({
+        id: result.subscriptionId,
+        user: { id: result.userId },
+        amount: fromMinor(result.amount, currencyExponent(result.currency)),
+        _links: { self: { href: subscriptionPath(result.subscriptionId) } }
+      })
+    }
+  }
+  const finished = deps.clock.now().toISOString()
+  await db.updateTable('membership_job_runs').set({ finished_at: finished, counts: JSON.stringify(counts) }).where('id', '=', id).execute()
+  return { id, type: 'CHARGE', date: at, startedDate: started, finishedDate: finished, counts, users }
+}
+
+async function planOf(db: DbOrTx, membershipId: string, plans: Map<string, Plan>): Promise<Plan> {
+  let plan = plans.get(membershipId)
+  if (!plan) plans.set(membershipId, (plan = toPlan(await membershipRow(db, membershipId))))
+  return plan
+}
+
+async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDeps, plans: Map<string, Plan>): Promise<UnitResult> {
+  const at = date.toISOString()
+  const now = deps.clock.now()
+  // Decide and claim in one IMMEDIATE transaction: a parallel run waits, then sees this one's claim.
+  const claim = await db.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirstOrThrow()
+    const plan = await planOf(tx, row.membership_id, plans)
+    const step = decideRenewal(row, plan, date)
+    if (step.kind === 'none') return { kind: 'done' as const, result: { outcome: 'unchanged' as const, subscriptionId } }
+    if (step.kind === 'end') {
+      await tx.updateTable('membership_subscriptions').set({ end_date: step.at, updated_at: at }).where('id', '=', subscriptionId).execute()
+      return { kind: 'done' as const, result: { outcome: step.reason, subscriptionId } }
+    }
+    const orders = await tx
+      .selectFrom('orders')
+      .selectAll()
+      .where('membership_subscription_id', '=', subscriptionId)
+      .where('period_start', '=', step.periodStart)
+      .execute()
+    const live = orders.find((o) => o.status === 'PENDING' || o.status === 'PAID' || o.status === 'REQUIRES_AUTHENTICATION')
+    if (live) {
+      // Charging now elsewhere, or paid and recorded by a run this one waited for; a claim left by a
+      // run that stopped mid-charge is charged again under its own key (the provider charges once).
+      const stale = live.status === 'PENDING' && now.getTime() - Date.parse(live.updated_at) > STALE_CLAIM_MS
+      if (!stale) return { kind: 'done' as const, result: { outcome: 'claimed_elsewhere' as const, subscriptionId } }
+      return { kind: 'charge' as const, row, plan, step, order: live }
+    }
+    const priced = priceCharge(chargeLines(plan, { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor }, false), plan.fees, plan.taxes)
+    const order = newMembershipOrder({
+      userId: row.member_id,
+      creatorId: row.member_id,
+      subscriptionId,
+      kind: 'MEMBERSHIP_RENEWAL',
+      periodStart: step.periodStart,
+      attempt: orders.length + 1,
+      priced,
+      currency: row.currency,
+      provider: deps.provider.name,
+      now
+    })
+    await tx.insertInto('orders').values(order).execute()
+    return { kind: 'charge' as const, row, plan, step, order }
+  })
+  if (claim.kind === 'done') return claim.result
+
+  const { row, plan, step, order } = claim
+  const method = await savedMethod(db, row.member_id)
+  let outcome: ChargeResult
+  if (!method) {
+    outcome = { status: 'declined', reference: null, declineCode: 'payment_method_missing', message: 'the member has no saved payment method' }
+  } else {
+    try {
+      outcome = await deps.provider.charge({
+        amount: order.total_minor,
+        currency: order.currency,
+        paymentMethod: method,
+        idempotencyKey: order.idempotency_key,
+        description: `${plan.displayName} membership renewal`,
+        metadata: { orderId: order.id, membershipSubscriptionId: subscriptionId }
+      })
+    } catch (err) {
+      // Nothing is known to be charged: the claim stays PENDING and a later run charges it again
+      // under the same key once it is stale.
+      if (err instanceof PaymentProviderError) return { outcome: 'provider_unreachable', subscriptionId }
+      throw err
+    }
+  }
+  return record(db, row, plan, step, order, outcome, date)
+}
+
+async function record(
+  db: Db,
+  row: MembershipSubscriptionsTable,
+  plan: Plan,
+  step: Extract<RenewalStep, { kind: 'charge' }>,
+  order: OrdersTable,
+  outcome: ChargeResult,
+  date: Date
+): Promise<UnitResult> {
+  const at = date.toISOString()
+  const next = afterCharge(row, plan, step, outcome, date, order.id)
+  await db.transaction().execute(async (tx) => {
+    const paid = outcome.status === 'succeeded'
+    await tx
+      .updateTable('orders')
+      .set({
+        status: paid ? 'PAID' : 'FAILED',
+        provider_ref: outcome.reference,
+        failure_code: paid ? null : outcome.status === 'declined' ? outcome.declineCode : 'requires_authentication',
+        failure_message: paid ? null : outcome.status === 'declined' ? outcome.message : "the member's bank asks them to authenticate the renewal",
+        updated_at: at
+      })
+      .where('id', '=', order.id)
+      .execute()
+    const { id: _id, ...changes } = next
+    // Only the state this charge was decided on is moved on: a staff change meanwhile wins.
+    await tx
+      .updateTable('membership_subscriptions')
+      .set(changes)
+      .where('id', '=', row.id)
+      .where('condition', '=', row.condition)
+      .where('cycle_index', '=', row.cycle_index)
+      .execute()
+  })
+  const charged = { subscriptionId: row.id, userId: row.member_id, amount: order.total_minor, currency: order.currency }
+  if (outcome.status === 'succeeded') return { outcome: step.retry ? 'retried_paid' : 'renewed', ...charged }
+  if (next.condition === 'HOLD' && row.condition !== 'HOLD') return { outcome: 'hold', ...charged }
+  if (next.condition === 'GRACE' && row.condition === 'VALID') return { outcome: 'grace', ...charged }
+  return { outcome: 'declined', ...charged }
+}
