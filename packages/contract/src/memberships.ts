@@ -122,13 +122,16 @@ export type MembershipSubscription = Static<typeof MembershipSubscription>
 export const MembershipSubscriptionCollection = Collection(MembershipSubscription)
 export type MembershipSubscriptionCollection = Static<typeof MembershipSubscriptionCollection>
 
-export const MembershipSubscriptionPatchable = Type.Object({
-  lastChargeDate: DateTime(),
-  nextChargeDate: DateTime(),
-  nextGrantDate: DateTime(),
-  timezone: Type.String(),
-  price: Nullable(Type.Number())
-})
+export const MembershipSubscriptionPatchable = Type.Object(
+  {
+    lastChargeDate: Type.Optional(DateTime({ description: 'Not in the future' })),
+    nextChargeDate: Type.Optional(DateTime({ description: 'Not in the past; later renewals follow from it' })),
+    nextGrantDate: Type.Optional(DateTime({ description: 'Not in the past' })),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'IANA name; the renewal day and time are kept in it from now on' })),
+    price: Type.Optional(Nullable(Type.Number({ minimum: 0, maximum: 1_000_000, description: "From the next charge; null: the plan's price" })))
+  },
+  { additionalProperties: false }
+)
 export type MembershipSubscriptionPatchable = Static<typeof MembershipSubscriptionPatchable>
 
 export const UserMembershipSubscriptionSummary = Type.Object({
@@ -475,6 +478,58 @@ export const membershipSubscriptionRoutes = defineRoutes({
         '(CONFIRMED once paid, unchanged while the bank still waits, CHARGE_FAILED when refused). Any other status is a 409.',
       params: IdParams,
       response: { 200: MembershipSubscription, ...guarded, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody }
+    }
+  }
+})
+
+export const MembershipCancellationRequest = Type.Object(
+  { immediate: Type.Optional(Type.Boolean({ default: false, description: 'Staff only: end it now rather than at billingCycleEnd' })) },
+  { additionalProperties: false }
+)
+export type MembershipCancellationRequest = Static<typeof MembershipCancellationRequest>
+
+export const membershipSubscriptionChangeRoutes = defineRoutes({
+  patch: {
+    method: 'PATCH',
+    url: '/apis/v2/membership-subscriptions/:id',
+    schema: {
+      ...signedIn,
+      operationId: 'updateMembershipSubscription',
+      summary: "Correct a subscription's dates, timezone or price",
+      description:
+        'Staff only. A charge or grant date in the past, a last charge in the future or an unknown timezone is a 400. ' +
+        'A new nextChargeDate (or timezone) moves the anchor: later renewals fall on whole periods from it.',
+      params: IdParams,
+      body: MembershipSubscriptionPatchable,
+      response: { 200: MembershipSubscription, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  },
+  cancel: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions/:id/cancellation',
+    schema: {
+      ...signedIn,
+      operationId: 'cancelMembershipSubscription',
+      summary: 'Request a cancellation',
+      description:
+        'The member or staff. It takes effect at billingCycleEnd (PENDING_CANCEL until then, CANCELLED after; no renewal ' +
+        'is charged). Staff may end it at once with `immediate`. A cancellation already requested, or a subscription not ' +
+        'in force, is a 409.',
+      params: IdParams,
+      body: MembershipCancellationRequest,
+      response: { 200: MembershipSubscription, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  },
+  withdrawCancellation: {
+    method: 'DELETE',
+    url: '/apis/v2/membership-subscriptions/:id/cancellation',
+    schema: {
+      ...signedIn,
+      operationId: 'withdrawMembershipSubscriptionCancellation',
+      summary: 'Withdraw a pending cancellation',
+      description: 'The member or staff, before it takes effect; the membership renews as before. Nothing pending is a 409.',
+      params: IdParams,
+      response: { 200: MembershipSubscription, ...guarded, 404: ErrorBody, 409: ErrorBody }
     }
   }
 })

@@ -1,10 +1,23 @@
 // Membership plans (admin), and the plans on sale to members.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { membershipJobRoutes, membershipPlanRoutes, membershipSubscriptionRoutes as subscriptionRoutes } from '@club/contract'
+import {
+  membershipJobRoutes,
+  membershipPlanRoutes,
+  membershipSubscriptionChangeRoutes as changeRoutes,
+  membershipSubscriptionRoutes as subscriptionRoutes
+} from '@club/contract'
 import { runMembershipJob } from '../jobs/membership-jobs.js'
 import { currentUser } from '../plugins/auth.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
-import { confirmSubscription, createSubscription, getSubscription, listSubscriptions } from './subscriptions.js'
+import {
+  cancelSubscription,
+  confirmSubscription,
+  createSubscription,
+  getSubscription,
+  listSubscriptions,
+  patchSubscription,
+  withdrawCancellation
+} from './subscriptions.js'
 
 const memberships: FastifyPluginAsyncTypebox = async (app) => {
   const admins = app.auth.bearer({ roles: ['admin'] })
@@ -57,6 +70,25 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
     handler: (request) => listSubscriptions(app.db, request.query, currentUser(request), app.clock, subscriptionRoutes.list.url)
   })
   app.route({ ...subscriptionRoutes.get, onRequest: signedIn, handler: (request) => getSubscription(app.db, request.params.id, currentUser(request), app.clock) })
+  app.route({
+    ...changeRoutes.patch,
+    onRequest: app.auth.apiKeyOrBearer({ roles: ['admin', 'staff'] }),
+    handler: (request) => patchSubscription(app.db, request.params.id, request.body, currentUser(request), app.clock)
+  })
+  app.route({
+    ...changeRoutes.cancel,
+    onRequest: signedIn,
+    // A member's "cancel" button sends no body: that is the plain request, not a bad one.
+    preValidation: async (request) => {
+      request.body ??= {}
+    },
+    handler: (request) => cancelSubscription(app.db, request.params.id, request.body.immediate ?? false, currentUser(request), app.clock)
+  })
+  app.route({
+    ...changeRoutes.withdrawCancellation,
+    onRequest: signedIn,
+    handler: (request) => withdrawCancellation(app.db, request.params.id, currentUser(request), app.clock)
+  })
   app.route({
     ...membershipJobRoutes.run,
     onRequest: admins,

@@ -4,13 +4,14 @@ import { randomUUID } from 'node:crypto'
 import type {
   MembershipSubscription,
   MembershipSubscriptionListQuery,
+  MembershipSubscriptionPatchable as MembershipSubscriptionPatch,
   MembershipSubscriptionRequest,
   SubscriptionExtendedStatus,
   ValidationError
 } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
 import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MONTHS, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
-import { currencyExponent, fromMinor, toPercentage } from '../billing/money.js'
+import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '../billing/money.js'
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
@@ -513,4 +514,97 @@ export async function confirmSubscription(db: Db, id: string, actor: Actor, deps
     summary: false,
     errors: recorded.errors
   })
+}
+
+/** A subscription change, in one IMMEDIATE transaction over the row as it is now. */
+async function change(
+  db: Db,
+  id: string,
+  actor: Actor,
+  clock: Clock,
+  apply: (row: MembershipSubscriptionsTable, plan: Plan, now: Date) => Partial<MembershipSubscriptionsTable>
+): Promise<MembershipSubscription> {
+  const now = clock.now()
+  const row = await db.transaction().execute(async (tx) => {
+    const current = await visibleRow(tx, id, actor)
+    const plan = toPlan(await membershipRow(tx, current.membership_id))
+    const changes = { ...apply(current, plan, now), updated_at: now.toISOString() }
+    await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', id).execute()
+    return { ...current, ...changes }
+  })
+  return answer(db, row, now)
+}
+
+function inForce(row: MembershipSubscriptionsTable, now: Date): boolean {
+  return row.status === 'CONFIRMED' && (row.end_date === null || row.end_date > now.toISOString())
+}
+
+/**
+ * A cancellation takes effect at the end of the cycle already paid for (its end date is set now, so
+ * no renewal falls due); staff may end a membership at once.
+ */
+export async function cancelSubscription(db: Db, id: string, immediate: boolean, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
+  if (immediate && !isStaff(actor)) throw new ForbiddenError('only staff may end a membership at once; a member cancels at the end of the cycle')
+  return change(db, id, actor, clock, (row, _plan, now) => {
+    if (!inForce(row, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(row, now)})`)
+    if (row.cancellation_requested_at !== null) throw new ConflictError(`a cancellation was already requested on ${row.cancellation_requested_at}`)
+    if (!immediate && row.charge_type === 'NON_RECURRING') throw new ConflictError(`a NON_RECURRING membership ends by itself on ${row.end_date}`)
+    const effective = immediate || row.billing_cycle_end === null ? now.toISOString() : row.billing_cycle_end
+    return { cancellation_requested_at: now.toISOString(), end_date: effective }
+  })
+}
+
+export async function withdrawCancellation(db: Db, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
+  return change(db, id, actor, clock, (row, _plan, now) => {
+    if (row.cancellation_requested_at === null) throw new ConflictError('no cancellation is pending')
+    if (!inForce(row, now)) throw new ConflictError('the cancellation has already taken effect')
+    return { cancellation_requested_at: null, end_date: null }
+  })
+}
+
+/** Staff corrections (the reference's Patchable), each checked; a new next charge moves the anchor. */
+export async function patchSubscription(db: Db, id: string, patch: MembershipSubscriptionPatch, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
+  if (!isStaff(actor)) throw new ForbiddenError('only staff may change a subscription')
+  return change(db, id, actor, clock, (row, plan, now) => {
+    const at = now.toISOString()
+    const changes: Partial<MembershipSubscriptionsTable> = {}
+    if (patch.timezone !== undefined && !isValidTimezone(patch.timezone)) {
+      throw new BadRequestError(`timezone: ${JSON.stringify(patch.timezone.slice(0, 40))} is not an IANA timezone`)
+    }
+    for (const field of ['nextChargeDate', 'nextGrantDate'] as const) {
+      const value = patch[field]
+      if (value !== undefined && new Date(value).toISOString() < at) throw new BadRequestError(`${field}: ${value.slice(0, 40)} is in the past`)
+    }
+    if (patch.lastChargeDate !== undefined && new Date(patch.lastChargeDate).toISOString() > at) {
+      throw new BadRequestError(`lastChargeDate: ${patch.lastChargeDate.slice(0, 40)} is in the future`)
+    }
+    const renews = row.charge_type === 'MONTHLY' || row.charge_type === 'SIX_MONTHS' || row.charge_type === 'YEARLY'
+    if (patch.nextChargeDate !== undefined && !renews) throw new BadRequestError(`nextChargeDate: a ${row.charge_type} membership is not renewed`)
+    const timezone = patch.timezone ?? row.timezone
+    const nextCharge = patch.nextChargeDate !== undefined ? new Date(patch.nextChargeDate) : row.next_charge_date === null ? null : new Date(row.next_charge_date)
+    if ((patch.nextChargeDate !== undefined || patch.timezone !== undefined) && nextCharge !== null && renews) {
+      // The anchor becomes the next charge itself: cycle_index counts the periods paid since the
+      // anchor, so -1 says "the anchor is the next one due" and later dates follow from it.
+      changes.anchor_local = anchorAt(nextCharge, timezone).local
+      changes.cycle_index = -1
+      changes.next_charge_date = nextCharge.toISOString()
+      changes.billing_cycle_end = nextCharge.toISOString()
+    }
+    if (patch.timezone !== undefined) changes.timezone = patch.timezone
+    if (patch.nextGrantDate !== undefined) changes.next_grant_date = new Date(patch.nextGrantDate).toISOString()
+    if (patch.lastChargeDate !== undefined) changes.last_charge_date = new Date(patch.lastChargeDate).toISOString()
+    if (patch.price !== undefined) {
+      changes.price_minor = patch.price === null ? plan.priceMinor : minorOf(patch.price, row.currency, 'price')
+    }
+    return changes
+  })
+}
+
+function minorOf(amount: number, currency: string, field: string): number {
+  try {
+    return toMinor(amount, currencyExponent(currency))
+  } catch (err) {
+    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
+    throw err
+  }
 }

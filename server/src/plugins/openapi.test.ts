@@ -50,23 +50,24 @@ t.test('every served contract route is in /documentation/json with its schemas',
 // Generated clients name their methods after these: renaming one breaks every integrator's code, so the
 // list is held here and a change to it is a deliberate one.
 const servedOperationIds = [
-  'approveReplayServer', 'confirmMembershipSubscription', 'createArea', 'createAuthorization', 'createCourt', 'createEvent',
-  'createForumConnectAuthorization', 'createMembership', 'createMembershipSubscription', 'createPhoneVerification',
-  'createPod', 'createRegion', 'createSeries', 'createTemplate', 'createTemplateFromEvent', 'createTemplateFromSeries',
-  'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deleteMembership', 'deletePod',
-  'deleteRegion', 'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'getArea', 'getCourt', 'getCurrentUser',
-  'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getMembershipSubscription', 'getOrder', 'getPod',
-  'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot', 'getReplayServerStatus', 'getSeries', 'getTemplate',
-  'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents', 'listMembershipSubscriptions', 'listMemberships',
-  'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions', 'listReplayServers', 'listSeries',
-  'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset',
-  'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken', 'runMembershipJob',
-  'setReplayServerConfig', 'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updateMembership',
-  'updatePod', 'updateRegion', 'updateSeries', 'updateTemplate'
+  'approveReplayServer', 'cancelMembershipSubscription', 'confirmMembershipSubscription', 'createArea',
+  'createAuthorization', 'createCourt', 'createEvent', 'createForumConnectAuthorization', 'createMembership',
+  'createMembershipSubscription', 'createPhoneVerification', 'createPod', 'createRegion', 'createSeries', 'createTemplate',
+  'createTemplateFromEvent', 'createTemplateFromSeries', 'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt',
+  'deleteEvent', 'deleteMembership', 'deletePod', 'deleteRegion', 'deleteReplayServer', 'deleteSeries', 'deleteTemplate',
+  'getArea', 'getCourt', 'getCurrentUser', 'getCurrentUserPaymentMethod', 'getEvent', 'getMembership',
+  'getMembershipSubscription', 'getOrder', 'getPod', 'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot',
+  'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
+  'listMembershipSubscriptions', 'listMemberships', 'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions',
+  'listReplayServers', 'listSeries', 'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer',
+  'requestPasswordReset', 'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken',
+  'runMembershipJob', 'setReplayServerConfig', 'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent',
+  'updateMembership', 'updateMembershipSubscription', 'updatePod', 'updateRegion', 'updateSeries', 'updateTemplate',
+  'withdrawMembershipSubscriptionCancellation'
 ]
 
 // The verbs of the convention in packages/contract/README.md.
-const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run)[A-Z][A-Za-z]*$/
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw)[A-Z][A-Za-z]*$/
 
 t.test('every operation has a unique, stable operationId by the convention', async (t) => {
   const ctx = await testApp(t)

@@ -1,0 +1,90 @@
+// Cancelling, withdrawing a cancellation, and staff corrections of a subscription, with the CHARGE
+// job seeing each.
+import t from 'tap'
+import { setDefaultPaymentMethod } from '../users/payment-methods.js'
+import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { monthlyPlan } from './test-fixtures.js'
+
+const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
+type Who = { id: string; authorization: string }
+
+async function setup(t: Parameters<typeof testApp>[0]) {
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
+  ctx.clock.set('2026-01-31T09:00:00.000Z')
+  const admin = await userWithToken(ctx, 'admin')
+  const staff = await userWithToken(ctx, 'staff')
+  const member = await userWithToken(ctx, 'member')
+  const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, who: Who | undefined, payload?: unknown) =>
+    ctx.app.inject({ method, url, headers: who ? { authorization: who.authorization } : {}, ...(payload !== undefined ? { payload: payload as object } : {}) })
+  const planId = (await call('POST', '/apis/v2/admin/memberships', admin, monthlyPlan)).json().id as string
+  await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
+  const subscription = (await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })).json()
+  const run = async (date: string) => {
+    ctx.clock.set(date)
+    return (await call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'CHARGE', date })).json()
+  }
+  return { ctx, admin, staff, member, call, subscription, run, url: `${SUBSCRIPTIONS}/${subscription.id}` }
+}
+
+t.test('a member cancels: PENDING_CANCEL until the cycle ends, no renewal, then CANCELLED', async (t) => {
+  const { ctx, member, call, run, url } = await setup(t)
+  ctx.clock.set('2026-02-10T12:00:00.000Z')
+  const res = await call('POST', `${url}/cancellation`, member, {})
+  t.equal(res.statusCode, 200)
+  t.match(res.json(), { extendedStatus: 'PENDING_CANCEL', cancellationRequestDate: '2026-02-10T12:00:00.000Z', endDate: '2026-02-28T09:00:00.000Z' })
+  const again = await call('POST', `${url}/cancellation`, member, {})
+  t.equal(again.statusCode, 409)
+  t.match(errorOf(again).message, /already requested/)
+  const job = await run('2026-02-28T09:00:00.000Z')
+  t.same(job.users.items, [], 'nothing charged at the end of the cycle')
+  t.match((await call('GET', url, member)).json(), { extendedStatus: 'CANCELLED', status: 'CONFIRMED' })
+  t.equal((await call('DELETE', `${url}/cancellation`, member)).statusCode, 409, 'too late to withdraw')
+})
+
+t.test('a pending cancellation can be withdrawn; the membership then renews as before', async (t) => {
+  const { member, call, run, url } = await setup(t)
+  t.equal((await call('POST', `${url}/cancellation`, member)).statusCode, 200, 'no body needed')
+  const withdrawn = await call('DELETE', `${url}/cancellation`, member)
+  t.equal(withdrawn.statusCode, 200)
+  t.match(withdrawn.json(), { extendedStatus: 'ACTIVE', cancellationRequestDate: null, endDate: null })
+  t.equal((await call('DELETE', `${url}/cancellation`, member)).statusCode, 409, 'nothing pending')
+  t.match((await run('2026-02-28T09:00:00.000Z')).job.counts, { renewed: 1 })
+})
+
+t.test('staff may end a membership at once; a member may not', async (t) => {
+  const { ctx, staff, member, call, url } = await setup(t)
+  const mine = await call('POST', `${url}/cancellation`, member, { immediate: true })
+  t.equal(mine.statusCode, 403)
+  ctx.clock.set('2026-02-05T10:00:00.000Z')
+  const now = await call('POST', `${url}/cancellation`, staff, { immediate: true })
+  t.match(now.json(), { extendedStatus: 'CANCELLED', endDate: '2026-02-05T10:00:00.000Z' })
+  t.equal((await call('POST', `${url}/cancellation`, staff, {})).statusCode, 409, 'not in force')
+})
+
+t.test('staff corrections: price from the next charge, a new charge date the renewals follow, and refusals', async (t) => {
+  const { ctx, staff, member, call, run, url } = await setup(t)
+  t.equal((await call('PATCH', url, member, { price: 1 })).statusCode, 403, 'members do not')
+  const bad: Array<[Record<string, unknown>, RegExp]> = [
+    [{ nextChargeDate: '2026-01-01T00:00:00.000Z' }, /^nextChargeDate: .* is in the past/],
+    [{ nextGrantDate: '2025-12-31T00:00:00.000Z' }, /^nextGrantDate: .* is in the past/],
+    [{ lastChargeDate: '2027-01-01T00:00:00.000Z' }, /^lastChargeDate: .* is in the future/],
+    [{ timezone: 'Europe/Atlantis' }, /^timezone: "Europe\/Atlantis" is not an IANA timezone/],
+    [{ price: 9.999 }, /^price: 9\.999 has more than 2 decimal/],
+    [{ status: 'CONFIRMED' }, /body\.status is not allowed/]
+  ]
+  for (const [body, message] of bad) {
+    const res = await call('PATCH', url, staff, body)
+    t.equal(res.statusCode, 400, JSON.stringify(body))
+    t.match(errorOf(res).message, message)
+  }
+  const patched = await call('PATCH', url, staff, { price: 39.9, nextChargeDate: '2026-03-15T09:00:00.000Z' })
+  t.equal(patched.statusCode, 200)
+  t.match(patched.json(), { price: 39.9, nextChargeDate: '2026-03-15T09:00:00.000Z' })
+  t.same((await run('2026-02-28T09:00:00.000Z')).users.items, [], 'no longer due on the old date')
+  const renewed = await run('2026-03-15T09:00:00.000Z')
+  // 39.90; fee 0.9975 -> 1.00; taxable 40.90; VAT 8.589 -> 8.59; total 49.49
+  t.match(renewed.users.items, [{ amount: 49.49 }], 'charged at the new price')
+  t.match((await call('GET', url, member)).json(), { nextChargeDate: '2026-04-15T08:00:00.000Z', billingCycleStart: '2026-03-15T09:00:00.000Z' }, 'and a month on from the new date, 10:00 Madrid time')
+  t.match((await call('PATCH', url, staff, { price: null })).json(), { price: 49.9 }, "null: back to the plan's price")
+  void ctx
+})
