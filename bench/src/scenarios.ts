@@ -8,6 +8,7 @@ import type { Clock } from '@club/server/clock.js'
 import type { Db } from '@club/server/db/database.js'
 import type { TemplateStatus } from '@club/contract'
 import { load, type LoadResult, type Started } from './harness.js'
+import type { SeededMemberships } from './memberships.js'
 import type { SeededUsers } from './seed.js'
 
 export interface Seeded {
@@ -25,6 +26,8 @@ export interface Seeded {
   serverIds: string[]
   /** The ETag each of those boxes last received, filled in once the server runs. */
   etags: string[]
+  /** Membership subscriptions to read, and the CHARGE job's due date (bench/src/memberships.ts). */
+  memberships?: SeededMemberships
 }
 
 export interface Scenario {

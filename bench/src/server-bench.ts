@@ -9,6 +9,7 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
 import { load, machine, repoRoot, startNode, table, writeResults, type LoadResult, type Started } from './harness.js'
+import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
 import {
   collectEtags,
@@ -145,6 +146,17 @@ async function main() {
     const serverIds = await seedReplayServers(db, Math.round(5000 * SCALE), venue)
     const seeding: Record<string, number> = { usersAndReplayServersSeconds: round((performance.now() - t) / 1000, 1) }
     process.stdout.write(`  ${users.emails.length} users, ${serverIds.length} approved replay servers in ${seeding.usersAndReplayServersSeconds}s\n`)
+    // Every member of the seeded users reads their own subscription; the rest are members of their own.
+    t = performance.now()
+    const byEmail = new Map((await db.selectFrom('users').select(['id', 'email', 'role']).execute()).map((u) => [u.email, u]))
+    const readers = users.emails
+      .map((email, i) => ({ user: byEmail.get(email)!, token: users.accessTokens[i]! }))
+      .filter((r) => r.user.role === 'member')
+      .map((r) => ({ userId: r.user.id, token: r.token }))
+    const memberships = await seedMemberships(db, Math.max(readers.length, Math.round(10_000 * SCALE)), readers)
+    seeding.membershipSubscriptions = memberships.count
+    seeding.membershipsSeconds = round((performance.now() - t) / 1000, 1)
+    process.stdout.write(`  ${memberships.count} membership subscriptions in ${seeding.membershipsSeconds}s\n`)
 
     const templates = new TemplateSeeder(db, venue, staffIds)
     const seeded = (): Seeded => ({
@@ -156,7 +168,8 @@ async function main() {
       searchTerm: SEARCH_TERM,
       searchMatches: Math.floor(templates.ids.length / 100),
       serverIds,
-      etags: []
+      etags: [],
+      memberships
     })
 
     const baseline = await startNode(join(repoRoot, 'bench', 'dist', 'baseline.js'), env)
@@ -190,7 +203,7 @@ async function main() {
     const full = { ...seeded(), etags: await collectEtags(server, serverIds) }
     process.stdout.write(`measuring ${DURATION}s per route and as much baseline before each, ${CONNECTIONS} connections, ${REPEAT}x…\n`)
     const rows: Row[] = []
-    for (const scenario of [...extraScenarios, ...foundation]) {
+    for (const scenario of [...extraScenarios, ...foundation, membershipScenario]) {
       if (ONLY && !scenario.name.includes(ONLY)) continue
       rows.push(await measure(scenario, baseline, server, full))
       // What a request that misses the caches costs (after a write, or a key not asked lately).
@@ -200,7 +213,22 @@ async function main() {
     growth.push({ templates: templates.ids.length, seedSeconds: round(seedMs / 1000, 1), rows: atFullSize.map((r) => ({ ...r, route: r.route.slice(0, -UNCACHED.length) })) })
     for (const s of started.splice(0)) await s.stop()
 
+    // The CHARGE job last: it renews every seeded subscription, which the reads above must not see.
+    let chargeJob: Awaited<ReturnType<typeof timeChargeJob>> | undefined
+    if (!ONLY || /membership|CHARGE/i.test(ONLY)) {
+      const jobDb = openDatabase(database)
+      chargeJob = await timeChargeJob(jobDb, memberships)
+      await jobDb.destroy()
+    }
+
     print(rows)
+    if (chargeJob) {
+      const met = chargeJob.renewalsPerSecond >= 500 ? 'met' : 'MISSED'
+      process.stdout.write(
+        `CHARGE job: ${chargeJob.renewed} of ${chargeJob.due} due subscriptions renewed in ${chargeJob.seconds}s, ` +
+          `${chargeJob.renewalsPerSecond} renewals per second (test provider; target >= 500: ${met})\n`
+      )
+    }
     const login = rows.find((r) => r.route.startsWith('POST oauth2/token'))
     const loginsPerCore = login ? round(login.requestsPerSecond / cpus().length, 1) : undefined
     if (loginsPerCore !== undefined) process.stdout.write(`password logins: ${loginsPerCore} per second per core (scrypt N=${PASSWORD_HASH_COST})\n`)
@@ -231,6 +259,7 @@ async function main() {
       scale: SCALE,
       seeding,
       routes: rows,
+      chargeJob,
       loginsPerSecondPerCore: loginsPerCore,
       growth
     })

@@ -10,10 +10,17 @@ export class MoneyError extends Error {
   override name = 'MoneyError'
 }
 
+// Building an Intl.NumberFormat costs tens of microseconds, and every answer with money asks.
+const exponents = new Map<string, number>()
+
 /** Digits after the decimal point of an ISO 4217 currency (EUR 2, JPY 0, KWD 3), from Intl. */
 export function currencyExponent(currency: string): number {
+  const known = exponents.get(currency)
+  if (known !== undefined) return known
   if (!/^[A-Z]{3}$/.test(currency)) throw new MoneyError(`${JSON.stringify(currency.slice(0, 10))} is not an ISO 4217 currency code`)
-  return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+  const exponent = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2
+  exponents.set(currency, exponent)
+  return exponent
 }
 
 /**

@@ -88,3 +88,18 @@ t.test('staff corrections: price from the next charge, a new charge date the ren
   t.match((await call('PATCH', url, staff, { price: null })).json(), { price: 49.9 }, "null: back to the plan's price")
   void ctx
 })
+
+t.test('a read never answers older than the last write, whichever process made it', async (t) => {
+  const { ctx, staff, member, call, url } = await setup(t)
+  const { openDatabase } = await import('../db/database.js')
+  t.equal((await call('GET', url, member)).json().price, 49.9, 'read once: now in the read cache')
+  await call('PATCH', url, staff, { price: 45 })
+  t.equal((await call('GET', url, member)).json().price, 45, 'a write here')
+  const other = openDatabase(ctx.config.DATABASE_URL)
+  t.teardown(() => other.destroy())
+  await other.updateTable('membership_subscriptions').set({ price_minor: 4100 }).execute()
+  t.equal((await call('GET', url, member)).json().price, 41, 'a write by another process (the CLI, a job)')
+  ctx.clock.set('2026-02-28T09:00:01.000Z')
+  await call('POST', `${url}/cancellation`, staff, { immediate: true })
+  t.equal((await call('GET', url, member)).json().extendedStatus, 'CANCELLED')
+})

@@ -14,7 +14,7 @@ import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MON
 import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '../billing/money.js'
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
-import type { Db, DbOrTx } from '../db/database.js'
+import { readThrough, type Db, type DbOrTx } from '../db/database.js'
 import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -485,8 +485,41 @@ async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date):
   return toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
+/** What one subscription's answer is made of: kept in the read cache while none of its tables changes. */
+interface SubscriptionRead {
+  row: MembershipSubscriptionsTable
+  plan: Plan
+  /** Pauses not called off and not over when read; which is open is decided at answer time. */
+  pauses: MembershipPausesTable[]
+}
+
+const subscriptionReads = { name: 'membership-subscriptions', tables: ['membership_subscriptions', 'memberships', 'membership_pauses'] }
+
+/**
+ * One subscription for its owner or staff. Its rows come from the read cache (every write to the
+ * three tables, in this process or another, moves its stamp); everything that depends on the time
+ * (extended status, the open pause) is worked out per request.
+ */
 export async function getSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
-  return answer(db, await visibleRow(db, id, actor), clock.now())
+  const now = clock.now()
+  const read = await readThrough<SubscriptionRead>(db, subscriptionReads, id, async () => {
+    const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+    if (!row) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
+    const plan = toPlan(await membershipRow(db, row.membership_id))
+    const pauses = await db
+      .selectFrom('membership_pauses')
+      .selectAll()
+      .where('subscription_id', '=', id)
+      .where('cancelled_at', 'is', null)
+      .where('end_date', '>', now.toISOString())
+      .orderBy('start_date')
+      .execute()
+    return { row, plan, pauses }
+  })
+  const { row, plan } = read
+  if (row.member_id !== actor.id && !isStaff(actor)) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
+  const pause = read.pauses.find((p) => p.end_date > now.toISOString()) ?? null
+  return toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
 /** A member's own subscriptions; staff see everyone's and may filter by member. Newest first. */
