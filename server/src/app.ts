@@ -1,7 +1,6 @@
 // Builds the API: plugins, then route modules. Never listens; main.ts does, tests use inject().
 import type { DestinationStream } from 'pino'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { systemClock, type Clock } from './clock.js'
 import { parseTrustProxy, type Config } from './config.js'
@@ -15,8 +14,9 @@ import { TokenEndpoint } from './oauth2/service.js'
 import passwordResetRoutes from './password-reset/routes.js'
 import auth from './plugins/auth.js'
 import background from './plugins/background.js'
+import bodyParsing from './plugins/body-parsing.js'
 import cors from './plugins/cors.js'
-import errors from './plugins/errors.js'
+import errors, { frameworkErrorHandler } from './plugins/errors.js'
 import openapi from './plugins/openapi.js'
 import rateLimit from './plugins/rate-limit.js'
 import securityHeaders from './plugins/security-headers.js'
@@ -48,6 +48,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: parseTrustProxy(config.TRUST_PROXY) as boolean | string[],
     bodyLimit: config.BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
     // Keep-alive connections would hold a graceful close open forever.
     forceCloseConnections: 'idle'
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -71,7 +72,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Before the rate limit and the guards: a preflight is answered in its onRequest hook, uncounted
   // and without credentials (browsers send none on a preflight).
   await app.register(cors)
-  await app.register(formbody)
+  await app.register(bodyParsing)
   await app.register(openapi)
   await app.register(rateLimit)
   await app.register(auth)
