@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './clock.js'
 import { parseTrustProxy, type Config } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import forumConnectRoutes from './forum-connect/routes.js'
+import healthRoutes from './health/routes.js'
 import membershipRoutes from './memberships/routes.js'
 import { createLogger } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -18,7 +19,9 @@ import bodyParsing from './plugins/body-parsing.js'
 import cors from './plugins/cors.js'
 import errors, { frameworkErrorHandler } from './plugins/errors.js'
 import openapi from './plugins/openapi.js'
+import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
+import requestId, { requestIdGenerator } from './plugins/request-id.js'
 import securityHeaders from './plugins/security-headers.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
@@ -49,6 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: config.BODY_LIMIT_BYTES,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
+    genReqId: requestIdGenerator(parseTrustProxy(config.TRUST_PROXY)),
     // Keep-alive connections would hold a graceful close open forever.
     forceCloseConnections: 'idle'
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -66,6 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
 
   await app.register(services, { db, config, clock: options.clock ?? systemClock, ownsDb: !options.db })
+  await app.register(requestId)
+  await app.register(metrics)
   await app.register(background)
   await app.register(errors)
   await app.register(securityHeaders)
@@ -78,6 +84,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(auth)
   app.decorate('tokenEndpoint', new TokenEndpoint())
 
+  await app.register(healthRoutes)
   await app.register(oauth2Routes)
   await app.register(userRoutes)
   await app.register(authorizationRoutes)
