@@ -15,6 +15,7 @@ import { TokenEndpoint } from './oauth2/service.js'
 import passwordResetRoutes from './password-reset/routes.js'
 import auth from './plugins/auth.js'
 import background from './plugins/background.js'
+import backups from './plugins/backups.js'
 import bodyParsing from './plugins/body-parsing.js'
 import cors from './plugins/cors.js'
 import errors, { frameworkErrorHandler } from './plugins/errors.js'
@@ -73,6 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(requestId)
   await app.register(metrics)
   await app.register(background)
+  await app.register(backups)
   await app.register(errors)
   await app.register(securityHeaders)
   // Before the rate limit and the guards: a preflight is answered in its onRequest hook, uncounted

@@ -2,6 +2,7 @@
 // the Config type is derived from it, and the README's table lists the same names.
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import cron from 'node-cron'
 
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer({ minimum: 0, ...options })
@@ -165,6 +166,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   parseTrustProxy(config.TRUST_PROXY)
   parseCorsOrigins(config.CORS_ORIGINS)
+  if (config.BACKUP_SCHEDULE && !cron.validate(config.BACKUP_SCHEDULE)) {
+    throw new ConfigError(`BACKUP_SCHEDULE=${JSON.stringify(config.BACKUP_SCHEDULE)} is not valid: expected a cron expression like "0 3 * * *"`)
+  }
   return config
 }
 
