@@ -101,5 +101,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 
   await app.ready()
+  await greetFirstRun(app as unknown as FastifyInstance)
   return app as unknown as FastifyInstance
+}
+
+/** On a database without users, one line telling the operator how to make the first admin. */
+async function greetFirstRun(app: FastifyInstance): Promise<void> {
+  const anyone = await app.db.selectFrom('users').select('id').limit(1).executeTakeFirst()
+  if (anyone) return
+  app.log.info(
+    "no users yet: create the first admin with  pnpm -s club users create --email you@example.org --password '<8+ characters>' --role admin"
+  )
 }
