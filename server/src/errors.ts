@@ -114,8 +114,9 @@ const PLAIN = /^[A-Za-z0-9._~:@/+=-]+$/
  * a slug), JSON-quoted otherwise, and cut to a short prefix with its length when long. Messages name
  * what was wrong; repeating a 100 KB id back to its sender helps no one and fills logs.
  */
-export function quote(value: unknown, limit = QUOTE_LIMIT): string {
+export function quote(value: unknown, options: { limit?: number; alwaysQuoted?: boolean } = {}): string {
   const text = String(value)
-  if (text.length <= limit) return PLAIN.test(text) ? text : JSON.stringify(text)
+  const limit = options.limit ?? QUOTE_LIMIT
+  if (text.length <= limit) return PLAIN.test(text) && !options.alwaysQuoted ? text : JSON.stringify(text)
   return `${JSON.stringify(text.slice(0, limit))}… (${text.length} characters)`
 }

@@ -61,7 +61,7 @@ export default fp(
       return send(reply, status >= 500 && status < 600 ? status : 500, 'An unexpected error occurred')
     })
 
-    app.setNotFoundHandler((request, reply) => send(reply, 404, `Route ${request.method} ${quote(request.url.split('?')[0], 80)} not found`))
+    app.setNotFoundHandler((request, reply) => send(reply, 404, `Route ${request.method} ${quote(request.url.split('?')[0], { limit: 80 })} not found`))
   },
   { name: 'errors' }
 )

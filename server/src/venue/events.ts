@@ -70,7 +70,7 @@ export async function getEvent(db: DbOrTx, id: string): Promise<Event> {
 async function checkSeries(db: DbOrTx, ref: { id: string } | null | undefined): Promise<string | null> {
   if (!ref) return null
   const row = await db.selectFrom('series').select('id').where('id', '=', ref.id).executeTakeFirst()
-  if (!row) throw new BadRequestError(`body.series.id: no series with id ${quote(ref.id)}`)
+  if (!row) throw new BadRequestError(`body.series.id: no series with id ${quote(ref.id, { alwaysQuoted: true })}`)
   return row.id
 }
 
