@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net'
 import t from 'tap'
-import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { errorOf, testApp, userWithApiKey, userWithToken } from '../test-support/app.js'
 import { poll, registeredBox } from '../replay-servers/test-helpers.js'
 
 async function listening(t: { teardown(fn: () => unknown): void }): Promise<{ server: Server; port: number }> {
@@ -20,6 +20,22 @@ t.test('liveness and readiness answer without a credential and say what they che
   t.equal(ready.statusCode, 200)
   t.same(ready.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok', smtp: 'not configured' } })
   t.notMatch(ctx.logs(), /health\/(live|ready)/, 'probes are not logged at info')
+})
+
+t.test('probes and scrapes are not rate limited, even with an API key', async (t) => {
+  const ctx = await testApp(t, { API_KEY_RATE_LIMIT_MAX: '2' })
+  const user = await userWithApiKey(ctx)
+  const headers = { 'x-api-key': user.apiKey }
+  for (let i = 0; i < 3; i++) {
+    for (const url of ['/health/live', '/health/ready', '/metrics']) {
+      const res = await ctx.app.inject({ url, headers })
+      t.equal(res.statusCode, 200, `${url} #${i + 1}`)
+      t.notOk(res.headers['x-ratelimit-limit'], 'not counted')
+    }
+  }
+  t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers })).statusCode, 200)
+  t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers })).statusCode, 200)
+  t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers })).statusCode, 429, 'the limit still holds elsewhere')
 })
 
 t.test('readiness is a 503 naming the database when it cannot answer', async (t) => {
