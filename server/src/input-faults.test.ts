@@ -117,6 +117,10 @@ t.test('error messages quote a short prefix of the input, never all of it', asyn
   }
   t.match(errorOf(await call('GET', `/apis/v2/templates/${'y'.repeat(99)}`)).message, /^template "y{40}"… \(99 characters\) not found$/)
   t.equal(errorOf(await call('GET', '/apis/v2/templates/short-id')).message, 'template short-id not found', 'a short id reads as it is')
+  const key = 'k'.repeat(50_000)
+  const unknownField = await call('POST', '/apis/v2/templates', { name: 'Open', type: 'EVENT', data: {}, [key]: 1 })
+  t.equal(unknownField.statusCode, 400)
+  t.match(errorOf(unknownField).message, /^body\."k{40}"… \(50000 characters\) is not allowed$/, 'an unknown key, by its prefix')
   const admin = await userWithToken(ctx, 'admin')
   const res = await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${long}/approve`, headers: { authorization: admin.authorization }, payload: {} })
   t.equal(res.statusCode, 400, 'on the admin routes as well')

@@ -5,7 +5,7 @@ import { Ajv, type ErrorObject, type Options } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { Static, TSchema } from 'typebox'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, quote } from '../errors.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
 
@@ -82,10 +82,11 @@ export function findTextFault(body: unknown): { path: string; message: string } 
 export function describeValidationErrors(errors: Array<Partial<ErrorObject>>, context: string): string {
   return errors
     .map((e) => {
-      const path = [context, ...(e.instancePath ?? '').split('/').filter(Boolean)].join('.')
+      // Keys come from the sender: a 100 KB key is named by its prefix, like any echoed input.
+      const path = [context, ...(e.instancePath ?? '').split('/').filter(Boolean).map((key) => quote(key))].join('.')
       const params = (e.params ?? {}) as Record<string, unknown>
       if (e.keyword === 'required') return `${path}.${String(params.missingProperty)} is required`
-      if (e.keyword === 'additionalProperties') return `${path}.${String(params.additionalProperty)} is not allowed`
+      if (e.keyword === 'additionalProperties') return `${path}.${quote(params.additionalProperty)} is not allowed`
       if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) {
         return `${path} must be one of ${params.allowedValues.join(', ')}`
       }
