@@ -1,12 +1,12 @@
 // Builds the API: plugins, then route modules. Never listens; main.ts does, tests use inject().
 import type { DestinationStream } from 'pino'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
-import formbody from '@fastify/formbody'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { systemClock, type Clock } from './clock.js'
 import { parseTrustProxy, type Config } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import forumConnectRoutes from './forum-connect/routes.js'
+import healthRoutes from './health/routes.js'
 import membershipRoutes from './memberships/routes.js'
 import orderRoutes from './orders/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
@@ -17,10 +17,14 @@ import { TokenEndpoint } from './oauth2/service.js'
 import passwordResetRoutes from './password-reset/routes.js'
 import auth from './plugins/auth.js'
 import background from './plugins/background.js'
+import backups from './plugins/backups.js'
+import bodyParsing from './plugins/body-parsing.js'
 import cors from './plugins/cors.js'
-import errors from './plugins/errors.js'
+import errors, { frameworkErrorHandler } from './plugins/errors.js'
 import openapi from './plugins/openapi.js'
+import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
+import requestId, { requestIdGenerator } from './plugins/request-id.js'
 import securityHeaders from './plugins/security-headers.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
@@ -52,6 +56,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: parseTrustProxy(config.TRUST_PROXY) as boolean | string[],
     bodyLimit: config.BODY_LIMIT_BYTES,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
+    genReqId: requestIdGenerator(parseTrustProxy(config.TRUST_PROXY)),
     // Keep-alive connections would hold a graceful close open forever.
     forceCloseConnections: 'idle'
   }).withTypeProvider<TypeBoxTypeProvider>()
@@ -75,18 +81,22 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     paymentProvider: options.paymentProvider ?? createPaymentProvider(config),
     ownsDb: !options.db
   })
+  await app.register(requestId)
+  await app.register(metrics)
   await app.register(background)
+  await app.register(backups)
   await app.register(errors)
   await app.register(securityHeaders)
   // Before the rate limit and the guards: a preflight is answered in its onRequest hook, uncounted
   // and without credentials (browsers send none on a preflight).
   await app.register(cors)
-  await app.register(formbody)
+  await app.register(bodyParsing)
   await app.register(openapi)
   await app.register(rateLimit)
   await app.register(auth)
   app.decorate('tokenEndpoint', new TokenEndpoint())
 
+  await app.register(healthRoutes)
   await app.register(oauth2Routes)
   await app.register(userRoutes)
   await app.register(authorizationRoutes)
@@ -102,5 +112,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 
   await app.ready()
+  await greetFirstRun(app as unknown as FastifyInstance)
   return app as unknown as FastifyInstance
+}
+
+/** On a database without users, one line telling the operator how to make the first admin. */
+async function greetFirstRun(app: FastifyInstance): Promise<void> {
+  const anyone = await app.db.selectFrom('users').select('id').limit(1).executeTakeFirst()
+  if (anyone) return
+  app.log.info(
+    "no users yet: create the first admin with  pnpm -s club users create --email you@example.org --password '<8+ characters>' --role admin"
+  )
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -101,4 +101,21 @@ t.test('the built bin runs as a process', async (t) => {
   const failed = await run(process.execPath, [bin, 'users', 'create', '--email', 'bin@example.org'], { env: { ...process.env, ...env } }).catch((e) => e)
   t.equal(failed.code, 2)
   t.equal(failed.stderr, 'club users create: missing required flag --password\n')
+})
+
+t.test('club --help lists every command with its flags, and club COMMAND --help the one', async (t) => {
+  const { run, dir } = workspace(t)
+  const { commands, standaloneCommands } = await import('./cli.js')
+  const help = await run('--help')
+  t.equal(help.code, 0)
+  for (const name of [...Object.keys(commands), ...Object.keys(standaloneCommands)]) t.match(help.stdout, `\n  ${name}`, name)
+  t.match(help.stdout, /users create --email <value> --password <value> \[--role <value>\]/)
+  t.match(help.stdout, /db backup FILE/)
+  t.match(help.stdout, /devices approve ID --area <value>/)
+
+  const one = await run('events', 'create', '--help')
+  t.equal(one.code, 0)
+  t.match(one.stdout, /^usage: club events create --name <value> --type <value>/)
+  t.match(one.stdout, /\[--tag <value> \.\.\.\]/)
+  t.notOk(existsSync(join(dir, 'club.db')), 'asking for help opens no database')
 })

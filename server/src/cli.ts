@@ -4,6 +4,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { systemClock } from './clock.js'
 import { loadConfig } from './config.js'
+import { backupDatabase, restoreDatabase } from './db/backup.js'
 import { DATABASE_BUSY_MESSAGE, isDatabaseBusy, migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { createClient } from './oauth2/clients.js'
@@ -29,12 +30,32 @@ export interface CommandContext {
 
 type Options = NonNullable<ParseArgsConfig['options']>
 
-/** Parses a command's flags; `required` flags must be present. Unknown flags are an error. */
+/**
+ * Thrown by flags() when asked for --help: carries the command's own flag declarations, so the help
+ * is derived from what the command really parses and cannot drift from it.
+ */
+export class HelpRequested extends Error {
+  override name = 'HelpRequested'
+  constructor(
+    readonly options: Options,
+    readonly required: string[],
+    readonly positionals: string
+  ) {
+    super('help requested')
+  }
+}
+
+/**
+ * Parses a command's flags; `required` flags must be present. Unknown flags are an error.
+ * `positionals` names the words the command takes besides flags (e.g. "FILE"), for its help.
+ */
 export function flags<const O extends Options>(
   args: string[],
   options: O,
-  required: Array<keyof O & string> = []
+  required: Array<keyof O & string> = [],
+  positionals = ''
 ): { values: { [K in keyof O]?: O[K] extends { multiple: true } ? string[] : string }; positionals: string[] } {
+  if (args.includes('--help') || args.includes('-h')) throw new HelpRequested(options, required, positionals)
   let parsed
   try {
     parsed = parseArgs({ args, options: options as Options, allowPositionals: true, strict: true })
@@ -158,23 +179,64 @@ export const commands: Record<string, Command> = {
     )
   },
 
+  /** An online copy while the server keeps serving (SQLite's backup API); FILE must not exist yet. */
+  async 'db backup'({ db, args }) {
+    const { positionals } = flags(args, {}, [], 'FILE')
+    if (positionals.length !== 1) throw new UsageError('usage: club db backup FILE')
+    return backupDatabase(db, positionals[0]!)
+  },
+
   ...venueCommands,
   ...membershipCommands
 }
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
 export const commandHelp: Record<string, string> = {
-  'payment-methods set': [
-    'usage: club payment-methods set --email E --brand B --last4 D --exp-month M --exp-year Y',
-    "Sets a user's default payment method (no card number: what a payment provider would keep).",
-    TEST_CARDS_HELP
-  ].join('\n')
+  'payment-methods set': ["Sets a user's default payment method (no card number: what a payment provider would keep).", TEST_CARDS_HELP].join('\n')
 }
 
-export const usage = () =>
-  `usage: club <command> [flags]\ncommands:\n${Object.keys(commands)
-    .map((c) => `  ${c}`)
-    .join('\n')}`
+/** A command that must not open the database first (every other command opens and migrates it). */
+export type StandaloneCommand = (ctx: { config: Config; args: string[] }) => Promise<unknown>
+
+export const standaloneCommands: Record<string, StandaloneCommand> = {
+  /**
+   * Puts a backup in place of DATABASE_URL. Standalone: opening the target to migrate it would
+   * itself hold it open, and migrating a database about to be replaced is pointless.
+   */
+  async 'db restore'({ config, args }) {
+    const { positionals } = flags(args, {}, [], 'FILE')
+    if (positionals.length !== 1) throw new UsageError('usage: club db restore FILE')
+    if (config.DATABASE_URL === ':memory:') throw new UsageError('DATABASE_URL is :memory:: there is no file to restore into')
+    return restoreDatabase(config.DATABASE_URL, positionals[0]!, systemClock)
+  }
+}
+
+const allCommandNames = () => [...Object.keys(commands), ...Object.keys(standaloneCommands)].sort()
+
+/** One command's synopsis, from the flags it declares: `users create --email <value> [--role <value>]`. */
+export async function commandUsage(name: string): Promise<string> {
+  const run = commands[name] ?? standaloneCommands[name]
+  if (!run) throw new UsageError(`unknown command "${name}"`)
+  try {
+    // Every command parses its flags before it touches the database, so it needs none to answer.
+    await run({ db: undefined as never, config: undefined as never, args: ['--help'], applied: [] })
+  } catch (err) {
+    if (err instanceof HelpRequested) {
+      const parts = Object.entries(err.options).map(([flag, option]) => {
+        const value = option.type === 'boolean' ? `--${flag}` : `--${flag} <value>`
+        const shown = option.multiple ? `${value} ...` : value
+        return err.required.includes(flag) ? shown : `[${shown}]`
+      })
+      return [name, err.positionals, ...parts].filter(Boolean).join(' ')
+    }
+  }
+  return name
+}
+
+export const usage = async () => {
+  const lines = await Promise.all(allCommandNames().map(async (name) => `  ${await commandUsage(name)}`))
+  return `usage: club <command> [flags]   (club <command> --help for one command)\ncommands:\n${lines.join('\n')}`
+}
 
 /** Runs one command line; returns the exit code. Output goes to the given writers. */
 export async function runCli(
@@ -184,9 +246,9 @@ export async function runCli(
   err: (s: string) => void
 ): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'))
-  const name = [words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && n in commands)
-  if (argv.length === 0 || argv[0] === '--help' || argv[0] === 'help') {
-    out(usage())
+  const name = [words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && (n in commands || n in standaloneCommands))
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    out(await usage())
     return argv.length === 0 ? 1 : 0
   }
   if (!name) {
@@ -194,13 +256,18 @@ export async function runCli(
     return 2
   }
   const args = argv.slice(argv.indexOf(name.split(' ').at(-1)!) + 1)
-  if (args.includes('--help') && commandHelp[name]) {
-    out(commandHelp[name])
+  if (args.includes('--help') || args.includes('-h')) {
+    out([`usage: club ${await commandUsage(name)}`, ...(commandHelp[name] ? [commandHelp[name]] : [])].join('\n'))
     return 0
   }
   let db: Db | undefined
   try {
     const config = loadConfig(env)
+    const standalone = standaloneCommands[name]
+    if (standalone) {
+      out(JSON.stringify(await standalone({ config, args }), null, 2))
+      return 0
+    }
     db = openDatabase(config.DATABASE_URL, { busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS })
     const applied = await migrateToLatest(db)
     const result = await commands[name]!({ db, config, args, applied })

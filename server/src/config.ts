@@ -2,6 +2,7 @@
 // the Config type is derived from it, and the README's table lists the same names.
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import cron from 'node-cron'
 import { isValidTimezone } from './billing/calendar.js'
 import { currencyExponent } from './billing/money.js'
 
@@ -58,6 +59,23 @@ export const ConfigSchema = Type.Object({
     maximum: 1000000,
     description: 'Answers each read cache keeps (credentials, templates, template pages), checked against every write; 0 turns them off'
   }),
+  READINESS_TIMEOUT_MS: Int({
+    default: 2000,
+    minimum: 10,
+    maximum: 60000,
+    description: 'How long /health/ready waits for the database and the mail relay before answering 503'
+  }),
+  METRICS_TOKEN: Type.String({
+    default: '',
+    pattern: '^$|^.{16,}$',
+    description: 'Bearer token (16+ characters) a scraper must send for /metrics; empty leaves /metrics open (keep it off the public network)'
+  }),
+  BACKUP_SCHEDULE: Type.String({
+    default: '',
+    description: 'Cron expression (node-cron, e.g. "0 3 * * *") at which the server backs up its database into BACKUP_DIR; empty takes none'
+  }),
+  BACKUP_DIR: Type.String({ default: 'data/backups', minLength: 1, description: 'Folder of the scheduled backups' }),
+  BACKUP_KEEP: Int({ default: 7, minimum: 1, maximum: 10000, description: 'Scheduled backups kept; older ones are deleted after each new one' }),
   SHUTDOWN_TIMEOUT_SECONDS: Int({ default: 10, minimum: 1, description: 'How long in-flight requests may take on shutdown' }),
   // Identity flows: authorization codes, webview tokens, forum single sign-on, password reset, phone verification.
   AUTHORIZATION_CODE_TTL_SECONDS: Int({ default: 600, minimum: 10, maximum: 600, description: 'Authorization code lifetime (RFC 6749: at most 10 minutes)' }),
@@ -171,6 +189,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   checkPayments(config)
   if (!isValidTimezone(config.CLUB_TIMEZONE)) {
     throw new ConfigError(`CLUB_TIMEZONE=${JSON.stringify(config.CLUB_TIMEZONE.slice(0, 40))} is not valid: expected an IANA timezone such as Europe/Madrid`)
+  }
+  if (config.BACKUP_SCHEDULE && !cron.validate(config.BACKUP_SCHEDULE)) {
+    throw new ConfigError(`BACKUP_SCHEDULE=${JSON.stringify(config.BACKUP_SCHEDULE)} is not valid: expected a cron expression like "0 3 * * *"`)
   }
   return config
 }

@@ -95,3 +95,28 @@ export class ServiceUnavailableError extends HttpError {
     super(503, message)
   }
 }
+
+/** The request's body or encoding is of a kind this server does not take (RFC 9110 section 15.5.16). */
+export class UnsupportedMediaTypeError extends HttpError {
+  override name = 'UnsupportedMediaTypeError'
+  constructor(message: string) {
+    super(415, message)
+  }
+}
+
+const QUOTE_LIMIT = 40
+
+/** A value that reads unambiguously without quotes: an id, a slug, a path. */
+const PLAIN = /^[A-Za-z0-9._~:@/+=-]+$/
+
+/**
+ * A value from the request as an error message may show it: as it is when short and plain (an id,
+ * a slug), JSON-quoted otherwise, and cut to a short prefix with its length when long. Messages name
+ * what was wrong; repeating a 100 KB id back to its sender helps no one and fills logs.
+ */
+export function quote(value: unknown, options: { limit?: number; alwaysQuoted?: boolean } = {}): string {
+  const text = String(value)
+  const limit = options.limit ?? QUOTE_LIMIT
+  if (text.length <= limit) return PLAIN.test(text) && !options.alwaysQuoted ? text : JSON.stringify(text)
+  return `${JSON.stringify(text.slice(0, limit))}… (${text.length} characters)`
+}

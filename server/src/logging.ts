@@ -2,6 +2,7 @@
 // redacted, and URLs lose the path segments and query values that carry secrets.
 import type { IncomingMessage } from 'node:http'
 import pino, { type DestinationStream, type Logger } from 'pino'
+import pretty from 'pino-pretty'
 
 const SECRET_FIELDS = [
   'password', 'newPassword', 'client_secret', 'clientSecret', 'secret', 'token', 'accessToken', 'access_token',
@@ -46,4 +47,14 @@ export function createLogger(level: string, stream?: DestinationStream): Logger 
     },
     stream
   )
+}
+
+/**
+ * Where the server's log goes: readable lines (pino-pretty) for an operator at a terminal, JSON lines
+ * for anything else (a service manager's journal, a log shipper), which is what machines parse.
+ * Redaction happens in pino before either, so both are free of secrets.
+ */
+export function consoleStream(isTty: boolean, destination: NodeJS.WritableStream = process.stdout): DestinationStream | undefined {
+  if (!isTty) return undefined
+  return pretty({ destination, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
 }

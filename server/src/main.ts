@@ -2,6 +2,7 @@
 // Reads the configuration, builds the app, listens, and closes with grace on SIGINT/SIGTERM.
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig } from './config.js'
+import { consoleStream } from './logging.js'
 
 async function main(): Promise<void> {
   let config
@@ -15,7 +16,7 @@ async function main(): Promise<void> {
     }
     throw err
   }
-  const app = await buildApp({ config })
+  const app = await buildApp({ config, logStream: consoleStream(process.stdout.isTTY === true) })
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

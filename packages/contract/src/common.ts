@@ -99,7 +99,8 @@ export type IdParams = Static<typeof IdParams>
 export const securitySchemes = {
   bearerAuth: { type: 'http', scheme: 'bearer', description: "An access token from the token endpoint, or a recording box's device token" },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key issued to an integration' },
-  clientBasic: { type: 'http', scheme: 'basic', description: "An OAuth2 client's id and secret (RFC 6749 section 2.3.1)" }
+  clientBasic: { type: 'http', scheme: 'basic', description: "An OAuth2 client's id and secret (RFC 6749 section 2.3.1)" },
+  metricsToken: { type: 'http', scheme: 'bearer', description: "The server's METRICS_TOKEN, for a monitoring system's scrapes" }
 } as const
 export type SecurityScheme = keyof typeof securitySchemes
 
@@ -116,7 +117,8 @@ export const apiTags = {
   'replay-servers': 'What a venue recording box calls: registration and its status poll',
   'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
-  'product-offerings': 'Product offerings (deprecated)'
+  'product-offerings': 'Product offerings (deprecated)',
+  operations: 'Health checks for load balancers and service managers, metrics for monitoring systems'
 } as const
 
 /** Declares one route: method, url and Fastify schema; the server spreads it into `app.route`. */
@@ -136,6 +138,7 @@ export interface RouteContract {
     /** Required as well: `[]` says "no credential needed", which tools would otherwise read as unknown. */
     security: SecurityRequirement[]
     consumes?: string[]
+    produces?: string[]
     params?: TSchema
     querystring?: TSchema
     headers?: TSchema

@@ -212,7 +212,7 @@ export const replayServerAdminRoutes = defineRoutes({
     url: '/apis/v2/admin/replay-servers',
     schema: {
       operationId: 'listReplayServers',
-      ...admin('Recording boxes, filtered and paged', 'Admin Bearer only. Not in the reference.'),
+      ...admin('Recording boxes, filtered and paged, newest first', 'Admin Bearer only. Newest registered first (by creation time). Not in the reference.'),
       querystring: ReplayServerListQuery,
       response: { 200: PagedCollection(ReplayServer), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
     }

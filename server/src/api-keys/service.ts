@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
-import { NotFoundError, UnauthorizedError } from '../errors.js'
+import { NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { userRecord, type UserRecord } from '../users/service.js'
 
 const PREFIX = 'club_'
@@ -32,7 +32,7 @@ export async function revokeApiKey(db: DbOrTx, id: string, clock: Clock): Promis
     .where('id', '=', id)
     .where('revoked_at', 'is', null)
     .executeTakeFirst()
-  if (Number(result.numUpdatedRows) !== 1) throw new NotFoundError(`no active API key ${id}`)
+  if (Number(result.numUpdatedRows) !== 1) throw new NotFoundError(`no active API key ${quote(id)}`)
 }
 
 export async function listApiKeys(db: DbOrTx, userId: string) {

@@ -31,7 +31,12 @@ export interface OpenOptions {
   busyTimeoutMs?: number
 }
 
+/** Told the duration of every query that ran (see observeQueries). */
+export type QueryObserver = (durationMs: number, sql: string) => void
+
 interface Caches {
+  sqlite: SQLite.Database
+  queryObserver?: QueryObserver
   tracker: ChangeTracker
   maxEntries: number
   byName: Map<string, ReadCache<unknown>>
@@ -51,9 +56,34 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
   const tracker = new ChangeTracker(sqlite)
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker) }) })
-  cachesOf.set(db, { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() })
+  const caches: Caches = { sqlite, tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker) }),
+    // Kysely times every query it runs when given a log function; the metrics read it from here.
+    log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
+  })
+  cachesOf.set(db, caches)
   return db
+}
+
+/** Calls `observer` with every query's duration from now on (one observer: the app's metrics). */
+export function observeQueries(db: Db, observer: QueryObserver | undefined): void {
+  const caches = cachesOf.get(db)
+  if (caches) caches.queryObserver = observer
+}
+
+/** Each read cache's hits and misses so far, by its name. */
+export function readCacheStats(db: Db): Array<{ name: string; hits: number; misses: number }> {
+  const caches = cachesOf.get(db)
+  if (!caches) return []
+  return [...caches.byName].map(([name, cache]) => ({ name, hits: cache.hits, misses: cache.misses }))
+}
+
+/** The better-sqlite3 connection under a database opened by openDatabase (backups use its online backup). */
+export function sqliteOf(db: Db): SQLite.Database {
+  const caches = cachesOf.get(db)
+  if (!caches) throw new Error('not a database opened by openDatabase')
+  return caches.sqlite
 }
 
 /** Tells the read caches a request began (see ChangeTracker.requestStarted). */

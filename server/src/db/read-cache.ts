@@ -80,6 +80,9 @@ interface Entry<V> {
  */
 export class ReadCache<V> {
   readonly #entries = new Map<string, Entry<V>>()
+  /** Answers given from memory and answers loaded, for the metrics (plain counts: free on the hot path). */
+  hits = 0
+  misses = 0
 
   constructor(
     private readonly tracker: ChangeTracker,
@@ -96,9 +99,11 @@ export class ReadCache<V> {
       this.#entries.delete(key)
       if (entry.stamp === stamp) {
         this.#entries.set(key, entry)
+        this.hits++
         return entry.value
       }
     }
+    this.misses++
     const value = await load()
     if (this.#entries.size >= this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!)
     this.#entries.set(key, { stamp, value })

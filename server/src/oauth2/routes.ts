@@ -1,3 +1,4 @@
+import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { oauth2Routes } from '@club/contract'
 import { OAuth2Error } from '../errors.js'
@@ -21,6 +22,10 @@ const oauth2: FastifyPluginAsyncTypebox = async (app) => {
     passwordGrantEnabled: app.config.PASSWORD_GRANT_ENABLED
   })
 
+  // Only here: RFC 6749 sends token requests form-encoded; every other route documents JSON alone.
+  // This plugin is not wrapped in fastify-plugin, so the parser stays in its scope.
+  await app.register(formbody)
+
   app.route({
     ...oauth2Routes.token,
     attachValidation: true,
@@ -30,7 +35,8 @@ const oauth2: FastifyPluginAsyncTypebox = async (app) => {
     errorHandler: (err, _request, reply) => {
       if (err instanceof OAuth2Error) throw err
       const status = (err as { statusCode?: number }).statusCode ?? 500
-      if (status >= 400 && status < 500 && status !== 429) throw new OAuth2Error('invalid_request', err.message)
+      // Too large (413) and unreadable (415) keep their own status: the body was never read as a request.
+      if (status >= 400 && status < 500 && ![413, 415, 429].includes(status)) throw new OAuth2Error('invalid_request', err.message)
       throw err
     },
     handler: async (request, reply) => {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { oauth2Routes } from '@club/contract'
 import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
 import { normalizeEmail } from '../users/service.js'
+import { countedMailer } from '../health/metrics.js'
 import { createMailer } from './mailer.js'
 import { resetPassword, sendPasswordChangedMail, startPasswordReset, type MailDeps } from './service.js'
 
@@ -10,7 +11,7 @@ const HOUR_MS = 3600 * 1000
 export const RESETS_PER_ADDRESS_PER_HOUR = 5
 
 const passwordReset: FastifyPluginAsyncTypebox = async (app) => {
-  const mailer = createMailer(app.config, app.log)
+  const mailer = countedMailer(createMailer(app.config, app.log), app.metrics)
   app.addHook('onClose', async () => mailer.close())
   const mailDeps = (): MailDeps => ({ clock: app.clock, mailer, publicBaseUrl: app.config.PUBLIC_BASE_URL })
   const perIp = routeRateLimit({ max: app.config.PASSWORD_RESET_RATE_LIMIT_MAX, timeWindowMs: HOUR_MS, what: 'password reset requests' })

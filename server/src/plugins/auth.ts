@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 
 import fp from 'fastify-plugin'
 import type { UserRole } from '@club/contract'
 import { authenticateApiKey } from '../api-keys/service.js'
-import { ForbiddenError, UnauthorizedError } from '../errors.js'
+import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
 import { authenticateDeviceToken } from '../replay-servers/service.js'
 import type { UserRecord } from '../users/service.js'
@@ -56,6 +56,17 @@ export function bearerToken(request: FastifyRequest): string | undefined {
   return match[1]
 }
 
+/**
+ * Two credentials on one request are refused rather than one silently ignored (RFC 6750 section 2:
+ * a client must not use more than one method): a garbage key beside a good token is a client bug
+ * the caller should hear about, and which of the two was meant is not ours to guess.
+ */
+function oneCredential(request: FastifyRequest): void {
+  if (request.headers['x-api-key'] !== undefined && request.headers.authorization !== undefined) {
+    throw new BadRequestError('send one credential: an x-api-key or an Authorization header, not both')
+  }
+}
+
 function checkRole(principal: Principal, options: GuardOptions): void {
   if (!options.roles) return
   if (principal.kind !== 'user') throw new ForbiddenError(`this operation needs a user, not a ${principal.kind} token`)
@@ -80,6 +91,7 @@ export default fp(
     app.decorate('auth', {
       bearer(options: GuardOptions = {}) {
         return async function bearerGuard(request) {
+          oneCredential(request)
           const principal = await fromBearer(request)
           checkRole(principal, options)
           request.principal = principal
@@ -87,6 +99,7 @@ export default fp(
       },
       apiKeyOrBearer(options: GuardOptions = {}) {
         return async function apiKeyOrBearerGuard(request) {
+          oneCredential(request)
           const apiKey = request.headers['x-api-key']
           let principal: Principal
           if (apiKey !== undefined) {
@@ -104,6 +117,7 @@ export default fp(
       },
       device() {
         return async function deviceGuard(request) {
+          oneCredential(request)
           const token = bearerToken(request)
           if (token === undefined) throw new UnauthorizedError('a device access token is required', 'Bearer')
           const device = await authenticateDeviceToken(app.db, token)

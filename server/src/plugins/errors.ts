@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import { DATABASE_BUSY_MESSAGE, isDatabaseBusy } from '../db/database.js'
-import { HttpError, OAuth2Error } from '../errors.js'
+import { HttpError, OAuth2Error, quote } from '../errors.js'
 import { describeValidationErrors } from './validation.js'
 
 export function errorBody(statusCode: number, message: string) {
@@ -13,6 +13,22 @@ export function errorBody(statusCode: number, message: string) {
 
 function send(reply: FastifyReply, statusCode: number, message: string, headers: Record<string, string> = {}) {
   return reply.code(statusCode).headers(headers).send(errorBody(statusCode, message))
+}
+
+/**
+ * What Fastify's router refuses before any hook runs (a malformed URL, a path parameter past
+ * maxParamLength), in the one error shape. Fastify's own message repeats the whole path.
+ */
+export function frameworkErrorHandler(err: FastifyError, request: { id: string }, reply: FastifyReply) {
+  // No hook runs for these, so the request id header is set here.
+  reply.header('x-request-id', request.id)
+  const message =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? 'a path parameter is longer than 100 characters: no id is that long'
+      : err.code === 'FST_ERR_BAD_URL'
+        ? 'the URL is not valid (a malformed percent-encoding?)'
+        : 'the request could not be routed'
+  return send(reply, 400, message)
 }
 
 export default fp(
@@ -45,7 +61,7 @@ export default fp(
       return send(reply, status >= 500 && status < 600 ? status : 500, 'An unexpected error occurred')
     })
 
-    app.setNotFoundHandler((request, reply) => send(reply, 404, `Route ${request.method} ${request.url.split('?')[0]} not found`))
+    app.setNotFoundHandler((request, reply) => send(reply, 404, `Route ${request.method} ${quote(request.url.split('?')[0], { limit: 80 })} not found`))
   },
   { name: 'errors' }
 )

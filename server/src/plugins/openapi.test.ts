@@ -56,14 +56,15 @@ const servedOperationIds = [
   'createRegion', 'createSeries', 'createTemplate', 'createTemplateFromEvent', 'createTemplateFromSeries', 'createToken',
   'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent', 'deleteMembership', 'deletePod', 'deleteRegion',
   'deleteReplayServer', 'deleteSeries', 'deleteTemplate', 'endMembershipSubscriptionPause', 'getArea', 'getCourt',
-  'getCurrentUser', 'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getMembershipSubscription', 'getOrder',
-  'getPod', 'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot', 'getReplayServerStatus', 'getSeries',
-  'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents', 'listMembershipSubscriptionPauses',
-  'listMembershipSubscriptions', 'listMemberships', 'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions',
-  'listReplayServers', 'listSeries', 'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer',
-  'requestPasswordReset', 'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken',
-  'runMembershipJob', 'setReplayServerConfig', 'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent',
-  'updateMembership', 'updateMembershipSubscription', 'updatePod', 'updateRegion', 'updateSeries', 'updateTemplate',
+  'getCurrentUser', 'getCurrentUserPaymentMethod', 'getEvent', 'getLiveness', 'getMembership', 'getMembershipSubscription',
+  'getMetrics', 'getOrder', 'getPod', 'getReadiness', 'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot',
+  'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
+  'listMembershipSubscriptionPauses', 'listMembershipSubscriptions', 'listMemberships', 'listMembershipsOnSale',
+  'listOrders', 'listPods', 'listRegions', 'listReplayServers', 'listSeries', 'listTemplateVersions', 'listTemplates',
+  'registerReplayServer', 'rejectReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeReplayServer',
+  'rollbackTemplate', 'rotateReplayServerToken', 'runMembershipJob', 'setReplayServerConfig',
+  'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent', 'updateMembership',
+  'updateMembershipSubscription', 'updatePod', 'updateRegion', 'updateSeries', 'updateTemplate',
   'withdrawMembershipSubscriptionCancellation'
 ]
 
@@ -113,7 +114,7 @@ t.test('every operation states its security; the open ones say so with []', asyn
       if (operation.security?.length === 0) open.push(operation.operationId)
     }
   }
-  t.same(open.sort(), ['createPhoneVerification', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
+  t.same(open.sort(), ['createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
   t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })

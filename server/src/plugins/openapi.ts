@@ -28,6 +28,7 @@ export default fp(
           version: '2.0',
           description:
             'The v2 interface of the club platform. Every error answers `{statusCode, message, error}`. ' +
+            'Every answer carries an `x-request-id` header naming the request in the server log. ' +
             'Where this server departs from the reference, the operation says so.',
           license: { name: config.API_LICENSE_NAME, ...(config.API_LICENSE_URL ? { url: config.API_LICENSE_URL } : {}) },
           ...(config.API_CONTACT_EMAIL || config.API_CONTACT_URL

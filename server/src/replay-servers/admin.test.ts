@@ -108,20 +108,21 @@ t.test('the list filters by status, online and deviceId, and pages', async (t) =
 
   const get = async (query: string) => (await ctx.app.inject({ method: 'GET', url: `${ADMIN}?${query}`, headers: { authorization: admin } })).json()
   const ids = (body: { items: Array<{ deviceId: string }> }) => body.items.map((i) => i.deviceId)
-  t.same(ids(await get('status=PENDING')), ['c', 'd'])
+  // Newest registered first.
+  t.same(ids(await get('status=PENDING')), ['d', 'c'])
   t.same(ids(await get('status=APPROVED')), ['a'])
   t.same(ids(await get('online=true')), ['c'])
-  t.same(ids(await get('online=false')), ['a', 'b', 'd'])
+  t.same(ids(await get('online=false')), ['d', 'b', 'a'])
   t.same(ids(await get('deviceId=d')), ['d'])
   t.same(ids(await get('status=PENDING&online=false')), ['d'])
 
   const page = await get('ipp=3&status=PENDING&page=1')
   t.same(page._pagination, { page: 1, ipp: 3, count: 2, total: 2 })
   const first = await get('ipp=3')
-  t.same(ids(first), ['a', 'b', 'c'])
+  t.same(ids(first), ['d', 'c', 'b'])
   t.equal(first._total, 4)
   t.equal(first._links.next.href, `${ADMIN}?page=2&ipp=3`)
-  t.same(ids(await get('ipp=3&page=2')), ['d'])
+  t.same(ids(await get('ipp=3&page=2')), ['a'])
 
   for (const query of ['status=LOST', 'online=maybe', 'ipp=101', 'page=0', 'colour=red']) {
     const res = await ctx.app.inject({ method: 'GET', url: `${ADMIN}?${query}`, headers: { authorization: admin } })

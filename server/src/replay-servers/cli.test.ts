@@ -24,7 +24,9 @@ t.test('an operator lists pending boxes, approves one and configures it from a s
   const pending = await club(ctx, 'devices', 'list', '--status', 'PENDING')
   t.equal(pending.code, 0)
   t.equal(pending.json._total, 2)
-  t.match(pending.json.items[0], { id, deviceId: 'box-1', hostname: 'replay-01', status: 'PENDING' })
+  // Newest first: the box plugged in last is on the first line.
+  t.same(pending.json.items.map((b: { deviceId: string }) => b.deviceId), ['box-2', 'box-1'])
+  t.match(pending.json.items[1], { id, deviceId: 'box-1', hostname: 'replay-01', status: 'PENDING' })
   t.notOk(JSON.stringify(pending.json).includes(serverId))
 
   const approved = await club(ctx, 'devices', 'approve', id, '--area', areaId, '--display-name', 'Court 1 box')

@@ -36,7 +36,7 @@ function recordId(positionals: string[], usage: string): string {
 const byId =
   (usage: string, run: (ctx: CommandContext, id: string, deps: ReplayServerDeps) => Promise<unknown>): Command =>
   async (ctx) => {
-    const { positionals } = flags(ctx.args, {})
+    const { positionals } = flags(ctx.args, {}, [], 'ID')
     return run(ctx, recordId(positionals, usage), await depsOf(ctx))
   }
 
@@ -81,14 +81,14 @@ export const deviceCommands: Record<string, Command> = {
   }),
 
   async 'devices approve'(ctx) {
-    const { values, positionals } = flags(ctx.args, { area: { type: 'string' }, 'display-name': { type: 'string' } }, ['area'])
+    const { values, positionals } = flags(ctx.args, { area: { type: 'string' }, 'display-name': { type: 'string' } }, ['area'], 'ID')
     const id = recordId(positionals, 'approve ID --area AREA_ID [--display-name NAME]')
     const approval = { areaId: values.area!, ...(values['display-name'] !== undefined ? { displayName: values['display-name'] } : {}) }
     return approveReplayServer(ctx.db, id, approval, await depsOf(ctx))
   },
 
   async 'devices config'(ctx) {
-    const { values, positionals } = flags(ctx.args, { file: { type: 'string' } }, ['file'])
+    const { values, positionals } = flags(ctx.args, { file: { type: 'string' } }, ['file'], 'ID')
     const id = recordId(positionals, 'config ID --file config.json')
     let config: unknown
     try {
@@ -100,7 +100,7 @@ export const deviceCommands: Record<string, Command> = {
   },
 
   async 'devices target-version'(ctx) {
-    const { values, positionals } = flags(ctx.args, { clear: { type: 'boolean' } })
+    const { values, positionals } = flags(ctx.args, { clear: { type: 'boolean' } }, [], 'ID [VERSION]')
     const usage = 'target-version ID VERSION, or target-version ID --clear'
     if (positionals.length !== (values.clear ? 1 : 2)) throw new UsageError(`usage: club devices ${usage}`)
     const [id, version] = positionals as [string, string | undefined]

@@ -21,7 +21,7 @@ import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplayServersTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors.js'
+import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { paged, pageRequest } from '../paging.js'
 import { valueValidator } from '../plugins/validation.js'
 
@@ -101,7 +101,7 @@ export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number)
 }
 
 /** A box is online when it polled within three poll intervals. ISO timestamps compare as text. */
-function onlineSince(now: Date, pollIntervalSeconds: number): string {
+export function onlineSince(now: Date, pollIntervalSeconds: number): string {
   return new Date(now.getTime() - 3 * pollIntervalSeconds * 1000).toISOString()
 }
 
@@ -309,7 +309,7 @@ export async function authenticateDeviceToken(db: DbOrTx, token: string): Promis
 
 async function findRow(db: DbOrTx, id: string): Promise<Row> {
   const row = await db.selectFrom('replay_servers').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row) throw new NotFoundError(`no replay server ${id}`)
+  if (!row) throw new NotFoundError(`no replay server ${quote(id)}`)
   return row
 }
 
@@ -329,7 +329,8 @@ export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery
   if (query.online === true) filtered = filtered.where('last_seen_at', '>=', since)
   if (query.online === false) filtered = filtered.where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', since)]))
   const [rows, count] = await Promise.all([
-    filtered.selectAll().orderBy('created_at').orderBy('id').limit(request.ipp).offset(request.offset).execute(),
+    // Newest first: the box plugged in today is the one an admin is looking for.
+    filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
     filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
   ])
   const items = rows.map((row) => toReplayServer(row, now, deps.pollIntervalSeconds))
@@ -365,7 +366,7 @@ async function change(
 export async function approveReplayServer(db: Db, id: string, approval: ReplayServerApproval, deps: ReplayServerDeps) {
   return change(db, id, deps, async (row, tx) => {
     const area = await tx.selectFrom('areas').select('id').where('id', '=', approval.areaId).executeTakeFirst()
-    if (!area) throw new BadRequestError(`areaId ${approval.areaId} is not a known area`)
+    if (!area) throw new BadRequestError(`areaId ${quote(approval.areaId)} is not a known area`)
     return { status: 'APPROVED', area_id: area.id, display_name: approval.displayName ?? row.display_name }
   })
 }
@@ -392,7 +393,7 @@ export async function rotateReplayServerToken(db: Db, id: string, deps: ReplaySe
 
 export async function deleteReplayServer(db: DbOrTx, id: string): Promise<void> {
   const result = await db.deleteFrom('replay_servers').where('id', '=', id).executeTakeFirst()
-  if (Number(result.numDeletedRows) !== 1) throw new NotFoundError(`no replay server ${id}`)
+  if (Number(result.numDeletedRows) !== 1) throw new NotFoundError(`no replay server ${quote(id)}`)
 }
 
 const configShape = valueValidator(ReplayServerConfig, 'config')

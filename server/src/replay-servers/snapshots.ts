@@ -3,7 +3,7 @@
 // goes in the Authorization header only; it is never in a URL, a log line or an answer.
 import type { ReplayServerConfig } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
-import { ConflictError, HttpError, NotFoundError, TooManyRequestsError } from '../errors.js'
+import { ConflictError, HttpError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
 import { deviceAccessToken } from './service.js'
 
 /** The box could not be reached, or did not answer in time. */
@@ -38,9 +38,9 @@ export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: stri
     .select(['id', 'server_id_hash', 'token_generation', 'status', 'area_id', 'server_url', 'config'])
     .where('id', '=', id)
     .executeTakeFirst()
-  if (!row) throw new NotFoundError(`no replay server ${id}`)
+  if (!row) throw new NotFoundError(`no replay server ${quote(id)}`)
   const config = row.config === null ? null : (JSON.parse(row.config) as ReplayServerConfig)
-  if (!config?.cameras.some((c) => c.id === cameraId)) throw new NotFoundError(`replay server ${id} has no camera ${cameraId}`)
+  if (!config?.cameras.some((c) => c.id === cameraId)) throw new NotFoundError(`replay server ${quote(id)} has no camera ${quote(cameraId)}`)
   if (row.status !== 'APPROVED' || row.area_id === null) {
     throw new ConflictError(`replay server ${id} is ${row.status}: only an approved box can be asked for a picture`)
   }

@@ -1,11 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { signupRoutes } from '@club/contract'
 import { randomToken } from '../crypto.js'
+import { countedPhoneProvider } from '../health/metrics.js'
 import { createPhoneProvider } from './providers/index.js'
 import { sendVerificationCode, verifyCode, type PhoneVerificationDeps } from './service.js'
 
 const signup: FastifyPluginAsyncTypebox = async (app) => {
-  const provider = createPhoneProvider(app.config, app.log)
+  const provider = countedPhoneProvider(createPhoneProvider(app.config, app.log), app.metrics)
   // Without a configured pepper, codes made by this process cannot be checked by another one:
   // acceptable for the development provider, which is the only one whose codes this server makes.
   const pepper = app.config.PHONE_CODE_PEPPER || randomToken()

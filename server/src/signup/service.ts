@@ -9,7 +9,7 @@ import type { Clock } from '../clock.js'
 import { hmacSha256Hex, safeEqual } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import type { PhoneVerificationsTable } from '../db/schema.js'
-import { BadRequestError, NotFoundError, TooManyRequestsError } from '../errors.js'
+import { BadRequestError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
 import type { CheckOutcome, PhoneVerificationProvider } from './providers/provider.js'
 
 export const SESSION_TTL_MS = 10 * 60 * 1000
@@ -173,7 +173,7 @@ function notPendingError(status: PhoneVerificationsTable['status']): ValidationE
 async function sessionToVerify(db: Db, request: PhoneVerificationRequest, deps: PhoneVerificationDeps): Promise<PhoneVerificationsTable> {
   if (request.sessionId !== undefined) {
     const row = await db.selectFrom('phone_verifications').selectAll().where('id', '=', request.sessionId).executeTakeFirst()
-    if (!row) throw new NotFoundError(`phone verification session ${request.sessionId} not found`)
+    if (!row) throw new NotFoundError(`phone verification session ${quote(request.sessionId)} not found`)
     return row
   }
   if (request.verificationId === undefined) {

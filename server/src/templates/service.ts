@@ -18,7 +18,7 @@ import type { Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js'
+import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError, quote } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
 import { eventWithPlaces, seriesWithEvents } from '../venue/events.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from '../venue/places.js'
@@ -98,7 +98,7 @@ export function ifMatchAllows(header: string | undefined, version: number): bool
 
 function checkIfMatch(header: string | undefined, row: TemplatesTable): void {
   if (!ifMatchAllows(header, row.version)) {
-    throw new PreconditionFailedError(`template ${row.id} is at version ${row.version}, not ${header}; read it again and retry`)
+    throw new PreconditionFailedError(`template ${row.id} is at version ${row.version}, not ${quote(header)}; read it again and retry`)
   }
 }
 
@@ -128,7 +128,7 @@ async function placesOf(db: DbOrTx, templateIds: string[]): Promise<Map<string, 
 
 async function findTemplate(db: DbOrTx, id: string): Promise<TemplatesTable> {
   const row = (await runCompiled(db, templateQuery, [id]))[0]
-  if (!row) throw new NotFoundError(`template ${id} not found`)
+  if (!row) throw new NotFoundError(`template ${quote(id)} not found`)
   return row
 }
 
@@ -332,7 +332,7 @@ export async function patchTemplate(
 
 async function findVersion(db: DbOrTx, id: string, version: number): Promise<TemplateVersionsTable> {
   const row = await db.selectFrom('template_versions').selectAll().where('template_id', '=', id).where('version', '=', version).executeTakeFirst()
-  if (!row) throw new NotFoundError(`template ${id} has no version ${version}`)
+  if (!row) throw new NotFoundError(`template ${quote(id)} has no version ${quote(version)}`)
   return row
 }
 

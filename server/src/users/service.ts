@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js'
 import { hashPassword, verifyPassword } from '../crypto.js'
 import type { DbOrTx } from '../db/database.js'
 import type { UsersTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
+import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 
 export interface NewUser {
   email: string
@@ -39,7 +39,7 @@ export async function createUser(db: DbOrTx, input: NewUser, deps: PasswordDeps)
   if (!EMAIL.test(email) || email.length > 320) throw new BadRequestError('email must be an e-mail address')
   checkPasswordPolicy(input.password)
   const existing = await findUserByEmail(db, email)
-  if (existing) throw new ConflictError(`a user with email ${email} already exists`)
+  if (existing) throw new ConflictError(`a user with email ${quote(email)} already exists`)
   const now = deps.clock.now().toISOString()
   const row: UsersTable = {
     id: randomUUID(),
@@ -56,7 +56,7 @@ export async function createUser(db: DbOrTx, input: NewUser, deps: PasswordDeps)
   } catch (err) {
     // Two creations racing past the look-up meet the unique index instead.
     if (err instanceof Error && /UNIQUE constraint failed: users.email/.test(err.message)) {
-      throw new ConflictError(`a user with email ${email} already exists`)
+      throw new ConflictError(`a user with email ${quote(email)} already exists`)
     }
     throw err
   }
@@ -69,7 +69,7 @@ export async function findUserByEmail(db: DbOrTx, email: string): Promise<UsersT
 
 export async function getUser(db: DbOrTx, id: string): Promise<UsersTable> {
   const user = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!user) throw new NotFoundError(`user ${id} not found`)
+  if (!user) throw new NotFoundError(`user ${quote(id)} not found`)
   return user
 }
 

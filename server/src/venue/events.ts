@@ -5,7 +5,7 @@ import type { Event, EventCreate, EventPatch, Series, SeriesCreate, SeriesPatch 
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import type { EventsTable, SeriesTable } from '../db/schema.js'
-import { BadRequestError, NotFoundError } from '../errors.js'
+import { BadRequestError, NotFoundError, quote } from '../errors.js'
 import { paged } from '../paging.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from './places.js'
 import { pageOfTable } from './service.js'
@@ -58,7 +58,7 @@ export async function eventPlacesOf(db: DbOrTx, eventIds: string[]): Promise<Map
 
 async function findEvent(db: DbOrTx, id: string): Promise<EventsTable> {
   const row = await db.selectFrom('events').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row) throw new NotFoundError(`event ${id} not found`)
+  if (!row) throw new NotFoundError(`event ${quote(id)} not found`)
   return row
 }
 
@@ -70,7 +70,7 @@ export async function getEvent(db: DbOrTx, id: string): Promise<Event> {
 async function checkSeries(db: DbOrTx, ref: { id: string } | null | undefined): Promise<string | null> {
   if (!ref) return null
   const row = await db.selectFrom('series').select('id').where('id', '=', ref.id).executeTakeFirst()
-  if (!row) throw new BadRequestError(`body.series.id: no series with id ${JSON.stringify(ref.id)}`)
+  if (!row) throw new BadRequestError(`body.series.id: no series with id ${quote(ref.id, { alwaysQuoted: true })}`)
   return row.id
 }
 
@@ -162,7 +162,7 @@ export async function deleteEvent(db: DbOrTx, id: string): Promise<void> {
 
 async function findSeries(db: DbOrTx, id: string): Promise<SeriesTable> {
   const row = await db.selectFrom('series').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row) throw new NotFoundError(`series ${id} not found`)
+  if (!row) throw new NotFoundError(`series ${quote(id)} not found`)
   return row
 }
 

@@ -5,7 +5,7 @@ import type { Area, AreaCreate, Court, CourtCreate, Pod, PodCreate, Region, Regi
 import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
-import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
+import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { pageRequest, paged, type PageRequest } from '../paging.js'
 import { checkPlace, placeKinds, type PlaceCollection } from './places.js'
 
@@ -96,7 +96,7 @@ async function slugTaken(db: DbOrTx, collection: PlaceCollection, slug: string, 
 async function chooseSlug(db: DbOrTx, collection: PlaceCollection, name: string, given?: string): Promise<string> {
   const noun = placeKinds[collection].kind
   if (given !== undefined) {
-    if (await slugTaken(db, collection, given)) throw new ConflictError(`a ${noun} with slug ${given} already exists`)
+    if (await slugTaken(db, collection, given)) throw new ConflictError(`a ${noun} with slug ${quote(given)} already exists`)
     return given
   }
   const base = slugify(name) || noun
@@ -133,7 +133,7 @@ export async function createVenueItem<C extends PlaceCollection>(
 
 async function findRow(db: DbOrTx, collection: PlaceCollection, id: string): Promise<VenueRow> {
   const row = await untyped(db).selectFrom(collection as string).selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row) throw new NotFoundError(`${placeKinds[collection].kind} ${id} not found`)
+  if (!row) throw new NotFoundError(`${placeKinds[collection].kind} ${quote(id)} not found`)
   return row
 }
 
@@ -166,7 +166,7 @@ export async function patchVenueItem<C extends PlaceCollection>(
   return db.transaction().execute(async (tx) => {
     const row = await findRow(tx, collection, id)
     if (patch.slug !== undefined && patch.slug !== row.slug && (await slugTaken(tx, collection, patch.slug, id))) {
-      throw new ConflictError(`a ${placeKinds[collection].kind} with slug ${patch.slug} already exists`)
+      throw new ConflictError(`a ${placeKinds[collection].kind} with slug ${quote(patch.slug)} already exists`)
     }
     const changed = { name: patch.name ?? row.name, slug: patch.slug ?? row.slug }
     if (changed.name === row.name && changed.slug === row.slug) return toVenueItem(collection, row)
