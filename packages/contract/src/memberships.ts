@@ -53,7 +53,7 @@ export type Message = Static<typeof Message>
 export const MembershipSubscriptionPause = Type.Object({
   id: Type.String(),
   pauseStartDate: DateTime({ description: 'When the pause started' }),
-  pauseEndDate: DateTime({ description: 'When the pause is scheduled to end' }),
+  pauseEndDate: DateTime({ description: 'When the pause is scheduled to end (or ended, when ended early or cancelled)' }),
   pauseDurationWeeks: Type.Number(),
   pauseFeePaid: Nullable(Type.Number()),
   status: PauseStatus,
@@ -534,6 +534,63 @@ export const membershipSubscriptionChangeRoutes = defineRoutes({
   }
 })
 
+export const MembershipPauseRequest = Type.Object(
+  {
+    pauseDurationWeeks: Type.Integer({ minimum: 1, maximum: 52 }),
+    pauseStartDate: Type.Optional(DateTime({ description: 'Default now; not in the past, not after the next charge' }))
+  },
+  { additionalProperties: false }
+)
+export type MembershipPauseRequest = Static<typeof MembershipPauseRequest>
+
+const PauseParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }), pauseId: Type.String({ minLength: 1, maxLength: 100 }) })
+
+export const membershipPauseRoutes = defineRoutes({
+  create: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions/:id/pauses',
+    schema: {
+      ...signedIn,
+      operationId: 'createMembershipSubscriptionPause',
+      summary: 'Pause a membership',
+      description:
+        "The member or staff, under the plan's pause policy (minimum and maximum weeks, pauses in any 12 months, the " +
+        'pause fee, charged now: a refused fee is a 402). The next charge, the cycle end and the next grant move by the ' +
+        "pause's weeks in local calendar days; nothing is granted while paused. Refused while the membership is in GRACE " +
+        'or HOLD, before a requested cancellation, beside another pause, or for a plan without pauses (409).',
+      params: IdParams,
+      body: MembershipPauseRequest,
+      response: { 201: MembershipSubscriptionPause, 400: ErrorBody, ...guarded, 402: ErrorBody, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody }
+    }
+  },
+  list: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions/:id/pauses',
+    schema: {
+      ...signedIn,
+      operationId: 'listMembershipSubscriptionPauses',
+      summary: "A membership's pauses, newest first",
+      description: 'The member or staff.',
+      params: IdParams,
+      response: { 200: Collection(MembershipSubscriptionPause), ...guarded, 404: ErrorBody }
+    }
+  },
+  end: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions/:id/pauses/:pauseId/end',
+    schema: {
+      ...signedIn,
+      operationId: 'endMembershipSubscriptionPause',
+      summary: 'End a pause early, or call off one not started',
+      description:
+        'The member or staff. An active pause ends now and the dates move back by its unused days; a pending one is called ' +
+        'off and they move back whole. The pause fee is not refunded. A pause already over is a 409.',
+      params: PauseParams,
+      response: { 200: MembershipSubscriptionPause, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  }
+})
+
 export const orderRoutes = defineRoutes({
   list: {
     method: 'GET',
@@ -561,8 +618,11 @@ export const orderRoutes = defineRoutes({
   }
 })
 
-export const MembershipJobType = Type.Enum(['CHARGE'], {
-  description: 'CHARGE renews what is due, retries GRACE and HOLD, and ends cancellations (GRANT and PAUSES come with perks and pauses)'
+export const MembershipJobType = Type.Enum(['CHARGE', 'GRANT'], {
+  description:
+    'CHARGE renews what is due, retries GRACE and HOLD, and ends cancellations and HOLDs run out; GRANT grants the monthly ' +
+    'perks due (none while paused or in HOLD). Pauses need no job: they move the dates when requested, and their status ' +
+    'follows from their dates.'
 })
 export type MembershipJobType = Static<typeof MembershipJobType>
 

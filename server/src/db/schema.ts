@@ -194,6 +194,29 @@ export interface MembershipEnrollmentsTable {
   created_at: string
 }
 
+export interface MembershipPausesTable {
+  id: string
+  subscription_id: string
+  start_date: string
+  /** As scheduled, or when it was ended early or called off. */
+  end_date: string
+  weeks: number
+  fee_minor: number
+  fee_order_id: string | null
+  ended_early_at: string | null
+  cancelled_at: string | null
+  created_at: string
+}
+
+export interface MembershipGrantsTable {
+  id: string
+  subscription_id: string
+  grant_date: string
+  outcome: 'granted' | 'skipped_paused' | 'skipped_hold'
+  perk_template_id: string | null
+  created_at: string
+}
+
 export type MembershipJobType = 'CHARGE' | 'GRANT' | 'PAUSES'
 
 export interface MembershipJobRunsTable {
@@ -431,6 +454,8 @@ export interface Database {
   membership_subscriptions: MembershipSubscriptionsTable
   membership_enrollments: MembershipEnrollmentsTable
   membership_job_runs: MembershipJobRunsTable
+  membership_pauses: MembershipPausesTable
+  membership_grants: MembershipGrantsTable
   regions: RegionsTable
   areas: AreasTable
   pods: PodsTable

@@ -14,7 +14,7 @@ import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { chargedMembers, endEnrollments } from '../memberships/enrollment-rows.js'
 import { membershipRow, toPlan, type Plan } from '../memberships/plans.js'
-import { chargeLines, newMembershipOrder, savedMethod, subscriptionPath } from '../memberships/subscriptions.js'
+import { chargeLines, chargeOrder, newMembershipOrder, subscriptionPath } from '../memberships/subscriptions.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 
 const DAY_MS = 86_400_000
@@ -225,26 +225,14 @@ async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDep
   if (claim.kind === 'done') return claim.result
 
   const { row, plan, step, order } = claim
-  const method = await savedMethod(db, row.member_id)
   let outcome: ChargeResult
-  if (!method) {
-    outcome = { status: 'declined', reference: null, declineCode: 'payment_method_missing', message: 'the member has no saved payment method' }
-  } else {
-    try {
-      outcome = await deps.provider.charge({
-        amount: order.total_minor,
-        currency: order.currency,
-        paymentMethod: method,
-        idempotencyKey: order.idempotency_key,
-        description: `${plan.displayName} membership renewal`,
-        metadata: { orderId: order.id, membershipSubscriptionId: subscriptionId }
-      })
-    } catch (err) {
-      // Nothing is known to be charged: the claim stays PENDING and a later run charges it again
-      // under the same key once it is stale.
-      if (err instanceof PaymentProviderError) return { outcome: 'provider_unreachable', subscriptionId }
-      throw err
-    }
+  try {
+    outcome = await chargeOrder(db, deps.provider, order, `${plan.displayName} membership renewal`)
+  } catch (err) {
+    // Nothing is known to be charged: the claim stays PENDING and a later run charges it again
+    // under the same key once it is stale.
+    if (err instanceof PaymentProviderError) return { outcome: 'provider_unreachable', subscriptionId }
+    throw err
   }
   return record(db, row, plan, step, order, outcome, date)
 }

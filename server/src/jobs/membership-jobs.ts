@@ -3,10 +3,11 @@
 import type { MembershipJobCapture, MembershipJobRequest } from '@club/contract'
 import type { Db } from '../db/database.js'
 import { runChargeJob, type JobDeps } from './membership-charge.js'
+import { runGrantJob } from './membership-grant.js'
 
 export async function runMembershipJob(db: Db, request: MembershipJobRequest, deps: JobDeps): Promise<MembershipJobCapture> {
   const date = request.date === undefined ? deps.clock.now() : new Date(request.date)
-  const run = await runChargeJob(db, date, deps)
+  const run = request.type === 'GRANT' ? await runGrantJob(db, date, deps) : await runChargeJob(db, date, deps)
   const { users, ...job } = run
   return {
     type: request.type,

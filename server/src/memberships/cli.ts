@@ -92,7 +92,7 @@ export const membershipCommands: Record<string, Command> = {
 
   async 'memberships run-job'(ctx) {
     const { values, positionals } = flags(ctx.args, { date: { type: 'string' } })
-    if (positionals.length !== 1) throw new UsageError('usage: club memberships run-job CHARGE [--date 2026-04-01T00:00:00Z]')
+    if (positionals.length !== 1) throw new UsageError('usage: club memberships run-job CHARGE|GRANT [--date 2026-04-01T00:00:00Z]')
     const request = checkJob({ type: positionals[0], ...(values.date !== undefined ? { date: values.date } : {}) })
     return runMembershipJob(ctx.db, request, { clock: systemClock, provider: createPaymentProvider(ctx.config) })
   },

@@ -2,12 +2,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import {
   membershipJobRoutes,
+  membershipPauseRoutes as pauseRoutes,
   membershipPlanRoutes,
   membershipSubscriptionChangeRoutes as changeRoutes,
   membershipSubscriptionRoutes as subscriptionRoutes
 } from '@club/contract'
 import { runMembershipJob } from '../jobs/membership-jobs.js'
 import { currentUser } from '../plugins/auth.js'
+import { createPause, endPause, listPauses } from './pauses.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
 import {
   cancelSubscription,
@@ -88,6 +90,18 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
     ...changeRoutes.withdrawCancellation,
     onRequest: signedIn,
     handler: (request) => withdrawCancellation(app.db, request.params.id, currentUser(request), app.clock)
+  })
+  app.route({
+    ...pauseRoutes.create,
+    onRequest: signedIn,
+    handler: async (request, reply) =>
+      reply.code(201).send(await createPause(app.db, request.params.id, request.body, currentUser(request), { clock: app.clock, provider: app.paymentProvider }))
+  })
+  app.route({ ...pauseRoutes.list, onRequest: signedIn, handler: (request) => listPauses(app.db, request.params.id, currentUser(request), app.clock) })
+  app.route({
+    ...pauseRoutes.end,
+    onRequest: signedIn,
+    handler: (request) => endPause(app.db, request.params.id, request.params.pauseId, currentUser(request), app.clock)
   })
   app.route({
     ...membershipJobRoutes.run,

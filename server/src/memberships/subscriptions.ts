@@ -15,11 +15,12 @@ import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
-import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
+import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
 
 export interface SubscriptionDeps {
@@ -71,12 +72,21 @@ export function firstPeriod(plan: Plan, anchor: Anchor, start: Date) {
   return { billingCycleStart: start, billingCycleEnd: end, nextChargeDate: end, endDate: null, nextGrantDate: grantDate(anchor, 0) }
 }
 
-/** What a person is shown, from status, condition and dates (pauses join with their slice). */
-export function extendedStatusOf(row: Pick<MembershipSubscriptionsTable, 'status' | 'condition' | 'end_date' | 'cancellation_requested_at' | 'charge_type'>, now: Date): SubscriptionExtendedStatus {
+/** What a person is shown, from status, condition, dates and the pause in force or scheduled. */
+export function extendedStatusOf(
+  row: Pick<MembershipSubscriptionsTable, 'status' | 'condition' | 'end_date' | 'cancellation_requested_at' | 'charge_type'>,
+  now: Date,
+  pause: MembershipPausesTable | null = null
+): SubscriptionExtendedStatus {
   if (row.status !== 'CONFIRMED') return 'CANCELLED'
   if (row.end_date !== null && row.end_date <= now.toISOString()) return 'CANCELLED'
   if (row.cancellation_requested_at !== null) return 'PENDING_CANCEL'
   if (row.condition !== 'VALID') return row.condition
+  if (pause) {
+    const status = pauseStatusOf(pause, now)
+    if (status === 'ACTIVE') return 'PAUSED'
+    if (status === 'PENDING') return 'PENDING_PAUSE'
+  }
   return row.charge_type === 'NON_RECURRING' ? 'VALID' : 'ACTIVE'
 }
 
@@ -101,8 +111,9 @@ function toSubscription(
   row: MembershipSubscriptionsTable,
   plan: Plan,
   priced: PricedCharge,
-  options: { mode: 'PREVIEW' | 'ORDER'; id: string | null; now: Date; summary: boolean; errors: ValidationError[] | null }
+  options: { mode: 'PREVIEW' | 'ORDER'; id: string | null; now: Date; summary: boolean; errors: ValidationError[] | null; pause?: MembershipPausesTable | null }
 ): MembershipSubscription {
+  const pause = options.pause ?? null
   const exponent = currencyExponent(row.currency)
   const units = (minor: number) => fromMinor(minor, exponent)
   const taxes = priced.taxes.map((t) => ({ name: t.name, percentage: toPercentage(t.rate), amount: units(t.amount) }))
@@ -113,7 +124,7 @@ function toSubscription(
     displayName: plan.displayName,
     type: plan.type,
     status: row.status,
-    extendedStatus: extendedStatusOf(row, options.now),
+    extendedStatus: extendedStatusOf(row, options.now, pause),
     mode: options.mode,
     condition: row.condition,
     conditionUpdatedDate: row.condition_updated_at,
@@ -127,7 +138,7 @@ function toSubscription(
     billingCycleStart: row.billing_cycle_start,
     billingCycleEnd: row.billing_cycle_end,
     lastGrantDate: row.last_grant_date,
-    activePause: null,
+    activePause: pause === null ? null : toPause(pause, row.currency, options.now),
     timezone: row.timezone,
     price: units(row.price_minor),
     initiationFee: units(row.initiation_fee_minor),
@@ -234,7 +245,7 @@ function timezoneOf(request: MembershipSubscriptionRequest, deps: SubscriptionDe
   return timezone
 }
 
-export async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
+async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
   const row = await db.selectFrom('payment_methods').selectAll().where('user_id', '=', userId).where('is_default', '=', 1).executeTakeFirst()
   if (!row) return undefined
   return {
@@ -325,7 +336,7 @@ export async function createSubscription(db: Db, request: MembershipSubscription
     return { row: subscription, order: orderRow }
   })
 
-  const outcome = plan.chargeType === 'FREE' ? ({ status: 'succeeded', reference: '' } as const) : await charge(deps.provider, order, method!, plan)
+  const outcome = plan.chargeType === 'FREE' ? ({ status: 'succeeded', reference: '' } as const) : await firstCharge(db, deps.provider, order, plan)
   const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
   return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: true, errors: recorded.errors }) }
 }
@@ -372,17 +383,28 @@ export function newMembershipOrder(input: {
   }
 }
 
-/** One attempt at the order's charge; the provider's unreachability leaves the order PENDING for a retry. */
-export async function charge(provider: PaymentProvider, order: OrdersTable, method: SavedPaymentMethod, plan: Plan): Promise<ChargeResult> {
+/**
+ * One attempt at an order's charge, off-session, to the payer's saved method: no saved method is a
+ * decline (the member is told), an unreachable provider throws PaymentProviderError (nothing known
+ * charged; a retry under the order's same key is safe).
+ */
+export async function chargeOrder(db: DbOrTx, provider: PaymentProvider, order: OrdersTable, description: string): Promise<ChargeResult> {
+  const method = await savedMethod(db, order.user_id)
+  if (!method) return { status: 'declined', reference: null, declineCode: 'payment_method_missing', message: 'the member has no saved payment method' }
+  return provider.charge({
+    amount: order.total_minor,
+    currency: order.currency,
+    paymentMethod: method,
+    idempotencyKey: order.idempotency_key,
+    description,
+    metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
+  })
+}
+
+/** The first charge; the provider's unreachability is a 502 that leaves the order PENDING for a retry. */
+async function firstCharge(db: Db, provider: PaymentProvider, order: OrdersTable, plan: Plan): Promise<ChargeResult> {
   try {
-    return await provider.charge({
-      amount: order.total_minor,
-      currency: order.currency,
-      paymentMethod: method,
-      idempotencyKey: order.idempotency_key,
-      description: `${plan.displayName} membership`,
-      metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
-    })
+    return await chargeOrder(db, provider, order, `${plan.displayName} membership`)
   } catch (err) {
     if (err instanceof PaymentProviderError) {
       throw new BadGatewayError(`the payment provider could not be reached; nothing is known to be charged, and ordering again retries this same charge (${err.message})`)
@@ -485,7 +507,8 @@ function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | nu
 
 async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
   const plan = toPlan(await membershipRow(db, row.membership_id))
-  return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row) })
+  const pause = (await openPause(db, row.id, now)) ?? null
+  return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
 export async function getSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
@@ -514,7 +537,8 @@ export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptio
   for (const row of rows) {
     let plan = plans.get(row.membership_id)
     if (!plan) plans.set(row.membership_id, (plan = toPlan(await membershipRow(db, row.membership_id))))
-    items.push(toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row) }))
+    const pause = (await openPause(db, row.id, now)) ?? null
+    items.push(toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause }))
   }
   return paged(items, Number(count.n), request, path, query)
 }

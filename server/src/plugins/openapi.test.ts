@@ -52,22 +52,25 @@ t.test('every served contract route is in /documentation/json with its schemas',
 const servedOperationIds = [
   'approveReplayServer', 'cancelMembershipSubscription', 'confirmMembershipSubscription', 'createArea',
   'createAuthorization', 'createCourt', 'createEvent', 'createForumConnectAuthorization', 'createMembership',
-  'createMembershipEnrollment', 'createMembershipSubscription', 'createPhoneVerification', 'createPod', 'createRegion', 'createSeries', 'createTemplate',
-  'createTemplateFromEvent', 'createTemplateFromSeries', 'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt',
-  'deleteEvent', 'deleteMembership', 'deleteMembershipEnrollment', 'deletePod', 'deleteRegion', 'deleteReplayServer', 'deleteSeries', 'deleteTemplate',
-  'getArea', 'getCourt', 'getCurrentUser', 'getCurrentUserPaymentMethod', 'getEvent', 'getMembership',
-  'getMembershipEnrollment', 'getMembershipSubscription', 'getOrder', 'getPod', 'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot',
-  'getReplayServerStatus', 'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
-  'listMembershipEnrollments', 'listMembershipSubscriptionEnrollments', 'listMembershipSubscriptions', 'listMemberships', 'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions',
-  'listReplayServers', 'listSeries', 'listTemplateVersions', 'listTemplates', 'registerReplayServer', 'rejectReplayServer',
-  'requestPasswordReset', 'resetPassword', 'revokeReplayServer', 'rollbackTemplate', 'rotateReplayServerToken',
-  'runMembershipJob', 'setReplayServerConfig', 'setReplayServerTargetVersion', 'updateArea', 'updateCourt', 'updateEvent',
-  'updateMembership', 'updateMembershipSubscription', 'updatePod', 'updateRegion', 'updateSeries', 'updateTemplate',
-  'withdrawMembershipSubscriptionCancellation'
+  'createMembershipEnrollment', 'createMembershipSubscription', 'createMembershipSubscriptionPause',
+  'createPhoneVerification', 'createPod', 'createRegion', 'createSeries', 'createTemplate', 'createTemplateFromEvent',
+  'createTemplateFromSeries', 'createToken', 'createWebviewToken', 'deleteArea', 'deleteCourt', 'deleteEvent',
+  'deleteMembership', 'deleteMembershipEnrollment', 'deletePod', 'deleteRegion', 'deleteReplayServer', 'deleteSeries',
+  'deleteTemplate', 'endMembershipSubscriptionPause', 'getArea', 'getCourt', 'getCurrentUser',
+  'getCurrentUserPaymentMethod', 'getEvent', 'getMembership', 'getMembershipEnrollment', 'getMembershipSubscription',
+  'getOrder', 'getPod', 'getRegion', 'getReplayServer', 'getReplayServerCameraSnapshot', 'getReplayServerStatus',
+  'getSeries', 'getTemplate', 'getTemplateVersion', 'listAreas', 'listCourts', 'listEvents',
+  'listMembershipEnrollments', 'listMembershipSubscriptionEnrollments', 'listMembershipSubscriptionPauses',
+  'listMembershipSubscriptions', 'listMemberships', 'listMembershipsOnSale', 'listOrders', 'listPods', 'listRegions',
+  'listReplayServers', 'listSeries', 'listTemplateVersions', 'listTemplates', 'registerReplayServer',
+  'rejectReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeReplayServer', 'rollbackTemplate',
+  'rotateReplayServerToken', 'runMembershipJob', 'setReplayServerConfig', 'setReplayServerTargetVersion', 'updateArea',
+  'updateCourt', 'updateEvent', 'updateMembership', 'updateMembershipSubscription', 'updatePod', 'updateRegion',
+  'updateSeries', 'updateTemplate', 'withdrawMembershipSubscriptionCancellation'
 ]
 
 // The verbs of the convention in packages/contract/README.md.
-const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw)[A-Z][A-Za-z]*$/
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw|end)[A-Z][A-Za-z]*$/
 
 t.test('every operation has a unique, stable operationId by the convention', async (t) => {
   const ctx = await testApp(t)

@@ -1,0 +1,249 @@
+// Pausing a membership under its plan's policy (BILLING.md, "Calendars" and "States"). A pause moves
+// the schedule's anchor by its weeks in local calendar days when it is requested, so the next
+// charge, the cycle end and the next grant move with it; its status is derived from its dates.
+import { randomUUID } from 'node:crypto'
+import { DateTime } from 'luxon'
+import type { MembershipPauseRequest, MembershipSubscriptionPause } from '@club/contract'
+import { isStaff, type Actor } from '../actor.js'
+import { anchorAt, chargeDate, daysAfter, shiftAnchor, type RenewalPeriod } from '../billing/calendar.js'
+import { currencyExponent, fromMinor } from '../billing/money.js'
+import { priceCharge } from '../billing/pricing.js'
+import type { Clock } from '../clock.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import { BadGatewayError, BadRequestError, ConflictError, HttpError, NotFoundError } from '../errors.js'
+import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
+import { membershipRow, toPlan } from './plans.js'
+import { chargeOrder, subscriptionPath } from './subscriptions.js'
+
+const DAY_MS = 86_400_000
+
+export type PauseStatus = MembershipSubscriptionPause['status']
+
+/** PENDING before its start, ACTIVE inside, COMPLETED after (or once called off): never stored. */
+export function pauseStatusOf(pause: Pick<MembershipPausesTable, 'start_date' | 'end_date' | 'cancelled_at'>, now: Date): PauseStatus {
+  const at = now.toISOString()
+  if (pause.cancelled_at !== null) return 'COMPLETED'
+  if (at < pause.start_date) return 'PENDING'
+  return at < pause.end_date ? 'ACTIVE' : 'COMPLETED'
+}
+
+export function toPause(row: MembershipPausesTable, currency: string, now: Date): MembershipSubscriptionPause {
+  return {
+    id: row.id,
+    pauseStartDate: row.start_date,
+    pauseEndDate: row.end_date,
+    pauseDurationWeeks: row.weeks,
+    pauseFeePaid: row.fee_minor > 0 ? fromMinor(row.fee_minor, currencyExponent(currency)) : null,
+    status: pauseStatusOf(row, now),
+    createdAt: row.created_at,
+    membershipSubscription: { id: row.subscription_id },
+    _links: { self: { href: `${subscriptionPath(row.subscription_id)}/pauses` }, membershipSubscription: { href: subscriptionPath(row.subscription_id) } }
+  }
+}
+
+/** The pause in force or scheduled next for a subscription, if any. */
+export async function openPause(db: DbOrTx, subscriptionId: string, now: Date): Promise<MembershipPausesTable | undefined> {
+  return db
+    .selectFrom('membership_pauses')
+    .selectAll()
+    .where('subscription_id', '=', subscriptionId)
+    .where('cancelled_at', 'is', null)
+    .where('end_date', '>', now.toISOString())
+    .orderBy('start_date')
+    .executeTakeFirst()
+}
+
+/**
+ * The schedule moved by `days` local calendar days (negative: back): the anchor, and with it the
+ * next charge and the cycle end; the next grant when it falls on or after `from` (the pause's start).
+ */
+export function shiftSchedule(row: MembershipSubscriptionsTable, days: number, from: string): Partial<MembershipSubscriptionsTable> {
+  const anchor = shiftAnchor({ local: row.anchor_local, timezone: row.timezone }, days)
+  const changes: Partial<MembershipSubscriptionsTable> = { anchor_local: anchor.local }
+  if (row.charge_type === 'MONTHLY' || row.charge_type === 'SIX_MONTHS' || row.charge_type === 'YEARLY') {
+    const next = chargeDate(anchor, row.charge_type as RenewalPeriod, row.cycle_index + 1).toISOString()
+    changes.next_charge_date = next
+    changes.billing_cycle_end = next
+  }
+  if (row.next_grant_date !== null && row.next_grant_date >= from) {
+    changes.next_grant_date = daysAfter(anchorAt(new Date(row.next_grant_date), row.timezone), days).toISOString()
+  }
+  return changes
+}
+
+export interface PauseDeps {
+  clock: Clock
+  provider: PaymentProvider
+}
+
+class PaymentRequiredError extends HttpError {
+  override name = 'PaymentRequiredError'
+  constructor(message: string) {
+    super(402, message)
+  }
+}
+
+async function subscriptionFor(db: DbOrTx, id: string, actor: Actor): Promise<MembershipSubscriptionsTable> {
+  const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+  if (!row || (row.member_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
+  return row
+}
+
+/**
+ * Checks the plan's policy, then writes the pause, moves the schedule and claims the fee's order in
+ * one IMMEDIATE transaction; charges the fee outside it; a refused fee takes the pause back (402).
+ */
+export async function createPause(db: Db, subscriptionId: string, request: MembershipPauseRequest, actor: Actor, deps: PauseDeps): Promise<MembershipSubscriptionPause> {
+  const now = deps.clock.now()
+  const at = now.toISOString()
+  const claimed = await db.transaction().execute(async (tx) => {
+    const row = await subscriptionFor(tx, subscriptionId, actor)
+    const plan = toPlan(await membershipRow(tx, row.membership_id))
+    const policy = plan.pausePolicy
+    if (!policy) throw new ConflictError('this membership cannot be paused (its plan has no pause policy)')
+    if (row.status !== 'CONFIRMED' || (row.end_date !== null && row.end_date <= at)) throw new ConflictError('the membership is not in force')
+    if (!['MONTHLY', 'SIX_MONTHS', 'YEARLY'].includes(row.charge_type)) throw new ConflictError(`a ${row.charge_type} membership cannot be paused`)
+    if (row.condition !== 'VALID') throw new ConflictError(`a membership in ${row.condition} cannot be paused; its renewal must be paid first`)
+    if (row.cancellation_requested_at !== null) throw new ConflictError('a membership with a cancellation requested cannot be paused in its last cycle')
+    const weeks = request.pauseDurationWeeks
+    if (weeks < policy.minimumWeeks || weeks > policy.maximumWeeks) {
+      throw new BadRequestError(`pauseDurationWeeks: this plan allows pauses of ${policy.minimumWeeks} to ${policy.maximumWeeks} weeks`)
+    }
+    const start = request.pauseStartDate === undefined ? now : new Date(request.pauseStartDate)
+    if (start.getTime() < now.getTime() - 60_000) throw new BadRequestError('pauseStartDate: a pause cannot start in the past')
+    if (row.next_charge_date !== null && start.toISOString() > row.next_charge_date) {
+      throw new BadRequestError(`pauseStartDate: a pause must start by the next charge (${row.next_charge_date})`)
+    }
+    if (await openPause(tx, subscriptionId, now)) throw new ConflictError('the membership already has a pause in force or scheduled')
+    const yearBefore = new Date(start.getTime() - 365 * DAY_MS).toISOString()
+    const recent = await tx
+      .selectFrom('membership_pauses')
+      .select('id')
+      .where('subscription_id', '=', subscriptionId)
+      .where('cancelled_at', 'is', null)
+      .where('start_date', '>', yearBefore)
+      .execute()
+    if (recent.length >= policy.pausesPerYear) {
+      throw new ConflictError(`this plan allows ${policy.pausesPerYear} pause(s) in any 12 months, and ${recent.length} already began in the 12 months before this one`)
+    }
+    const pause: MembershipPausesTable = {
+      id: randomUUID(),
+      subscription_id: subscriptionId,
+      start_date: start.toISOString(),
+      end_date: daysAfter(anchorAt(start, row.timezone), 7 * weeks).toISOString(),
+      weeks,
+      fee_minor: policy.pauseFeeMinor,
+      fee_order_id: null,
+      ended_early_at: null,
+      cancelled_at: null,
+      created_at: at
+    }
+    let order: OrdersTable | null = null
+    if (policy.pauseFeeMinor > 0) {
+      const priced = priceCharge([{ kind: 'pause_fee', description: `Pause of ${weeks} week(s)`, amount: policy.pauseFeeMinor }], plan.fees, plan.taxes)
+      order = {
+        id: randomUUID(),
+        user_id: row.member_id,
+        creator_id: actor.id,
+        kind: 'PAUSE_FEE',
+        membership_subscription_id: subscriptionId,
+        period_start: null,
+        status: 'PENDING',
+        currency: row.currency,
+        subtotal_minor: priced.subtotal,
+        total_minor: priced.total,
+        lines: JSON.stringify(priced.lines),
+        fees: JSON.stringify(priced.fees),
+        taxes: JSON.stringify(priced.taxes),
+        provider: deps.provider.name,
+        provider_ref: null,
+        idempotency_key: `pause:${pause.id}`,
+        failure_code: null,
+        failure_message: null,
+        created_at: at,
+        updated_at: at
+      }
+      await tx.insertInto('orders').values(order).execute()
+      pause.fee_order_id = order.id
+    }
+    await tx.insertInto('membership_pauses').values(pause).execute()
+    await tx.updateTable('membership_subscriptions').set({ ...shiftSchedule(row, 7 * weeks, pause.start_date), updated_at: at }).where('id', '=', subscriptionId).execute()
+    return { row, pause, order, displayName: plan.displayName }
+  })
+
+  const { row, pause, order } = claimed
+  if (order) {
+    let outcome: ChargeResult
+    try {
+      outcome = await chargeOrder(db, deps.provider, order, `${claimed.displayName}: pause fee`)
+    } catch (err) {
+      if (!(err instanceof PaymentProviderError)) throw err
+      await undoPause(db, row.id, pause, order, { status: 'declined', reference: null, declineCode: 'provider_unreachable', message: err.message }, deps.clock)
+      throw new BadGatewayError('the payment provider could not be reached; the pause was not made, try again')
+    }
+    if (outcome.status !== 'succeeded') {
+      await undoPause(db, row.id, pause, order, outcome, deps.clock)
+      const reason = outcome.status === 'declined' ? outcome.message : 'the bank asks for an authentication the member is not here to give'
+      throw new PaymentRequiredError(`the pause fee could not be charged: ${reason}`)
+    }
+    await db.updateTable('orders').set({ status: 'PAID', provider_ref: outcome.reference, updated_at: deps.clock.now().toISOString() }).where('id', '=', order.id).execute()
+  }
+  return toPause(pause, row.currency, now)
+}
+
+/** A pause whose fee was refused is taken back whole: the pause row, and the schedule moved back. */
+async function undoPause(db: Db, subscriptionId: string, pause: MembershipPausesTable, order: OrdersTable, outcome: ChargeResult, clock: Clock): Promise<void> {
+  const at = clock.now().toISOString()
+  await db.transaction().execute(async (tx) => {
+    const failure = outcome.status === 'declined' ? { code: outcome.declineCode, message: outcome.message } : { code: 'requires_authentication', message: 'authentication required' }
+    await tx
+      .updateTable('orders')
+      .set({ status: 'FAILED', provider_ref: outcome.reference, failure_code: failure.code, failure_message: failure.message, updated_at: at })
+      .where('id', '=', order.id)
+      .execute()
+    const deleted = await tx.deleteFrom('membership_pauses').where('id', '=', pause.id).executeTakeFirst()
+    if (Number(deleted.numDeletedRows) === 0) return
+    const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirstOrThrow()
+    await tx.updateTable('membership_subscriptions').set({ ...shiftSchedule(row, -7 * pause.weeks, pause.start_date), updated_at: at }).where('id', '=', subscriptionId).execute()
+  })
+}
+
+export async function listPauses(db: DbOrTx, subscriptionId: string, actor: Actor, clock: Clock) {
+  const row = await subscriptionFor(db, subscriptionId, actor)
+  const pauses = await db.selectFrom('membership_pauses').selectAll().where('subscription_id', '=', subscriptionId).orderBy('start_date', 'desc').execute()
+  const now = clock.now()
+  return {
+    items: pauses.map((p) => toPause(p, row.currency, now)),
+    _total: pauses.length,
+    _links: { self: { href: `${subscriptionPath(subscriptionId)}/pauses` } }
+  }
+}
+
+/** Whole local calendar days from `now` until `end` in `timezone` (what an early resume gives back). */
+export function unusedDays(now: Date, end: Date, timezone: string): number {
+  const today = DateTime.fromJSDate(now, { zone: timezone }).startOf('day')
+  const last = DateTime.fromJSDate(end, { zone: timezone }).startOf('day')
+  return Math.max(0, Math.round(last.diff(today, 'days').days))
+}
+
+/** Ends an active pause now (the dates move back by its unused days) or calls off a pending one (back whole). */
+export async function endPause(db: Db, subscriptionId: string, pauseId: string, actor: Actor, clock: Clock): Promise<MembershipSubscriptionPause> {
+  const now = clock.now()
+  const at = now.toISOString()
+  return db.transaction().execute(async (tx) => {
+    const row = await subscriptionFor(tx, subscriptionId, actor)
+    const pause = await tx.selectFrom('membership_pauses').selectAll().where('id', '=', pauseId).where('subscription_id', '=', subscriptionId).executeTakeFirst()
+    if (!pause) throw new NotFoundError(`pause ${pauseId.slice(0, 100)} not found`)
+    const status = pauseStatusOf(pause, now)
+    if (status === 'COMPLETED') throw new ConflictError('the pause is already over')
+    const back = status === 'PENDING' ? 7 * pause.weeks : unusedDays(now, new Date(pause.end_date), row.timezone)
+    const ended: MembershipPausesTable =
+      status === 'PENDING' ? { ...pause, cancelled_at: at, end_date: pause.start_date } : { ...pause, ended_early_at: at, end_date: at }
+    await tx.updateTable('membership_pauses').set({ cancelled_at: ended.cancelled_at, ended_early_at: ended.ended_early_at, end_date: ended.end_date }).where('id', '=', pauseId).execute()
+    if (back > 0) {
+      await tx.updateTable('membership_subscriptions').set({ ...shiftSchedule(row, -back, pause.start_date), updated_at: at }).where('id', '=', subscriptionId).execute()
+    }
+    return toPause(ended, row.currency, now)
+  })
+}
