@@ -8,6 +8,7 @@ import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import forumConnectRoutes from './forum-connect/routes.js'
 import healthRoutes from './health/routes.js'
 import membershipRoutes from './memberships/routes.js'
+import enrollmentRoutes from './memberships/enrollment-routes.js'
 import orderRoutes from './orders/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger } from './logging.js'
@@ -107,6 +108,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(templateRoutes)
   await app.register(replayServerRoutes)
   await app.register(membershipRoutes)
+  await app.register(enrollmentRoutes)
   await app.register(orderRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))

@@ -649,3 +649,102 @@ export const membershipJobRoutes = defineRoutes({
     }
   }
 })
+
+// Enrollments: the members a subscription covers (its owner, and those the owner or staff add).
+
+export const MembershipEnrollmentRequest = Type.Object(
+  {
+    user: ItemRef,
+    customFee: Type.Optional(Amount('Staff only: added to each renewal besides the plan\'s additional member fee; default 0'))
+  },
+  { additionalProperties: false }
+)
+export type MembershipEnrollmentRequest = Static<typeof MembershipEnrollmentRequest>
+
+export const MembershipEnrollmentParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100, description: 'The membership subscription' }),
+  enrollmentId: Type.String({ minLength: 1, maxLength: 100 })
+})
+export type MembershipEnrollmentParams = Static<typeof MembershipEnrollmentParams>
+
+export const MembershipEnrollmentListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false })
+export type MembershipEnrollmentListQuery = Static<typeof MembershipEnrollmentListQuery>
+
+export const MembershipEnrollmentsOfUserQuery = Type.Object(
+  { ...PageQuery, userId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff only; default: the caller' })) },
+  { additionalProperties: false }
+)
+export type MembershipEnrollmentsOfUserQuery = Static<typeof MembershipEnrollmentsOfUserQuery>
+
+export const membershipEnrollmentRoutes = defineRoutes({
+  list: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions/:id/enrollments',
+    schema: {
+      ...signedIn,
+      operationId: 'listMembershipSubscriptionEnrollments',
+      summary: 'The members a subscription covers',
+      description:
+        "The subscription's owner or staff; anyone else gets 404. The owner's enrollment (isOwner true) and every member " +
+        'added, ended ones too (with endDate). Newest first.',
+      params: IdParams,
+      querystring: MembershipEnrollmentListQuery,
+      response: { 200: PagedCollection(MembershipEnrollment), 400: ErrorBody, ...guarded, 404: ErrorBody }
+    }
+  },
+  create: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions/:id/enrollments',
+    schema: {
+      ...signedIn,
+      operationId: 'createMembershipEnrollment',
+      summary: 'Add a member of the club to a membership',
+      description:
+        "The subscription's owner or staff, while it is in force. The plan's additionalMemberFee (and the customFee, which " +
+        'only staff may set) is charged from the next renewal on, one order line each. A user holds at most one active ' +
+        'enrollment per membership type: a second is a 409 naming the first.',
+      params: IdParams,
+      body: MembershipEnrollmentRequest,
+      response: { 201: MembershipEnrollment, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions/:id/enrollments/:enrollmentId',
+    schema: {
+      ...signedIn,
+      operationId: 'getMembershipEnrollment',
+      summary: 'An enrollment',
+      description: "The enrolled member, the subscription's owner or staff; anyone else gets 404.",
+      params: MembershipEnrollmentParams,
+      response: { 200: MembershipEnrollment, ...guarded, 404: ErrorBody }
+    }
+  },
+  delete: {
+    method: 'DELETE',
+    url: '/apis/v2/membership-subscriptions/:id/enrollments/:enrollmentId',
+    schema: {
+      ...signedIn,
+      operationId: 'deleteMembershipEnrollment',
+      summary: 'Remove a member from a membership',
+      description:
+        "The subscription's owner or staff. The enrollment is ended now (its endDate set; it stays in the history) and " +
+        "adds no fee to later renewals; one already ended is answered as it is. The owner's own enrollment cannot be " +
+        'removed (409): cancel the subscription instead.',
+      params: MembershipEnrollmentParams,
+      response: { 200: MembershipEnrollment, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  },
+  listOfUser: {
+    method: 'GET',
+    url: '/apis/v2/membership-enrollments',
+    schema: {
+      ...signedIn,
+      operationId: 'listMembershipEnrollments',
+      summary: 'The memberships a member belongs to',
+      description: "A member's own enrollments, as owner or added member; staff see everyone's and may filter by userId. Newest first.",
+      querystring: MembershipEnrollmentsOfUserQuery,
+      response: { 200: PagedCollection(MembershipEnrollment), 400: ErrorBody, ...guarded }
+    }
+  }
+})

@@ -177,6 +177,23 @@ export interface MembershipSubscriptionsTable {
   updated_at: string
 }
 
+/** Who a subscription covers: its owner (is_owner 1) and the members added to it. */
+export interface MembershipEnrollmentsTable {
+  id: string
+  subscription_id: string
+  membership_id: string
+  /** The plan's type, for the one-active-enrollment-per-type index. */
+  membership_type: MembershipType
+  user_id: string
+  creator_id: string
+  is_owner: number
+  custom_fee_minor: number
+  start_date: string
+  /** null: open-ended; in the future: ends then; in the past: ended. */
+  end_date: string | null
+  created_at: string
+}
+
 export interface MembershipPausesTable {
   id: string
   subscription_id: string
@@ -435,6 +452,7 @@ export interface Database {
   memberships: MembershipsTable
   orders: OrdersTable
   membership_subscriptions: MembershipSubscriptionsTable
+  membership_enrollments: MembershipEnrollmentsTable
   membership_job_runs: MembershipJobRunsTable
   membership_pauses: MembershipPausesTable
   membership_grants: MembershipGrantsTable

@@ -12,6 +12,7 @@ import { priceCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import { chargedMembers, endEnrollments } from '../memberships/enrollment-rows.js'
 import { membershipRow, toPlan, type Plan } from '../memberships/plans.js'
 import { chargeLines, chargeOrder, newMembershipOrder, subscriptionPath } from '../memberships/subscriptions.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
@@ -185,6 +186,7 @@ async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDep
     if (step.kind === 'none') return { kind: 'done' as const, result: { outcome: 'unchanged' as const, subscriptionId } }
     if (step.kind === 'end') {
       await tx.updateTable('membership_subscriptions').set({ end_date: step.at, updated_at: at }).where('id', '=', subscriptionId).execute()
+      await endEnrollments(tx, subscriptionId, step.at)
       return { kind: 'done' as const, result: { outcome: step.reason, subscriptionId } }
     }
     const orders = await tx
@@ -201,7 +203,10 @@ async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDep
       if (!stale) return { kind: 'done' as const, result: { outcome: 'claimed_elsewhere' as const, subscriptionId } }
       return { kind: 'charge' as const, row, plan, step, order: live }
     }
-    const priced = priceCharge(chargeLines(plan, { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor }, false), plan.fees, plan.taxes)
+    // The members enrolled when the period begins are in its price; one added later is charged from the next.
+    const members = await chargedMembers(tx, subscriptionId, step.periodStart)
+    const amounts = { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor, additionalMemberFeeMinor: row.additional_member_fee_minor }
+    const priced = priceCharge(chargeLines(plan, amounts, false, members), plan.fees, plan.taxes)
     const order = newMembershipOrder({
       userId: row.member_id,
       creatorId: row.member_id,

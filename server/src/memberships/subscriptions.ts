@@ -19,6 +19,7 @@ import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable }
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
+import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
 
@@ -31,14 +32,28 @@ export interface SubscriptionDeps {
 
 export const subscriptionPath = (id: string) => `/apis/v2/membership-subscriptions/${id}`
 /** A DRAFT (made, not paid) older than this is given up (BILLING.md). */
-const DRAFT_LIFETIME_MS = 23 * 3600 * 1000
+export const DRAFT_LIFETIME_MS = 23 * 3600 * 1000
 
-/** The lines of one charge: the base price, the initiation fee on the first charge only. */
-export function chargeLines(plan: Plan, subscription: { priceMinor: number; initiationFeeMinor: number }, first: boolean): ChargeLine[] {
+/**
+ * The lines of one charge: the base price, the initiation fee on the first charge only, and for each
+ * added member (`members`, none on the first charge) the additional member fee and their custom fee.
+ */
+export function chargeLines(
+  plan: Plan,
+  subscription: { priceMinor: number; initiationFeeMinor: number; additionalMemberFeeMinor: number },
+  first: boolean,
+  members: ChargedMember[] = []
+): ChargeLine[] {
   if (plan.chargeType === 'FREE') return []
   const lines: ChargeLine[] = [{ kind: 'base', description: plan.displayName, amount: subscription.priceMinor }]
   if (first && subscription.initiationFeeMinor > 0) {
     lines.push({ kind: 'initiation_fee', description: 'Initiation fee', amount: subscription.initiationFeeMinor })
+  }
+  for (const member of members) {
+    if (subscription.additionalMemberFeeMinor > 0) {
+      lines.push({ kind: 'additional_member_fee', description: `Additional member: ${member.name}`, amount: subscription.additionalMemberFeeMinor })
+    }
+    if (member.customFeeMinor > 0) lines.push({ kind: 'custom_fee', description: `Custom fee: ${member.name}`, amount: member.customFeeMinor })
   }
   return lines
 }
@@ -182,7 +197,7 @@ async function buyer(db: DbOrTx, request: MembershipSubscriptionRequest, actor: 
 /** The priced first charge and schedule of a request: the one computation PREVIEW and ORDER share. */
 function price(plan: Plan, timezone: string, start: Date): Priced & { row: Omit<MembershipSubscriptionsTable, 'id' | 'member_id' | 'creator_id'> } {
   const anchor = anchorAt(start, timezone)
-  const amounts = { priceMinor: plan.priceMinor, initiationFeeMinor: plan.initiationFeeMinor }
+  const amounts = { priceMinor: plan.priceMinor, initiationFeeMinor: plan.initiationFeeMinor, additionalMemberFeeMinor: plan.additionalMemberFeeMinor }
   const charge = priceCharge(chargeLines(plan, amounts, true), plan.fees, plan.taxes)
   const period = firstPeriod(plan, anchor, start)
   const iso = (d: Date | null) => (d === null ? null : d.toISOString())
@@ -294,6 +309,12 @@ export async function createSubscription(db: Db, request: MembershipSubscription
         return { row: existing, order: pending }
       }
       throw new ConflictError(`the member already holds a ${plan.type} membership (subscription ${existing.id}, ${existing.status})`)
+    }
+    // Enrolled in someone else's membership of this type counts as holding one (their own enrollment
+    // as an owner goes with the open subscription found above).
+    const enrolled = await activeEnrollmentOfType(tx, memberId, plan.type, now.toISOString())
+    if (enrolled && enrolled.is_owner === 0) {
+      throw new ConflictError(`the member is enrolled in a ${plan.type} membership (enrollment ${enrolled.id} in subscription ${enrolled.subscription_id})`)
     }
     const id = randomUUID()
     const provider = plan.chargeType === 'FREE' ? null : deps.provider.name
@@ -455,6 +476,7 @@ async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, orde
     }
     const { id: _id, ...changes } = next
     await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', row.id).execute()
+    if (status === 'CONFIRMED') await addOwnerEnrollment(tx, next, plan.type, at)
     return { settled: false, row: next }
   })
   // Settled before (a parallel confirm): its own stored outcome is the answer.
@@ -462,17 +484,30 @@ async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, orde
 }
 
 /** A subscription its owner or staff may see; anyone else is told it does not exist. */
-async function visibleRow(db: DbOrTx, id: string, actor: Actor): Promise<MembershipSubscriptionsTable> {
+export async function visibleRow(db: DbOrTx, id: string, actor: Actor): Promise<MembershipSubscriptionsTable> {
   const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
   if (!row || (row.member_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
   return row
 }
 
-/** The charge of the current period: the first one carries the initiation fee, renewals do not. */
-function currentCharge(row: MembershipSubscriptionsTable, plan: Plan): PricedCharge {
+/**
+ * The charge of the current period: the first one carries the initiation fee, renewals do not and
+ * carry the members enrolled when the period began, as the CHARGE job priced them.
+ */
+async function currentCharge(db: DbOrTx, row: MembershipSubscriptionsTable, plan: Plan): Promise<PricedCharge> {
+  return priceCurrent(row, plan, await currentMembers(db, row))
+}
+
+/** The members the current period was charged for (none in the first period). */
+async function currentMembers(db: DbOrTx, row: MembershipSubscriptionsTable): Promise<ChargedMember[]> {
   const first = row.billing_cycle_start === row.start_date
-  const lines = chargeLines(plan, { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor }, first)
-  return priceCharge(lines, plan.fees, plan.taxes)
+  return first || row.billing_cycle_start === null ? [] : chargedMembers(db, row.id, row.billing_cycle_start)
+}
+
+function priceCurrent(row: MembershipSubscriptionsTable, plan: Plan, members: ChargedMember[]): PricedCharge {
+  const first = row.billing_cycle_start === row.start_date
+  const amounts = { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor, additionalMemberFeeMinor: row.additional_member_fee_minor }
+  return priceCharge(chargeLines(plan, amounts, first, members), plan.fees, plan.taxes)
 }
 
 function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | null {
@@ -482,22 +517,26 @@ function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | nu
 async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
   const plan = toPlan(await membershipRow(db, row.membership_id))
   const pause = (await openPause(db, row.id, now)) ?? null
-  return toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
+  return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
 /** What one subscription's answer is made of: kept in the read cache while none of its tables changes. */
 interface SubscriptionRead {
   row: MembershipSubscriptionsTable
   plan: Plan
+  members: ChargedMember[]
   /** Pauses not called off and not over when read; which is open is decided at answer time. */
   pauses: MembershipPausesTable[]
 }
 
-const subscriptionReads = { name: 'membership-subscriptions', tables: ['membership_subscriptions', 'memberships', 'membership_pauses'] }
+const subscriptionReads = {
+  name: 'membership-subscriptions',
+  tables: ['membership_subscriptions', 'memberships', 'membership_pauses', 'membership_enrollments', 'users']
+}
 
 /**
  * One subscription for its owner or staff. Its rows come from the read cache (every write to the
- * three tables, in this process or another, moves its stamp); everything that depends on the time
+ * tables they are read from, in this process or another, moves its stamp); everything that depends on the time
  * (extended status, the open pause) is worked out per request.
  */
 export async function getSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
@@ -514,12 +553,12 @@ export async function getSubscription(db: DbOrTx, id: string, actor: Actor, cloc
       .where('end_date', '>', now.toISOString())
       .orderBy('start_date')
       .execute()
-    return { row, plan, pauses }
+    return { row, plan, pauses, members: await currentMembers(db, row) }
   })
   const { row, plan } = read
   if (row.member_id !== actor.id && !isStaff(actor)) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
   const pause = read.pauses.find((p) => p.end_date > now.toISOString()) ?? null
-  return toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
+  return toSubscription(row, plan, priceCurrent(row, plan, read.members), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
 /** A member's own subscriptions; staff see everyone's and may filter by member. Newest first. */
@@ -545,7 +584,7 @@ export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptio
     let plan = plans.get(row.membership_id)
     if (!plan) plans.set(row.membership_id, (plan = toPlan(await membershipRow(db, row.membership_id))))
     const pause = (await openPause(db, row.id, now)) ?? null
-    items.push(toSubscription(row, plan, currentCharge(row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause }))
+    items.push(toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause }))
   }
   return paged(items, Number(count.n), request, path, query)
 }
@@ -564,7 +603,7 @@ export async function confirmSubscription(db: Db, id: string, actor: Actor, deps
     throw err
   }
   const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
-  return toSubscription(recorded.row, plan, currentCharge(recorded.row, plan), {
+  return toSubscription(recorded.row, plan, await currentCharge(db, recorded.row, plan), {
     mode: 'ORDER',
     id: row.id,
     now: deps.clock.now(),
@@ -587,12 +626,18 @@ async function change(
     const plan = toPlan(await membershipRow(tx, current.membership_id))
     const changes = { ...apply(current, plan, now), updated_at: now.toISOString() }
     await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', id).execute()
+    // Enrollments end with their subscription, in the same transaction: a cancellation sets theirs,
+    // withdrawing it clears them again.
+    if (changes.end_date !== undefined && changes.end_date !== current.end_date) {
+      if (changes.end_date !== null) await endEnrollments(tx, id, changes.end_date)
+      else if (current.end_date !== null) await reopenEnrollments(tx, id, current.end_date)
+    }
     return { ...current, ...changes }
   })
   return answer(db, row, now)
 }
 
-function inForce(row: MembershipSubscriptionsTable, now: Date): boolean {
+export function inForce(row: MembershipSubscriptionsTable, now: Date): boolean {
   return row.status === 'CONFIRMED' && (row.end_date === null || row.end_date > now.toISOString())
 }
 

@@ -10,6 +10,7 @@ import * as m0007 from './0007_firebase_verification_unique.js'
 import * as m0008 from './0008_replay_server_status_changes.js'
 import * as m0009 from './0009_template_ref_counts.js'
 import * as m0010 from './0010_memberships.js'
+import * as m0011 from './0011_enrollments.js'
 import * as m0012 from './0012_pauses.js'
 
 export const migrations: Record<string, Migration> = {
@@ -23,5 +24,6 @@ export const migrations: Record<string, Migration> = {
   '0008_replay_server_status_changes': m0008,
   '0009_template_ref_counts': m0009,
   '0010_memberships': m0010,
+  '0011_enrollments': m0011,
   '0012_pauses': m0012
 }

@@ -1,0 +1,202 @@
+// Enrollments: the members a subscription covers. The owner's is made when the subscription is
+// confirmed; the owner or staff add members of the club, each adding the plan's additional member fee
+// (and a custom fee staff set) to the renewals from the next one. A user holds at most one active
+// enrollment per membership type; removing one ends it (end_date), it is never deleted.
+import { randomUUID } from 'node:crypto'
+import type {
+  MembershipEnrollment,
+  MembershipEnrollmentListQuery,
+  MembershipEnrollmentRequest,
+  MembershipEnrollmentsOfUserQuery
+} from '@club/contract'
+import { isStaff, type Actor } from '../actor.js'
+import { currencyExponent, fromMinor, MoneyError, toMinor } from '../billing/money.js'
+import type { Clock } from '../clock.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { MembershipEnrollmentsTable } from '../db/schema.js'
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
+import { pageRequest, paged } from '../paging.js'
+import { activeEnrollmentOfType } from './enrollment-rows.js'
+import { DRAFT_LIFETIME_MS, extendedStatusOf, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
+
+export const enrollmentPath = (subscriptionId: string, id: string) => `${subscriptionPath(subscriptionId)}/enrollments/${id}`
+
+/** An enrollment with what its answer shows from the plan (name) and the subscription (currency). */
+type EnrollmentRow = MembershipEnrollmentsTable & { display_name: string; currency: string }
+
+function enrollments(db: DbOrTx) {
+  return db
+    .selectFrom('membership_enrollments as e')
+    .innerJoin('memberships as m', 'm.id', 'e.membership_id')
+    .innerJoin('membership_subscriptions as s', 's.id', 'e.subscription_id')
+}
+
+const selectEnrollment = (query: ReturnType<typeof enrollments>) => query.selectAll('e').select(['m.display_name', 's.currency'])
+
+export function toEnrollment(row: EnrollmentRow): MembershipEnrollment {
+  return {
+    id: row.id,
+    displayName: row.display_name,
+    type: row.membership_type,
+    user: { id: row.user_id },
+    creatorUser: { id: row.creator_id },
+    membership: { id: row.membership_id },
+    membershipSubscription: { id: row.subscription_id },
+    isOwner: row.is_owner === 1,
+    errors: null,
+    customFee: fromMinor(row.custom_fee_minor, currencyExponent(row.currency)),
+    createdDate: row.created_at,
+    startDate: row.start_date,
+    // The reference has no null here: an enrollment without an end simply has no endDate.
+    ...(row.end_date === null ? {} : { endDate: row.end_date }),
+    _links: {
+      self: { href: enrollmentPath(row.subscription_id, row.id) },
+      membershipSubscription: { href: subscriptionPath(row.subscription_id) }
+    }
+  }
+}
+
+async function enrollmentRow(db: DbOrTx, subscriptionId: string, id: string): Promise<EnrollmentRow> {
+  const row = await selectEnrollment(enrollments(db)).where('e.id', '=', id).where('e.subscription_id', '=', subscriptionId).executeTakeFirst()
+  if (!row) throw new NotFoundError(`enrollment ${id.slice(0, 100)} not found in membership subscription ${subscriptionId.slice(0, 100)}`)
+  return row
+}
+
+function customFeeMinor(amount: number, currency: string): number {
+  try {
+    return toMinor(amount, currencyExponent(currency))
+  } catch (err) {
+    if (err instanceof MoneyError) throw new BadRequestError(`customFee: ${err.message}`)
+    throw err
+  }
+}
+
+const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE'
+
+/**
+ * Adds a member to a subscription. Every rule is checked, and the row written, in one IMMEDIATE
+ * transaction, so two requests (or two processes) enrolling the same user queue and the second sees
+ * the first; the partial unique index backs that up for open-ended enrollments.
+ */
+export async function createEnrollment(
+  db: Db,
+  subscriptionId: string,
+  request: MembershipEnrollmentRequest,
+  actor: Actor,
+  clock: Clock
+): Promise<MembershipEnrollment> {
+  const now = clock.now()
+  const at = now.toISOString()
+  return db.transaction().execute(async (tx) => {
+    const subscription = await visibleRow(tx, subscriptionId, actor)
+    if ((request.customFee ?? 0) !== 0 && !isStaff(actor)) throw new ForbiddenError('only staff may set a customFee')
+    if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); no one can be added to it`)
+    const plan = await tx.selectFrom('memberships').select(['type', 'display_name']).where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
+    const fee = customFeeMinor(request.customFee ?? 0, subscription.currency)
+    if (fee > 0 && (subscription.charge_type === 'FREE' || subscription.charge_type === 'NON_RECURRING')) {
+      throw new BadRequestError(`customFee: a ${subscription.charge_type} membership is not renewed, so a custom fee would never be charged`)
+    }
+    const userId = request.user.id
+    if (!(await tx.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst())) {
+      throw new BadRequestError(`user.id: no user ${userId.slice(0, 100)}`)
+    }
+    const existing = await activeEnrollmentOfType(tx, userId, plan.type, at)
+    if (existing) {
+      throw new ConflictError(
+        existing.subscription_id === subscription.id
+          ? `the user is already enrolled in this membership (enrollment ${existing.id})`
+          : `the user already holds an active ${plan.type} enrollment (enrollment ${existing.id} in membership subscription ${existing.subscription_id})`
+      )
+    }
+    // A user in the middle of buying a membership of this type (not yet confirmed, so no enrollment
+    // yet) would hold two once it is confirmed.
+    const buying = await tx
+      .selectFrom('membership_subscriptions as s')
+      .innerJoin('memberships as m', 'm.id', 's.membership_id')
+      .select(['s.id', 's.status'])
+      .where('s.member_id', '=', userId)
+      .where('m.type', '=', plan.type)
+      .where((eb) =>
+        eb.or([
+          eb('s.status', '=', 'REQUIRES_AUTHENTICATION'),
+          eb.and([eb('s.status', '=', 'DRAFT'), eb('s.created_at', '>', new Date(now.getTime() - DRAFT_LIFETIME_MS).toISOString())])
+        ])
+      )
+      .executeTakeFirst()
+    if (buying) throw new ConflictError(`the user is buying a ${plan.type} membership of their own (membership subscription ${buying.id}, ${buying.status})`)
+
+    const row: MembershipEnrollmentsTable = {
+      id: randomUUID(),
+      subscription_id: subscription.id,
+      membership_id: subscription.membership_id,
+      membership_type: plan.type,
+      user_id: userId,
+      creator_id: actor.id,
+      is_owner: 0,
+      custom_fee_minor: fee,
+      start_date: at,
+      // It ends with its subscription: when a cancellation is pending, or a NON_RECURRING one runs out.
+      end_date: subscription.end_date,
+      created_at: at
+    }
+    try {
+      await tx.insertInto('membership_enrollments').values(row).execute()
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${plan.type} enrollment`)
+      throw err
+    }
+    return toEnrollment({ ...row, display_name: plan.display_name, currency: subscription.currency })
+  })
+}
+
+/** The owner or staff end a member's enrollment now; it no longer adds a fee. The owner's own cannot be. */
+export async function deleteEnrollment(db: Db, subscriptionId: string, id: string, actor: Actor, clock: Clock): Promise<MembershipEnrollment> {
+  const at = clock.now().toISOString()
+  return db.transaction().execute(async (tx) => {
+    await visibleRow(tx, subscriptionId, actor)
+    const row = await enrollmentRow(tx, subscriptionId, id)
+    if (row.is_owner === 1) throw new ConflictError("the owner's enrollment cannot be removed; cancel the membership subscription instead")
+    // Already ended (removed before, or its subscription ended): a repeated DELETE answers it as it is.
+    if (row.end_date !== null && row.end_date <= at) return toEnrollment(row)
+    await tx.updateTable('membership_enrollments').set({ end_date: at }).where('id', '=', id).execute()
+    return toEnrollment({ ...row, end_date: at })
+  })
+}
+
+/** The enrolled user, the subscription's owner or staff; anyone else is told it does not exist. */
+export async function getEnrollment(db: DbOrTx, subscriptionId: string, id: string, actor: Actor): Promise<MembershipEnrollment> {
+  const row = await enrollmentRow(db, subscriptionId, id)
+  if (row.user_id === actor.id || isStaff(actor)) return toEnrollment(row)
+  const subscription = await db.selectFrom('membership_subscriptions').select('member_id').where('id', '=', subscriptionId).executeTakeFirstOrThrow()
+  if (subscription.member_id !== actor.id) {
+    throw new NotFoundError(`enrollment ${id.slice(0, 100)} not found in membership subscription ${subscriptionId.slice(0, 100)}`)
+  }
+  return toEnrollment(row)
+}
+
+/** The members a subscription covers, ended ones too; its owner or staff. Newest first. */
+export async function listSubscriptionEnrollments(db: DbOrTx, subscriptionId: string, query: MembershipEnrollmentListQuery, actor: Actor, path: string) {
+  await visibleRow(db, subscriptionId, actor)
+  const base = enrollments(db).where('e.subscription_id', '=', subscriptionId)
+  return page(base, query, path)
+}
+
+/** What a member belongs to (their own); staff see everyone's and may filter by user. Newest first. */
+export async function listEnrollmentsOfUser(db: DbOrTx, query: MembershipEnrollmentsOfUserQuery, actor: Actor, path: string) {
+  if (query.userId !== undefined && query.userId !== actor.id && !isStaff(actor)) {
+    throw new ForbiddenError("only staff may list another member's enrollments")
+  }
+  const userId = isStaff(actor) ? query.userId : actor.id
+  let base = enrollments(db)
+  if (userId !== undefined) base = base.where('e.user_id', '=', userId)
+  return page(base, query, path)
+}
+
+async function page(base: ReturnType<typeof enrollments>, query: { page?: number; ipp?: number }, path: string) {
+  const request = pageRequest(query)
+  const [rows, count] = await Promise.all([
+    selectEnrollment(base).orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(request.ipp).offset(request.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  ])
+  return paged(rows.map(toEnrollment), Number(count.n), request, path, query)
+}
