@@ -380,6 +380,7 @@ export const MembershipSubscriptionListQuery = Type.Object(
     memberId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff only' })),
     membershipId: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     status: Type.Optional(SubscriptionStatus),
+    extendedStatus: Type.Optional(SubscriptionExtendedStatus),
     condition: Type.Optional(SubscriptionCondition)
   },
   { additionalProperties: false }

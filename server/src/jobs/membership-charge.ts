@@ -23,6 +23,8 @@ const GRACE_RETRY_DAYS = 2
 const HOLD_RETRY_DAYS = 3
 /** A claim (PENDING order) older than this was left by a run that stopped mid-charge: it is charged again under its own key. */
 const STALE_CLAIM_MS = 15 * 60_000
+/** A DRAFT older than this is given up (BILLING.md, "States"). */
+const DRAFT_LIFETIME_MS = 23 * 3600_000
 
 export type RenewalStep =
   | { kind: 'none' }
@@ -152,6 +154,8 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
   const counts: Record<string, number> = {}
   const users: UserMembershipSubscriptionSummary[] = []
   const plans = new Map<string, Plan>()
+  const expired = await expireDrafts(db, date, deps.clock.now())
+  if (expired > 0) counts.draft_expired = expired
   for (const { id: subscriptionId } of due) {
     const result = await renewOne(db, subscriptionId, date, deps, plans)
     counts[result.outcome] = (counts[result.outcome] ?? 0) + 1
@@ -167,6 +171,44 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
   const finished = deps.clock.now().toISOString()
   await db.updateTable('membership_job_runs').set({ finished_at: finished, counts: JSON.stringify(counts) }).where('id', '=', id).execute()
   return { id, type: 'CHARGE', date: at, startedDate: started, finishedDate: finished, counts, users }
+}
+
+/**
+ * A DRAFT (made, never paid: the provider could not be reached, or the process stopped mid-charge)
+ * older than 23 hours is given up (BILLING.md): its order fails as expired and the member may order
+ * again. Should the provider in fact have charged it, the FAILED order with failure 'draft_expired'
+ * and its idempotency key are what an operator refunds from.
+ */
+async function expireDrafts(db: Db, date: Date, now: Date): Promise<number> {
+  const before = new Date(date.getTime() - DRAFT_LIFETIME_MS).toISOString()
+  const at = now.toISOString()
+  const message = 'the order was not paid within 23 hours and was given up; order again'
+  return db.transaction().execute(async (tx) => {
+    const drafts = await tx.selectFrom('membership_subscriptions').select(['id', 'last_order_id']).where('status', '=', 'DRAFT').where('created_at', '<=', before).where('errors', 'is', null).execute()
+    for (const draft of drafts) {
+      if (draft.last_order_id) {
+        await tx
+          .updateTable('orders')
+          .set({ status: 'FAILED', failure_code: 'draft_expired', failure_message: message, updated_at: at })
+          .where('id', '=', draft.last_order_id)
+          .where('status', '=', 'PENDING')
+          .execute()
+      }
+      await tx
+        .updateTable('membership_subscriptions')
+        .set({
+          errors: JSON.stringify([{ code: 'draft_expired', message, details: null }]),
+          next_charge_date: null,
+          next_grant_date: null,
+          billing_cycle_start: null,
+          billing_cycle_end: null,
+          updated_at: at
+        })
+        .where('id', '=', draft.id)
+        .execute()
+    }
+    return drafts.length
+  })
 }
 
 async function planOf(db: DbOrTx, membershipId: string, plans: Map<string, Plan>): Promise<Plan> {

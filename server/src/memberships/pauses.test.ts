@@ -113,3 +113,31 @@ t.test('unused days are whole local calendar days', async (t) => {
   t.equal(unusedDays(new Date('2026-03-28T23:30:00Z'), new Date('2026-03-30T10:00:00Z'), 'Europe/Madrid'), 1, 'across the DST change, from the 29th local')
   t.equal(unusedDays(new Date('2026-03-04T00:00:00Z'), new Date('2026-03-03T12:00:00Z'), 'UTC'), 0)
 })
+
+t.test('staff list by extendedStatus: each filter finds exactly the subscriptions that show it', async (t) => {
+  const { ctx, admin, member, call, url } = await setup(t, { ...monthlyPlan, pausePolicy: { ...policy, pauseFee: 0 } })
+  const planId = (await call('GET', url, member)).json().membership.id
+  const buyer = async () => {
+    const who = await userWithToken(ctx, 'member')
+    await setDefaultPaymentMethod(ctx.app.db, who.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
+    const s = (await call('POST', SUBSCRIPTIONS, who, { mode: 'ORDER', membership: { id: planId } })).json()
+    return { who, url: `${SUBSCRIPTIONS}/${s.id}` }
+  }
+  const [paused, pending, cancelling, ended] = [await buyer(), await buyer(), await buyer(), await buyer()]
+  ctx.clock.set('2026-02-10T12:00:00.000Z')
+  await call('POST', `${paused.url}/pauses`, paused.who, { pauseDurationWeeks: 2 })
+  await call('POST', `${pending.url}/pauses`, pending.who, { pauseDurationWeeks: 2, pauseStartDate: '2026-02-20T00:00:00.000Z' })
+  await call('POST', `${cancelling.url}/cancellation`, cancelling.who, {})
+  await call('POST', `${ended.url}/cancellation`, admin, { immediate: true })
+  const all = (await call('GET', `${SUBSCRIPTIONS}?ipp=100`, admin)).json().items as Array<{ id: string; extendedStatus: string }>
+  t.same(new Set(all.map((s) => s.extendedStatus)), new Set(['ACTIVE', 'PAUSED', 'PENDING_PAUSE', 'PENDING_CANCEL', 'CANCELLED']))
+  for (const status of ['ACTIVE', 'PAUSED', 'PENDING_PAUSE', 'PENDING_CANCEL', 'CANCELLED', 'GRACE', 'HOLD', 'VALID']) {
+    const found = (await call('GET', `${SUBSCRIPTIONS}?ipp=100&extendedStatus=${status}`, admin)).json()
+    t.same(
+      found.items.map((s: { id: string }) => s.id).sort(),
+      all.filter((s) => s.extendedStatus === status).map((s) => s.id).sort(),
+      status
+    )
+  }
+  t.equal((await call('GET', `${SUBSCRIPTIONS}?extendedStatus=GONE`, admin)).statusCode, 400)
+})

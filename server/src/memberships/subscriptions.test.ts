@@ -13,7 +13,7 @@ type Who = { id: string; authorization: string }
 
 async function setup(t: Parameters<typeof testApp>[0], options: Parameters<typeof testApp>[3] = {}) {
   // 2026-01-31 in Madrid (10:00 local): the anchor on a 31st.
-  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid' }, undefined, options)
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(7 * 86400) }, undefined, options)
   ctx.clock.set('2026-01-31T09:00:00.000Z')
   const admin = await userWithToken(ctx, 'admin')
   const staff = await userWithToken(ctx, 'staff')
@@ -277,4 +277,31 @@ t.test('an unreachable provider: 502, nothing known charged, and ordering again 
   t.same(await tableCounts(ctx), { subscriptions: 1, orders: 1 }, 'the same subscription and order')
   const keys = real.list().map((c) => c.idempotencyKey)
   t.same(keys, [`membership:${retry.json().id}:period:2026-01-31T09:00:00.000Z:attempt:1`])
+})
+
+t.test('a DRAFT left unpaid is given up by the CHARGE job after 23 hours; the member may order again', async (t) => {
+  const real = new TestPaymentProvider()
+  let down = true
+  const flaky = Object.assign(Object.create(real) as TestPaymentProvider, {
+    charge: async (input: ChargeInput) => {
+      if (down) throw new PaymentProviderError('connection refused')
+      return real.charge(input)
+    }
+  })
+  const { ctx, admin, member, call, plan, card } = await setup(t, { paymentProvider: flaky })
+  const id = await plan()
+  await card(member, '4242')
+  t.equal((await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })).statusCode, 502)
+  const job = async (date: string) => (await call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'CHARGE', date })).json()
+  t.notOk((await job('2026-02-01T07:59:59.000Z')).job.counts.draft_expired, 'not before 23 hours')
+  t.match((await job('2026-02-01T08:00:00.000Z')).job.counts, { draft_expired: 1 })
+  t.notOk((await job('2026-02-01T09:00:00.000Z')).job.counts.draft_expired, 'once')
+  const [draft] = (await call('GET', SUBSCRIPTIONS, member)).json().items
+  t.match(draft, { status: 'DRAFT', extendedStatus: 'CANCELLED', errors: [{ code: 'draft_expired' }], nextChargeDate: null })
+  t.match((await call('GET', `/apis/v2/orders/${draft.order.id}`, member)).json(), { status: 'FAILED', failure: { code: 'draft_expired' } })
+  down = false
+  ctx.clock.set('2026-02-01T10:00:00.000Z')
+  const again = await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })
+  t.match(again.json(), { status: 'CONFIRMED' }, again.body)
+  t.not(again.json().id, draft.id, 'a new subscription, not the given-up one')
 })

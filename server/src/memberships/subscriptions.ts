@@ -14,8 +14,9 @@ import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MON
 import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '../billing/money.js'
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
+import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
 import { readThrough, type Db, type DbOrTx } from '../db/database.js'
-import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import type { Database, MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
@@ -561,6 +562,37 @@ export async function getSubscription(db: DbOrTx, id: string, actor: Actor, cloc
   return toSubscription(row, plan, priceCurrent(row, plan, read.members), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
+type SubscriptionQuery = SelectQueryBuilder<Database, 'membership_subscriptions', object>
+
+/**
+ * extendedStatusOf as SQL, for filtering a list: the same precedence (ended, cancellation pending,
+ * GRACE or HOLD, paused, pause pending, in force), so a listed subscription shows what it was found by.
+ */
+function whereExtendedStatus(base: SubscriptionQuery, wanted: SubscriptionExtendedStatus, now: Date): SubscriptionQuery {
+  const at = now.toISOString()
+  const pauses = (active: boolean) => (eb: ExpressionBuilder<Database, 'membership_subscriptions'>) =>
+    eb.exists(
+      eb
+        .selectFrom('membership_pauses as p')
+        .select('p.id')
+        .whereRef('p.subscription_id', '=', 'membership_subscriptions.id')
+        .where('p.cancelled_at', 'is', null)
+        .where('p.end_date', '>', at)
+        .where('p.start_date', active ? '<=' : '>', at)
+    )
+  if (wanted === 'CANCELLED') return base.where((eb) => eb.or([eb('status', '!=', 'CONFIRMED'), eb('end_date', '<=', at)]))
+  const inForce = base.where('status', '=', 'CONFIRMED').where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', at)]))
+  if (wanted === 'PENDING_CANCEL') return inForce.where('cancellation_requested_at', 'is not', null)
+  const standing = inForce.where('cancellation_requested_at', 'is', null)
+  if (wanted === 'GRACE' || wanted === 'HOLD') return standing.where('condition', '=', wanted)
+  const valid = standing.where('condition', '=', 'VALID')
+  if (wanted === 'PAUSED') return valid.where(pauses(true))
+  const unpaused = valid.where((eb) => eb.not(pauses(true)(eb)))
+  if (wanted === 'PENDING_PAUSE') return unpaused.where(pauses(false))
+  const plain = unpaused.where((eb) => eb.not(pauses(false)(eb)))
+  return wanted === 'VALID' ? plain.where('charge_type', '=', 'NON_RECURRING') : plain.where('charge_type', '!=', 'NON_RECURRING')
+}
+
 /** A member's own subscriptions; staff see everyone's and may filter by member. Newest first. */
 export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptionListQuery, actor: Actor, clock: Clock, path: string) {
   if (query.memberId !== undefined && query.memberId !== actor.id && !isStaff(actor)) {
@@ -573,6 +605,7 @@ export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptio
   if (query.membershipId !== undefined) base = base.where('membership_id', '=', query.membershipId)
   if (query.status !== undefined) base = base.where('status', '=', query.status)
   if (query.condition !== undefined) base = base.where('condition', '=', query.condition)
+  if (query.extendedStatus !== undefined) base = whereExtendedStatus(base, query.extendedStatus, clock.now())
   const [rows, count] = await Promise.all([
     base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
