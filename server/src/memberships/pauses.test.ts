@@ -141,3 +141,20 @@ t.test('staff list by extendedStatus: each filter finds exactly the subscription
   }
   t.equal((await call('GET', `${SUBSCRIPTIONS}?extendedStatus=GONE`, admin)).statusCode, 400)
 })
+
+t.test('a kept answer is never read past the moment its status changes by time alone', async (t) => {
+  const { ctx, member, call, url, show } = await setup(t, { ...monthlyPlan, pausePolicy: { ...policy, pauseFee: 0 } })
+  ctx.clock.set('2026-02-10T12:00:00.000Z')
+  await call('POST', `${url}/pauses`, member, { pauseDurationWeeks: 1, pauseStartDate: '2026-02-12T00:00:00.000Z' })
+  t.equal((await show()).extendedStatus, 'PENDING_PAUSE')
+  t.equal((await show()).extendedStatus, 'PENDING_PAUSE', 'asked twice: the second from the read cache')
+  ctx.clock.set('2026-02-12T00:00:00.000Z')
+  t.match(await show(), { extendedStatus: 'PAUSED', activePause: { status: 'ACTIVE' } }, 'the pause began: no write, a new answer')
+  ctx.clock.set('2026-02-19T00:00:00.000Z')
+  t.match(await show(), { extendedStatus: 'ACTIVE', activePause: null }, 'and ended')
+  await call('POST', `${url}/cancellation`, member, {})
+  const ends = (await show()).endDate
+  t.equal((await show()).extendedStatus, 'PENDING_CANCEL')
+  ctx.clock.set(ends)
+  t.equal((await show()).extendedStatus, 'CANCELLED', 'the cancellation took effect at the end of the cycle')
+})

@@ -9,13 +9,14 @@ import {
 } from '@club/contract'
 import { runMembershipJob } from '../jobs/membership-jobs.js'
 import { currentUser } from '../plugins/auth.js'
+import { sendJson } from '../reply.js'
 import { createPause, endPause, listPauses } from './pauses.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
 import {
   cancelSubscription,
   confirmSubscription,
   createSubscription,
-  getSubscription,
+  getSubscriptionJson,
   listSubscriptions,
   patchSubscription,
   withdrawCancellation
@@ -71,7 +72,12 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: signedIn,
     handler: (request) => listSubscriptions(app.db, request.query, currentUser(request), app.clock, subscriptionRoutes.list.url)
   })
-  app.route({ ...subscriptionRoutes.get, onRequest: signedIn, handler: (request) => getSubscription(app.db, request.params.id, currentUser(request), app.clock) })
+  app.route({
+    ...subscriptionRoutes.get,
+    onRequest: signedIn,
+    handler: async (request, reply) =>
+      sendJson(reply, await getSubscriptionJson(app.db, request.params.id, currentUser(request), app.clock, (s) => reply.serialize(s) as string))
+  })
   app.route({
     ...changeRoutes.patch,
     onRequest: app.auth.apiKeyOrBearer({ roles: ['admin', 'staff'] }),

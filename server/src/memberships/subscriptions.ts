@@ -15,7 +15,7 @@ import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
-import { readThrough, type Db, type DbOrTx } from '../db/database.js'
+import { readCache, type Db, type DbOrTx } from '../db/database.js'
 import type { Database, MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -521,13 +521,16 @@ async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date):
   return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
 }
 
-/** What one subscription's answer is made of: kept in the read cache while none of its tables changes. */
-interface SubscriptionRead {
-  row: MembershipSubscriptionsTable
-  plan: Plan
-  members: ChargedMember[]
-  /** Pauses not called off and not over when read; which is open is decided at answer time. */
-  pauses: MembershipPausesTable[]
+/**
+ * One subscription's answer as JSON text, kept in the read cache while none of the tables it is read
+ * from changes (a write here or in another process moves the stamp) and until the first instant its
+ * time-derived parts change (its end, a pause's start or end): `until`. Who may see it is checked
+ * on every request.
+ */
+interface SubscriptionAnswer {
+  memberId: string
+  until: string | null
+  json: string
 }
 
 const subscriptionReads = {
@@ -535,31 +538,42 @@ const subscriptionReads = {
   tables: ['membership_subscriptions', 'memberships', 'membership_pauses', 'membership_enrollments', 'users']
 }
 
-/**
- * One subscription for its owner or staff. Its rows come from the read cache (every write to the
- * tables they are read from, in this process or another, moves its stamp); everything that depends on the time
- * (extended status, the open pause) is worked out per request.
- */
-export async function getSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
-  const now = clock.now()
-  const read = await readThrough<SubscriptionRead>(db, subscriptionReads, id, async () => {
-    const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
-    if (!row) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-    const plan = toPlan(await membershipRow(db, row.membership_id))
-    const pauses = await db
-      .selectFrom('membership_pauses')
-      .selectAll()
-      .where('subscription_id', '=', id)
-      .where('cancelled_at', 'is', null)
-      .where('end_date', '>', now.toISOString())
-      .orderBy('start_date')
-      .execute()
-    return { row, plan, pauses, members: await currentMembers(db, row) }
+async function loadAnswer(db: DbOrTx, id: string, now: Date, serialize: (s: MembershipSubscription) => string): Promise<SubscriptionAnswer> {
+  const at = now.toISOString()
+  const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
+  if (!row) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
+  const plan = toPlan(await membershipRow(db, row.membership_id))
+  const pauses = await db
+    .selectFrom('membership_pauses')
+    .selectAll()
+    .where('subscription_id', '=', id)
+    .where('cancelled_at', 'is', null)
+    .where('end_date', '>', at)
+    .orderBy('start_date')
+    .execute()
+  const pause = pauses[0] ?? null
+  const subscription = toSubscription(row, plan, priceCurrent(row, plan, await currentMembers(db, row)), {
+    mode: 'ORDER',
+    id: row.id,
+    now,
+    summary: false,
+    errors: storedErrors(row),
+    pause
   })
-  const { row, plan } = read
-  if (row.member_id !== actor.id && !isStaff(actor)) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-  const pause = read.pauses.find((p) => p.end_date > now.toISOString()) ?? null
-  return toSubscription(row, plan, priceCurrent(row, plan, read.members), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
+  const changes = [row.end_date, ...pauses.flatMap((p) => [p.start_date, p.end_date])].filter((d): d is string => d !== null && d > at).sort()
+  return { memberId: row.member_id, until: changes[0] ?? null, json: serialize(subscription) }
+}
+
+/** One subscription for its owner or staff, as JSON text (see SubscriptionAnswer). */
+export async function getSubscriptionJson(db: DbOrTx, id: string, actor: Actor, clock: Clock, serialize: (s: MembershipSubscription) => string): Promise<string> {
+  const now = clock.now()
+  const at = now.toISOString()
+  const cache = readCache<SubscriptionAnswer>(db, subscriptionReads)
+  let answer = cache ? await cache.get(id, () => loadAnswer(db, id, now, serialize)) : await loadAnswer(db, id, now, serialize)
+  // Past its horizon the kept answer may show a status that has since changed: read it anew.
+  if (answer.until !== null && answer.until <= at) answer = await loadAnswer(db, id, now, serialize)
+  if (answer.memberId !== actor.id && !isStaff(actor)) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
+  return answer.json
 }
 
 type SubscriptionQuery = SelectQueryBuilder<Database, 'membership_subscriptions', object>
