@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
 import { monthlyPlan } from '../memberships/test-fixtures.js'
-import type { TestPaymentProvider } from '../payments/index.js'
+import { PaymentProviderError, TestPaymentProvider, type ChargeInput } from '../payments/index.js'
 import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { decideRenewal } from './membership-charge.js'
 
@@ -13,9 +13,9 @@ const JOBS = '/apis/v2/admin/membership-jobs'
 const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
 type Who = { id: string; authorization: string }
 
-async function setup(t: Parameters<typeof testApp>[0], plan: Record<string, unknown> = monthlyPlan) {
+async function setup(t: Parameters<typeof testApp>[0], plan: Record<string, unknown> = monthlyPlan, options: Parameters<typeof testApp>[3] = {}) {
   // Tokens that outlive the year the clock is moved through.
-  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(3 * 365 * 86400) })
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(3 * 365 * 86400) }, undefined, options)
   ctx.clock.set('2026-01-31T09:00:00.000Z') // 10:00 in Madrid, on a 31st
   const admin = await userWithToken(ctx, 'admin')
   const call = (method: 'GET' | 'POST', url: string, who: Who, payload?: unknown) =>
@@ -198,4 +198,64 @@ t.test('the decision is pure: nothing for what is not due, not confirmed, FREE o
     decideRenewal({ ...row, condition: 'GRACE', next_retry_date: '2026-03-02T09:00:00.000Z' }, plan, new Date('2026-03-02T09:00:00.000Z')),
     { kind: 'charge', periodStart: '2026-02-28T09:00:00.000Z', periodEnd: '2026-03-31T09:00:00.000Z', retry: true }
   )
+})
+
+t.test('a HOLD retry whose answer was lost is charged again under the same key: one charge', async (t) => {
+  const real = new TestPaymentProvider()
+  let loseNextAnswer = false
+  const lossy = Object.assign(Object.create(real) as TestPaymentProvider, {
+    charge: async (input: ChargeInput) => {
+      const result = await real.charge(input)
+      if (loseNextAnswer) {
+        // The provider charged, but its answer never arrived (a timeout).
+        loseNextAnswer = false
+        throw new PaymentProviderError('timed out')
+      }
+      return result
+    }
+  })
+  const { ctx, buy, run, show, card } = await setup(t, { ...monthlyPlan, graceDays: 2, holdDays: 30 }, { paymentProvider: lossy })
+  const { member, subscription } = await buy()
+  await card(member, '9995')
+  await run('2026-02-28T09:00:00.000Z') // GRACE
+  await run('2026-03-02T09:00:00.000Z') // HOLD
+  t.match(await show(member, subscription.id), { condition: 'HOLD' })
+  await card(member, '4242')
+  loseNextAnswer = true
+  t.match((await run('2026-03-05T09:00:00.000Z')).job.counts, { provider_unreachable: 1 })
+  t.match((await run('2026-03-05T09:00:01.000Z')).job.counts, { claimed_elsewhere: 1 }, 'a run meanwhile sees the claim')
+  t.match((await run('2026-03-06T09:00:00.000Z')).job.counts, { retried_paid: 1 }, 'the stale claim is charged again')
+  const paid = real.list().filter((c) => c.status === 'succeeded' && c.idempotencyKey.includes(subscription.id) && !c.idempotencyKey.includes('2026-01-31'))
+  t.equal(paid.length, 1, 'the provider charged the HOLD retry once')
+  t.match(await show(member, subscription.id), { condition: 'VALID', billingCycleStart: '2026-03-06T09:00:00.000Z' })
+  void ctx
+})
+
+t.test('a cancellation while a renewal is being charged is kept; the payment is flagged for review', async (t) => {
+  const real = new TestPaymentProvider()
+  let release: () => void = () => {}
+  let charging: () => void = () => {}
+  const started = new Promise<void>((resolve) => (charging = resolve))
+  const slow = Object.assign(Object.create(real) as TestPaymentProvider, {
+    charge: async (input: ChargeInput) => {
+      if (input.idempotencyKey.includes('2026-02-28')) {
+        charging()
+        await new Promise<void>((resolve) => (release = resolve))
+      }
+      return real.charge(input)
+    }
+  })
+  const { ctx, call, buy, show } = await setup(t, monthlyPlan, { paymentProvider: slow })
+  const { member, subscription } = await buy()
+  const admin = await userWithToken(ctx, 'admin')
+  ctx.clock.set('2026-02-28T09:00:00.000Z')
+  const job = call('POST', JOBS, admin, { type: 'CHARGE', date: '2026-02-28T09:00:00.000Z' })
+  await started
+  const cancel = await call('POST', `${SUBSCRIPTIONS}/${subscription.id}/cancellation`, admin, { immediate: true })
+  t.equal(cancel.statusCode, 200)
+  release()
+  t.match((await job).json().job.counts, { paid_needs_review: 1 })
+  t.match(await show(member, subscription.id), { extendedStatus: 'CANCELLED', cancellationRequestDate: '2026-02-28T09:00:00.000Z' }, 'the cancellation stands')
+  const renewal = await ctx.app.db.selectFrom('orders').selectAll().where('kind', '=', 'MEMBERSHIP_RENEWAL').executeTakeFirstOrThrow()
+  t.match(renewal, { status: 'PAID', failure_code: 'needs_review' })
 })

@@ -56,9 +56,11 @@ export function decideRenewal(row: MembershipSubscriptionsTable, plan: Pick<Plan
   }
   if (row.next_retry_date === null || row.next_retry_date > at) return { kind: 'none' }
   if (row.condition === 'HOLD') {
-    // Paying in HOLD re-anchors the membership to the payment date.
+    // Paying in HOLD re-anchors the membership to the payment date (afterCharge), but the claim is
+    // keyed on the unpaid period, which every run sees alike: two runs at once, or a run after one
+    // that could not reach the provider, find the same claim instead of charging again.
     const anchor = anchorAt(date, row.timezone)
-    return { kind: 'charge', periodStart: at, periodEnd: chargeDate(anchor, period, 1).toISOString(), retry: true }
+    return { kind: 'charge', periodStart: row.next_charge_date!, periodEnd: chargeDate(anchor, period, 1).toISOString(), retry: true }
   }
   // GRACE keeps the anniversary: the unpaid period is the one being retried.
   return { kind: 'charge', periodStart: row.next_charge_date!, periodEnd: chargeDate(anchorOf(row), period, row.cycle_index + 2).toISOString(), retry: true }
@@ -77,13 +79,15 @@ export function afterCharge(
   const base = { ...row, last_order_id: orderId, updated_at: at }
   if (outcome.status === 'succeeded') {
     const reanchored = row.condition === 'HOLD'
+    const anchor = anchorAt(date, row.timezone)
+    const periodEnd = reanchored ? chargeDate(anchor, row.charge_type as RenewalPeriod, 1).toISOString() : step.periodEnd
     return {
       ...base,
-      anchor_local: reanchored ? anchorAt(date, row.timezone).local : row.anchor_local,
+      anchor_local: reanchored ? anchor.local : row.anchor_local,
       cycle_index: reanchored ? 0 : row.cycle_index + 1,
-      billing_cycle_start: step.periodStart,
-      billing_cycle_end: step.periodEnd,
-      next_charge_date: step.periodEnd,
+      billing_cycle_start: reanchored ? at : step.periodStart,
+      billing_cycle_end: periodEnd,
+      next_charge_date: periodEnd,
       last_charge_date: at,
       next_retry_date: null,
       condition: 'VALID',
@@ -126,7 +130,10 @@ export interface JobOutcome {
 
 type UnitResult =
   | { outcome: 'renewed' | 'retried_paid' | 'declined' | 'grace' | 'hold'; subscriptionId: string; userId: string; amount: number; currency: string }
-  | { outcome: 'cancelled' | 'hold_expired' | 'claimed_elsewhere' | 'unchanged' | 'provider_unreachable'; subscriptionId: string }
+  | {
+      outcome: 'cancelled' | 'hold_expired' | 'claimed_elsewhere' | 'unchanged' | 'provider_unreachable' | 'paid_needs_review' | 'changed_meanwhile'
+      subscriptionId: string
+    }
 
 /** Runs the CHARGE job for `date`: every due subscription, once, in the order they fell due. */
 export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<JobOutcome> {
@@ -290,29 +297,54 @@ async function record(
 ): Promise<UnitResult> {
   const at = date.toISOString()
   const next = afterCharge(row, plan, step, outcome, date, order.id)
-  await db.transaction().execute(async (tx) => {
+  const applied = await db.transaction().execute(async (tx) => {
     const paid = outcome.status === 'succeeded'
+    // The subscription may have changed while the provider answered (a cancellation, a staff
+    // correction): the charge is applied only to the state it was decided on, and only the fields a
+    // charge moves are written, so nothing else done meanwhile is undone.
+    const current = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
+    const unchanged = (['condition', 'cycle_index', 'next_charge_date', 'end_date', 'cancellation_requested_at', 'anchor_local'] as const).every(
+      (field) => current[field] === row[field]
+    )
     await tx
       .updateTable('orders')
       .set({
         status: paid ? 'PAID' : 'FAILED',
         provider_ref: outcome.reference,
-        failure_code: paid ? null : outcome.status === 'declined' ? outcome.declineCode : 'requires_authentication',
-        failure_message: paid ? null : outcome.status === 'declined' ? outcome.message : "the member's bank asks them to authenticate the renewal",
+        failure_code: paid ? (unchanged ? null : 'needs_review') : outcome.status === 'declined' ? outcome.declineCode : 'requires_authentication',
+        failure_message: paid
+          ? unchanged
+            ? null
+            : 'paid while the subscription was changed (cancelled or corrected); not applied to it: review for a refund'
+          : outcome.status === 'declined'
+            ? outcome.message
+            : "the member's bank asks them to authenticate the renewal",
         updated_at: at
       })
       .where('id', '=', order.id)
       .execute()
-    const { id: _id, ...changes } = next
-    // Only the state this charge was decided on is moved on: a staff change meanwhile wins.
+    if (!unchanged) return false
     await tx
       .updateTable('membership_subscriptions')
-      .set(changes)
+      .set({
+        anchor_local: next.anchor_local,
+        cycle_index: next.cycle_index,
+        billing_cycle_start: next.billing_cycle_start,
+        billing_cycle_end: next.billing_cycle_end,
+        next_charge_date: next.next_charge_date,
+        last_charge_date: next.last_charge_date,
+        next_retry_date: next.next_retry_date,
+        condition: next.condition,
+        condition_updated_at: next.condition_updated_at,
+        errors: next.errors,
+        last_order_id: next.last_order_id,
+        updated_at: at
+      })
       .where('id', '=', row.id)
-      .where('condition', '=', row.condition)
-      .where('cycle_index', '=', row.cycle_index)
       .execute()
+    return true
   })
+  if (!applied) return { outcome: outcome.status === 'succeeded' ? 'paid_needs_review' : 'changed_meanwhile', subscriptionId: row.id }
   const charged = { subscriptionId: row.id, userId: row.member_id, amount: order.total_minor, currency: order.currency }
   if (outcome.status === 'succeeded') return { outcome: step.retry ? 'retried_paid' : 'renewed', ...charged }
   if (next.condition === 'HOLD' && row.condition !== 'HOLD') return { outcome: 'hold', ...charged }
