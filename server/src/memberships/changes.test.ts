@@ -70,7 +70,8 @@ t.test('staff corrections: price from the next charge, a new charge date the ren
     [{ lastChargeDate: '2027-01-01T00:00:00.000Z' }, /^lastChargeDate: .* is in the future/],
     [{ timezone: 'Europe/Atlantis' }, /^timezone: "Europe\/Atlantis" is not an IANA timezone/],
     [{ price: 9.999 }, /^price: 9\.999 has more than 2 decimal/],
-    [{ status: 'CONFIRMED' }, /body\.status is not allowed/]
+    [{ status: 'CONFIRMED' }, /body\.status is not allowed/],
+    [{ nextChargeDate: '2026-12-31T23:59:60Z' }, /^nextChargeDate is not a representable instant/]
   ]
   for (const [body, message] of bad) {
     const res = await call('PATCH', url, staff, body)

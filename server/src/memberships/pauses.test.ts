@@ -75,7 +75,8 @@ t.test('refusals name the rule, and change nothing', async (t) => {
     [{ pauseDurationWeeks: 5 }, 400, /allows pauses of 1 to 4 weeks/],
     [{ pauseDurationWeeks: 2, pauseStartDate: '2026-02-01T00:00:00.000Z' }, 400, /cannot start in the past/],
     [{ pauseDurationWeeks: 2, pauseStartDate: '2026-03-15T00:00:00.000Z' }, 400, /must start by the next charge/],
-    [{ pauseDurationWeeks: 0 }, 400, /body\.pauseDurationWeeks must be >= 1/]
+    [{ pauseDurationWeeks: 0 }, 400, /body\.pauseDurationWeeks must be >= 1/],
+    [{ pauseDurationWeeks: 1, pauseStartDate: '2026-06-30T23:59:60Z' }, 400, /^pauseStartDate is not a representable instant/]
   ]
   for (const [body, status, message] of cases) {
     const res = await call('POST', `${url}/pauses`, member, body)

@@ -11,6 +11,7 @@ import { priceCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import { requestInstant } from '../instants.js'
 import { BadGatewayError, BadRequestError, ConflictError, HttpError, NotFoundError } from '../errors.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { membershipRow, toPlan } from './plans.js'
@@ -110,7 +111,7 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
     if (weeks < policy.minimumWeeks || weeks > policy.maximumWeeks) {
       throw new BadRequestError(`pauseDurationWeeks: this plan allows pauses of ${policy.minimumWeeks} to ${policy.maximumWeeks} weeks`)
     }
-    const start = request.pauseStartDate === undefined ? now : new Date(request.pauseStartDate)
+    const start = request.pauseStartDate === undefined ? now : requestInstant(request.pauseStartDate, 'pauseStartDate')
     if (start.getTime() < now.getTime() - 60_000) throw new BadRequestError('pauseStartDate: a pause cannot start in the past')
     if (row.next_charge_date !== null && start.toISOString() > row.next_charge_date) {
       throw new BadRequestError(`pauseStartDate: a pause must start by the next charge (${row.next_charge_date})`)

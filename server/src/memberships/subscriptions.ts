@@ -18,6 +18,7 @@ import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
 import { readCache, type Db, type DbOrTx } from '../db/database.js'
 import type { Database, MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
+import { requestInstant } from '../instants.js'
 import { pageRequest, paged } from '../paging.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
@@ -720,18 +721,23 @@ export async function patchSubscription(db: Db, id: string, patch: MembershipSub
     if (patch.timezone !== undefined && !isValidTimezone(patch.timezone)) {
       throw new BadRequestError(`timezone: ${JSON.stringify(patch.timezone.slice(0, 40))} is not an IANA timezone`)
     }
-    for (const field of ['nextChargeDate', 'nextGrantDate'] as const) {
-      const value = patch[field]
-      if (value !== undefined && new Date(value).toISOString() < at) throw new BadRequestError(`${field}: ${value.slice(0, 40)} is in the past`)
+    const dates = {
+      nextChargeDate: patch.nextChargeDate === undefined ? undefined : requestInstant(patch.nextChargeDate, 'nextChargeDate'),
+      nextGrantDate: patch.nextGrantDate === undefined ? undefined : requestInstant(patch.nextGrantDate, 'nextGrantDate'),
+      lastChargeDate: patch.lastChargeDate === undefined ? undefined : requestInstant(patch.lastChargeDate, 'lastChargeDate')
     }
-    if (patch.lastChargeDate !== undefined && new Date(patch.lastChargeDate).toISOString() > at) {
-      throw new BadRequestError(`lastChargeDate: ${patch.lastChargeDate.slice(0, 40)} is in the future`)
+    for (const field of ['nextChargeDate', 'nextGrantDate'] as const) {
+      const value = dates[field]
+      if (value !== undefined && value.toISOString() < at) throw new BadRequestError(`${field}: ${patch[field]!.slice(0, 40)} is in the past`)
+    }
+    if (dates.lastChargeDate !== undefined && dates.lastChargeDate.toISOString() > at) {
+      throw new BadRequestError(`lastChargeDate: ${patch.lastChargeDate!.slice(0, 40)} is in the future`)
     }
     const renews = row.charge_type === 'MONTHLY' || row.charge_type === 'SIX_MONTHS' || row.charge_type === 'YEARLY'
-    if (patch.nextChargeDate !== undefined && !renews) throw new BadRequestError(`nextChargeDate: a ${row.charge_type} membership is not renewed`)
+    if (dates.nextChargeDate !== undefined && !renews) throw new BadRequestError(`nextChargeDate: a ${row.charge_type} membership is not renewed`)
     const timezone = patch.timezone ?? row.timezone
-    const nextCharge = patch.nextChargeDate !== undefined ? new Date(patch.nextChargeDate) : row.next_charge_date === null ? null : new Date(row.next_charge_date)
-    if ((patch.nextChargeDate !== undefined || patch.timezone !== undefined) && nextCharge !== null && renews) {
+    const nextCharge = dates.nextChargeDate ?? (row.next_charge_date === null ? null : new Date(row.next_charge_date))
+    if ((dates.nextChargeDate !== undefined || patch.timezone !== undefined) && nextCharge !== null && renews) {
       // The anchor becomes the next charge itself: cycle_index counts the periods paid since the
       // anchor, so -1 says "the anchor is the next one due" and later dates follow from it.
       changes.anchor_local = anchorAt(nextCharge, timezone).local
@@ -740,8 +746,8 @@ export async function patchSubscription(db: Db, id: string, patch: MembershipSub
       changes.billing_cycle_end = nextCharge.toISOString()
     }
     if (patch.timezone !== undefined) changes.timezone = patch.timezone
-    if (patch.nextGrantDate !== undefined) changes.next_grant_date = new Date(patch.nextGrantDate).toISOString()
-    if (patch.lastChargeDate !== undefined) changes.last_charge_date = new Date(patch.lastChargeDate).toISOString()
+    if (dates.nextGrantDate !== undefined) changes.next_grant_date = dates.nextGrantDate.toISOString()
+    if (dates.lastChargeDate !== undefined) changes.last_charge_date = dates.lastChargeDate.toISOString()
     if (patch.price !== undefined) {
       changes.price_minor = patch.price === null ? plan.priceMinor : minorOf(patch.price, row.currency, 'price')
     }

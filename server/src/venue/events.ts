@@ -5,6 +5,7 @@ import type { Event, EventCreate, EventPatch, Series, SeriesCreate, SeriesPatch 
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import type { EventsTable, SeriesTable } from '../db/schema.js'
+import { requestInstant } from '../instants.js'
 import { BadRequestError, NotFoundError, quote } from '../errors.js'
 import { paged } from '../paging.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from './places.js'
@@ -76,9 +77,7 @@ async function checkSeries(db: DbOrTx, ref: { id: string } | null | undefined): 
 
 /** A date-time as stored (UTC ISO). The format check admits leap seconds, which Date cannot hold. */
 function instant(value: string, field: string): string {
-  const ms = Date.parse(value)
-  if (!Number.isFinite(ms)) throw new BadRequestError(`body.${field} is not a representable instant (leap seconds are not)`)
-  return new Date(ms).toISOString()
+  return requestInstant(value, `body.${field}`).toISOString()
 }
 
 function checkDates(start: string, end: string): void {
