@@ -184,37 +184,51 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
  * A DRAFT (made, never paid: the provider could not be reached, or the process stopped mid-charge)
  * older than 23 hours is given up (BILLING.md): its order fails as expired and the member may order
  * again. Should the provider in fact have charged it, the FAILED order with failure 'draft_expired'
- * and its idempotency key are what an operator refunds from.
+ * and its idempotency key are what an operator refunds from. A first charge left waiting for the
+ * customer's authentication as long is given up too (CHARGE_FAILED), or the member could never buy
+ * that type again.
  */
 async function expireDrafts(db: Db, date: Date, now: Date): Promise<number> {
   const before = new Date(date.getTime() - DRAFT_LIFETIME_MS).toISOString()
   const at = now.toISOString()
-  const message = 'the order was not paid within 23 hours and was given up; order again'
+  const expiry = {
+    DRAFT: { code: 'draft_expired', message: 'the order was not paid within 23 hours and was given up; order again' },
+    REQUIRES_AUTHENTICATION: { code: 'authentication_expired', message: 'the payment was not authenticated within 23 hours and was given up; order again' }
+  } as const
   return db.transaction().execute(async (tx) => {
-    const drafts = await tx.selectFrom('membership_subscriptions').select(['id', 'last_order_id']).where('status', '=', 'DRAFT').where('created_at', '<=', before).where('errors', 'is', null).execute()
-    for (const draft of drafts) {
-      if (draft.last_order_id) {
+    const stale = await tx
+      .selectFrom('membership_subscriptions')
+      .select(['id', 'status', 'last_order_id'])
+      .where('status', 'in', ['DRAFT', 'REQUIRES_AUTHENTICATION'])
+      .where('created_at', '<=', before)
+      .where((eb) => eb.or([eb('errors', 'is', null), eb('status', '=', 'REQUIRES_AUTHENTICATION')]))
+      .execute()
+    for (const subscription of stale) {
+      const { code, message } = expiry[subscription.status as keyof typeof expiry]
+      if (subscription.last_order_id) {
         await tx
           .updateTable('orders')
-          .set({ status: 'FAILED', failure_code: 'draft_expired', failure_message: message, updated_at: at })
-          .where('id', '=', draft.last_order_id)
-          .where('status', '=', 'PENDING')
+          .set({ status: 'FAILED', failure_code: code, failure_message: message, updated_at: at })
+          .where('id', '=', subscription.last_order_id)
+          .where('status', 'in', ['PENDING', 'REQUIRES_AUTHENTICATION'])
           .execute()
       }
       await tx
         .updateTable('membership_subscriptions')
         .set({
-          errors: JSON.stringify([{ code: 'draft_expired', message, details: null }]),
+          status: subscription.status === 'DRAFT' ? 'DRAFT' : 'CHARGE_FAILED',
+          errors: JSON.stringify([{ code, message, details: null }]),
           next_charge_date: null,
           next_grant_date: null,
           billing_cycle_start: null,
           billing_cycle_end: null,
+          end_date: null,
           updated_at: at
         })
-        .where('id', '=', draft.id)
+        .where('id', '=', subscription.id)
         .execute()
     }
-    return drafts.length
+    return stale.length
   })
 }
 

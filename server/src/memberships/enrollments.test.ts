@@ -267,6 +267,14 @@ t.test("the owner's enrollment stays; a member's ends on removal and the user ma
   t.equal(again.json().endDate, removed.json().endDate)
   t.equal((await call('POST', b.url, b.who, { user: { id: kid.id } })).statusCode, 201, 'ended, the user is free to join another')
   t.equal(await enrollmentCount(), 4, 'never deleted: two owners and the kid twice')
+
+  // Added by someone else, a member may leave on their own.
+  const joined = (await call('GET', b.url, b.who)).json().items.find((e: { user: { id: string } }) => e.user.id === kid.id)
+  const left = await call('DELETE', `${b.url}/${joined.id}`, kid)
+  t.equal(left.statusCode, 200, 'the enrolled member leaves')
+  t.ok(left.json().endDate, 'ended')
+  const stranger = await member()
+  t.equal((await call('DELETE', `${b.url}/${joined.id}`, stranger)).statusCode, 404, 'nobody else may')
 })
 
 t.test('enrollments end with their subscription: at the end of the cycle, reopened on withdrawal, and at once by staff', async (t) => {

@@ -149,11 +149,22 @@ export async function createEnrollment(
   })
 }
 
-/** The owner or staff end a member's enrollment now; it no longer adds a fee. The owner's own cannot be. */
+/**
+ * The owner or staff end a member's enrollment now, and so may the enrolled member themself (they
+ * were added by the owner, and must be able to leave); it no longer adds a fee. The owner's own
+ * cannot be ended this way.
+ */
 export async function deleteEnrollment(db: Db, subscriptionId: string, id: string, actor: Actor, clock: Clock): Promise<MembershipEnrollment> {
   const at = clock.now().toISOString()
   return db.transaction().execute(async (tx) => {
-    await visibleRow(tx, subscriptionId, actor)
+    const own = await tx
+      .selectFrom('membership_enrollments')
+      .select('id')
+      .where('id', '=', id)
+      .where('subscription_id', '=', subscriptionId)
+      .where('user_id', '=', actor.id)
+      .executeTakeFirst()
+    if (!own) await visibleRow(tx, subscriptionId, actor)
     const row = await enrollmentRow(tx, subscriptionId, id)
     if (row.is_owner === 1) throw new ConflictError("the owner's enrollment cannot be removed; cancel the membership subscription instead")
     // Already ended (removed before, or its subscription ended): a repeated DELETE answers it as it is.

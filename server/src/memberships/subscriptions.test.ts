@@ -305,3 +305,18 @@ t.test('a DRAFT left unpaid is given up by the CHARGE job after 23 hours; the me
   t.match(again.json(), { status: 'CONFIRMED' }, again.body)
   t.not(again.json().id, draft.id, 'a new subscription, not the given-up one')
 })
+
+t.test('an authentication never completed is given up after 23 hours; the member may buy again', async (t) => {
+  const { ctx, admin, member, call, plan, card } = await setup(t)
+  const id = await plan()
+  await card(member, '3184')
+  const s = (await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })).json()
+  t.equal(s.status, 'REQUIRES_AUTHENTICATION')
+  const job = await call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'CHARGE', date: '2026-02-01T08:00:00.000Z' })
+  t.match(job.json().job.counts, { draft_expired: 1 })
+  t.match((await call('GET', `${SUBSCRIPTIONS}/${s.id}`, member)).json(), { status: 'CHARGE_FAILED', errors: [{ code: 'authentication_expired' }] })
+  t.match((await call('GET', `/apis/v2/orders/${s.order.id}`, member)).json(), { status: 'FAILED', failure: { code: 'authentication_expired' } })
+  await card(member, '4242')
+  ctx.clock.set('2026-02-01T09:00:00.000Z')
+  t.match((await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })).json(), { status: 'CONFIRMED' })
+})
