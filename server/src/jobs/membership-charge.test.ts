@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
 import { monthlyPlan } from '../memberships/test-fixtures.js'
-import { PaymentProviderError, TestPaymentProvider, type ChargeInput } from '../payments/index.js'
+import { TestPaymentProvider, type ChargeInput } from '../payments/index.js'
+import { lossyProvider } from '../test-support/lossy-provider.js'
 import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { decideRenewal } from './membership-charge.js'
 
@@ -201,19 +202,8 @@ t.test('the decision is pure: nothing for what is not due, not confirmed, FREE o
 })
 
 t.test('a HOLD retry whose answer was lost is charged again under the same key: one charge', async (t) => {
-  const real = new TestPaymentProvider()
-  let loseNextAnswer = false
-  const lossy = Object.assign(Object.create(real) as TestPaymentProvider, {
-    charge: async (input: ChargeInput) => {
-      const result = await real.charge(input)
-      if (loseNextAnswer) {
-        // The provider charged, but its answer never arrived (a timeout).
-        loseNextAnswer = false
-        throw new PaymentProviderError('timed out')
-      }
-      return result
-    }
-  })
+  // The provider charges, but its answer may never arrive (a timeout).
+  const { provider: lossy, real, control } = lossyProvider()
   const { ctx, buy, run, show, card } = await setup(t, { ...monthlyPlan, graceDays: 2, holdDays: 30 }, { paymentProvider: lossy })
   const { member, subscription } = await buy()
   await card(member, '9995')
@@ -221,7 +211,7 @@ t.test('a HOLD retry whose answer was lost is charged again under the same key: 
   await run('2026-03-02T09:00:00.000Z') // HOLD
   t.match(await show(member, subscription.id), { condition: 'HOLD' })
   await card(member, '4242')
-  loseNextAnswer = true
+  control.loseNextAnswer = true
   t.match((await run('2026-03-05T09:00:00.000Z')).job.counts, { provider_unreachable: 1 })
   t.match((await run('2026-03-05T09:00:01.000Z')).job.counts, { claimed_elsewhere: 1 }, 'a run meanwhile sees the claim')
   t.match((await run('2026-03-06T09:00:00.000Z')).job.counts, { retried_paid: 1 }, 'the stale claim is charged again')
@@ -258,4 +248,17 @@ t.test('a cancellation while a renewal is being charged is kept; the payment is 
   t.match(await show(member, subscription.id), { extendedStatus: 'CANCELLED', cancellationRequestDate: '2026-02-28T09:00:00.000Z' }, 'the cancellation stands')
   const renewal = await ctx.app.db.selectFrom('orders').selectAll().where('kind', '=', 'MEMBERSHIP_RENEWAL').executeTakeFirstOrThrow()
   t.match(renewal, { status: 'PAID', failure_code: 'needs_review' })
+})
+
+t.test('a retried claim whose card changed meanwhile is a new attempt under a new key, not an outage forever', async (t) => {
+  const { provider: lossy, control } = lossyProvider()
+  const { buy, run, show, card } = await setup(t, monthlyPlan, { paymentProvider: lossy })
+  const { member, subscription } = await buy()
+  await card(member, '9995')
+  control.loseNextAnswer = true
+  t.match((await run('2026-02-28T09:00:00.000Z')).job.counts, { provider_unreachable: 1 })
+  await card(member, '5555')
+  t.match((await run('2026-02-28T10:00:00.000Z')).job.counts, { grace: 1 }, 'the old key with the new card: refused, this attempt ends')
+  t.match(await show(member, subscription.id), { condition: 'GRACE', errors: [{ code: 'payment_changed' }] })
+  t.match((await run('2026-03-02T10:00:00.000Z')).job.counts, { retried_paid: 1 }, 'the next attempt, under its own key, pays')
 })

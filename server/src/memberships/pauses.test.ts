@@ -2,6 +2,7 @@
 // gives the unused days back, a pending one called off, and each refusal naming its rule.
 import t from 'tap'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
+import { lossyProvider } from '../test-support/lossy-provider.js'
 import { errorOf, testApp, userWithToken } from '../test-support/app.js'
 import { unusedDays } from './pauses.js'
 import { monthlyPlan } from './test-fixtures.js'
@@ -158,4 +159,28 @@ t.test('a kept answer is never read past the moment its status changes by time a
   t.equal((await show()).extendedStatus, 'PENDING_CANCEL')
   ctx.clock.set(ends)
   t.equal((await show()).extendedStatus, 'CANCELLED', 'the cancellation took effect at the end of the cycle')
+})
+
+t.test("a pause fee whose answer was lost: the pause is held, and asking again settles the same fee once", async (t) => {
+  const { provider: lossy, real, control } = lossyProvider()
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid' }, undefined, { paymentProvider: lossy })
+  ctx.clock.set('2026-01-31T09:00:00.000Z')
+  const admin = await userWithToken(ctx, 'admin')
+  const member = await userWithToken(ctx, 'member')
+  const call = (method: 'GET' | 'POST', url: string, who: Who, payload?: unknown) =>
+    ctx.app.inject({ method, url, headers: { authorization: who.authorization }, ...(payload !== undefined ? { payload: payload as object } : {}) })
+  const planId = (await call('POST', '/apis/v2/admin/memberships', admin, { ...monthlyPlan, pausePolicy: policy })).json().id
+  await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
+  control.loseNextAnswer = false
+  const s = (await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })).json()
+  control.loseNextAnswer = true
+  const first = await call('POST', `${SUBSCRIPTIONS}/${s.id}/pauses`, member, { pauseDurationWeeks: 2 })
+  t.equal(first.statusCode, 502)
+  t.match(errorOf(first).message, /the pause is held, and asking for it again settles its fee/)
+  const again = await call('POST', `${SUBSCRIPTIONS}/${s.id}/pauses`, member, { pauseDurationWeeks: 2 })
+  t.equal(again.statusCode, 201)
+  t.equal(real.list().filter((c) => c.idempotencyKey.startsWith('pause:')).length, 1, 'the fee was charged once')
+  const fees = await ctx.app.db.selectFrom('orders').select(['status']).where('kind', '=', 'PAUSE_FEE').execute()
+  t.same(fees, [{ status: 'PAID' }])
+  t.equal((await call('GET', `${SUBSCRIPTIONS}/${s.id}/pauses`, member)).json()._total, 1, 'one pause')
 })

@@ -116,7 +116,14 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
     if (row.next_charge_date !== null && start.toISOString() > row.next_charge_date) {
       throw new BadRequestError(`pauseStartDate: a pause must start by the next charge (${row.next_charge_date})`)
     }
-    if (await openPause(tx, subscriptionId, now)) throw new ConflictError('the membership already has a pause in force or scheduled')
+    const open = await openPause(tx, subscriptionId, now)
+    if (open?.fee_order_id) {
+      // A pause whose fee's answer was lost (the provider could not be reached): asking again settles
+      // that same fee under its own key, so it cannot be charged twice.
+      const pending = await tx.selectFrom('orders').selectAll().where('id', '=', open.fee_order_id).where('status', '=', 'PENDING').executeTakeFirst()
+      if (pending && open.weeks === request.pauseDurationWeeks) return { row, pause: open, order: pending as OrdersTable | null, displayName: plan.displayName }
+    }
+    if (open) throw new ConflictError('the membership already has a pause in force or scheduled')
     const yearBefore = new Date(start.getTime() - 365 * DAY_MS).toISOString()
     const recent = await tx
       .selectFrom('membership_pauses')
@@ -180,8 +187,9 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
       outcome = await chargeOrder(db, deps.provider, order, `${claimed.displayName}: pause fee`)
     } catch (err) {
       if (!(err instanceof PaymentProviderError)) throw err
-      await undoPause(db, row.id, pause, order, { status: 'declined', reference: null, declineCode: 'provider_unreachable', message: err.message }, deps.clock)
-      throw new BadGatewayError('the payment provider could not be reached; the pause was not made, try again')
+      // Nothing is known about the fee: it may have been charged. The pause and its PENDING order
+      // are kept, and the same request again charges that order under the same key.
+      throw new BadGatewayError('the payment provider could not be reached; the pause is held, and asking for it again settles its fee')
     }
     if (outcome.status !== 'succeeded') {
       await undoPause(db, row.id, pause, order, outcome, deps.clock)

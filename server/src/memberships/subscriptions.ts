@@ -20,7 +20,7 @@ import type { Database, MembershipPausesTable, MembershipSubscriptionsTable, Ord
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { requestInstant } from '../instants.js'
 import { pageRequest, paged } from '../paging.js'
-import { PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
+import { IdempotencyKeyReusedError, PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
@@ -393,14 +393,24 @@ export function newMembershipOrder(input: {
 export async function chargeOrder(db: DbOrTx, provider: PaymentProvider, order: OrdersTable, description: string): Promise<ChargeResult> {
   const method = await savedMethod(db, order.user_id)
   if (!method) return { status: 'declined', reference: null, declineCode: 'payment_method_missing', message: 'the member has no saved payment method' }
-  return provider.charge({
-    amount: order.total_minor,
-    currency: order.currency,
-    paymentMethod: method,
-    idempotencyKey: order.idempotency_key,
-    description,
-    metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
-  })
+  try {
+    return await provider.charge({
+      amount: order.total_minor,
+      currency: order.currency,
+      paymentMethod: method,
+      idempotencyKey: order.idempotency_key,
+      description,
+      metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
+    })
+  } catch (err) {
+    // The key was used with other details (the member saved another card before this attempt was
+    // retried): the provider will refuse this key forever, so the attempt ends here as a refusal
+    // and the next one is made under a key of its own.
+    if (err instanceof IdempotencyKeyReusedError) {
+      return { status: 'declined', reference: null, declineCode: 'payment_changed', message: 'the payment details changed while this charge was retried; it is made again as a new attempt' }
+    }
+    throw err
+  }
 }
 
 /** The first charge; the provider's unreachability is a 502 that leaves the order PENDING for a retry. */
