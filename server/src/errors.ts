@@ -88,6 +88,22 @@ export class BadGatewayError extends HttpError {
   }
 }
 
+/** A charge the request depends on was refused (a pause fee): nothing was made. */
+export class PaymentRequiredError extends HttpError {
+  override name = 'PaymentRequiredError'
+  constructor(message: string) {
+    super(402, message)
+  }
+}
+
+/** An outside party this server called (a recording box) could not be reached or did not answer in time. */
+export class GatewayTimeoutError extends HttpError {
+  override name = 'GatewayTimeoutError'
+  constructor(message: string) {
+    super(504, message)
+  }
+}
+
 /** A feature this deployment has not configured (e.g. forum single sign-on without a secret). */
 export class ServiceUnavailableError extends HttpError {
   override name = 'ServiceUnavailableError'

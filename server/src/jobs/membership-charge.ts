@@ -14,7 +14,7 @@ import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { chargedMembers, endEnrollments } from '../memberships/enrollment-rows.js'
 import { membershipRow, toPlan, type Plan } from '../memberships/plans.js'
-import { chargeLines, chargeOrder, newMembershipOrder, subscriptionPath } from '../memberships/subscriptions.js'
+import { chargeLines, chargeOrder, DRAFT_LIFETIME_MS, newMembershipOrder, subscriptionPath } from '../memberships/subscriptions.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 
 const DAY_MS = 86_400_000
@@ -23,8 +23,6 @@ const GRACE_RETRY_DAYS = 2
 const HOLD_RETRY_DAYS = 3
 /** A claim (PENDING order) older than this was left by a run that stopped mid-charge: it is charged again under its own key. */
 const STALE_CLAIM_MS = 15 * 60_000
-/** A DRAFT older than this is given up (BILLING.md, "States"). */
-const DRAFT_LIFETIME_MS = 23 * 3600_000
 
 export type RenewalStep =
   | { kind: 'none' }

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { DateTime } from 'luxon'
 import type { MembershipPauseRequest, MembershipSubscriptionPause } from '@club/contract'
-import { isStaff, type Actor } from '../actor.js'
+import type { Actor } from '../actor.js'
 import { anchorAt, chargeDate, daysAfter, shiftAnchor, type RenewalPeriod } from '../billing/calendar.js'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import { priceCharge } from '../billing/pricing.js'
@@ -12,10 +12,10 @@ import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { requestInstant } from '../instants.js'
-import { BadGatewayError, BadRequestError, ConflictError, HttpError, NotFoundError } from '../errors.js'
+import { BadGatewayError, BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../errors.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { membershipRow, toPlan } from './plans.js'
-import { chargeOrder, subscriptionPath } from './subscriptions.js'
+import { chargeOrder, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
 
 const DAY_MS = 86_400_000
 
@@ -78,18 +78,6 @@ export interface PauseDeps {
   provider: PaymentProvider
 }
 
-class PaymentRequiredError extends HttpError {
-  override name = 'PaymentRequiredError'
-  constructor(message: string) {
-    super(402, message)
-  }
-}
-
-async function subscriptionFor(db: DbOrTx, id: string, actor: Actor): Promise<MembershipSubscriptionsTable> {
-  const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row || (row.member_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-  return row
-}
 
 /**
  * Checks the plan's policy, then writes the pause, moves the schedule and claims the fee's order in
@@ -99,11 +87,11 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
   const now = deps.clock.now()
   const at = now.toISOString()
   const claimed = await db.transaction().execute(async (tx) => {
-    const row = await subscriptionFor(tx, subscriptionId, actor)
+    const row = await visibleRow(tx, subscriptionId, actor)
     const plan = toPlan(await membershipRow(tx, row.membership_id))
     const policy = plan.pausePolicy
     if (!policy) throw new ConflictError('this membership cannot be paused (its plan has no pause policy)')
-    if (row.status !== 'CONFIRMED' || (row.end_date !== null && row.end_date <= at)) throw new ConflictError('the membership is not in force')
+    if (!inForce(row, now)) throw new ConflictError('the membership is not in force')
     if (!['MONTHLY', 'SIX_MONTHS', 'YEARLY'].includes(row.charge_type)) throw new ConflictError(`a ${row.charge_type} membership cannot be paused`)
     if (row.condition !== 'VALID') throw new ConflictError(`a membership in ${row.condition} cannot be paused; its renewal must be paid first`)
     if (row.cancellation_requested_at !== null) throw new ConflictError('a membership with a cancellation requested cannot be paused in its last cycle')
@@ -219,7 +207,7 @@ async function undoPause(db: Db, subscriptionId: string, pause: MembershipPauses
 }
 
 export async function listPauses(db: DbOrTx, subscriptionId: string, actor: Actor, clock: Clock) {
-  const row = await subscriptionFor(db, subscriptionId, actor)
+  const row = await visibleRow(db, subscriptionId, actor)
   const pauses = await db.selectFrom('membership_pauses').selectAll().where('subscription_id', '=', subscriptionId).orderBy('start_date', 'desc').execute()
   const now = clock.now()
   return {
@@ -241,7 +229,7 @@ export async function endPause(db: Db, subscriptionId: string, pauseId: string, 
   const now = clock.now()
   const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
-    const row = await subscriptionFor(tx, subscriptionId, actor)
+    const row = await visibleRow(tx, subscriptionId, actor)
     const pause = await tx.selectFrom('membership_pauses').selectAll().where('id', '=', pauseId).where('subscription_id', '=', subscriptionId).executeTakeFirst()
     if (!pause) throw new NotFoundError(`pause ${pauseId.slice(0, 100)} not found`)
     const status = pauseStatusOf(pause, now)

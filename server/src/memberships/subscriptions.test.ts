@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
-import { PaymentProviderError, TestPaymentProvider, type ChargeInput } from '../payments/index.js'
+import type { TestPaymentProvider } from '../payments/index.js'
+import { lossyProvider } from '../test-support/lossy-provider.js'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { monthlyPlan } from './test-fixtures.js'
 
@@ -256,21 +257,15 @@ t.test('reading: owners and staff see a subscription and its orders; others are 
 })
 
 t.test('an unreachable provider: 502, nothing known charged, and ordering again retries the same charge', async (t) => {
-  const real = new TestPaymentProvider()
-  let down = true
-  const flaky = Object.assign(Object.create(real) as TestPaymentProvider, {
-    charge: async (input: ChargeInput) => {
-      if (down) throw new PaymentProviderError('connection refused')
-      return real.charge(input)
-    }
-  })
+  const { provider: flaky, real, control } = lossyProvider()
+  control.down = true
   const { ctx, member, call, plan, card } = await setup(t, { paymentProvider: flaky })
   const id = await plan()
   await card(member, '4242')
   const first = await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })
   t.equal(first.statusCode, 502)
   t.match(errorOf(first).message, /could not be reached; nothing is known to be charged, and ordering again retries this same charge/)
-  down = false
+  control.down = false
   const retry = await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })
   t.equal(retry.statusCode, 201)
   t.match(retry.json(), { status: 'CONFIRMED' })
@@ -280,14 +275,8 @@ t.test('an unreachable provider: 502, nothing known charged, and ordering again 
 })
 
 t.test('a DRAFT left unpaid is given up by the CHARGE job after 23 hours; the member may order again', async (t) => {
-  const real = new TestPaymentProvider()
-  let down = true
-  const flaky = Object.assign(Object.create(real) as TestPaymentProvider, {
-    charge: async (input: ChargeInput) => {
-      if (down) throw new PaymentProviderError('connection refused')
-      return real.charge(input)
-    }
-  })
+  const { provider: flaky, control } = lossyProvider()
+  control.down = true
   const { ctx, admin, member, call, plan, card } = await setup(t, { paymentProvider: flaky })
   const id = await plan()
   await card(member, '4242')
@@ -299,7 +288,7 @@ t.test('a DRAFT left unpaid is given up by the CHARGE job after 23 hours; the me
   const [draft] = (await call('GET', SUBSCRIPTIONS, member)).json().items
   t.match(draft, { status: 'DRAFT', extendedStatus: 'CANCELLED', errors: [{ code: 'draft_expired' }], nextChargeDate: null })
   t.match((await call('GET', `/apis/v2/orders/${draft.order.id}`, member)).json(), { status: 'FAILED', failure: { code: 'draft_expired' } })
-  down = false
+  control.down = false
   ctx.clock.set('2026-02-01T10:00:00.000Z')
   const again = await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id } })
   t.match(again.json(), { status: 'CONFIRMED' }, again.body)

@@ -3,24 +3,8 @@
 // goes in the Authorization header only; it is never in a URL, a log line or an answer.
 import type { ReplayServerConfig } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
-import { ConflictError, HttpError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
+import { BadGatewayError, ConflictError, GatewayTimeoutError, HttpError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
 import { deviceAccessToken } from './service.js'
-
-/** The box could not be reached, or did not answer in time. */
-export class BoxUnreachableError extends HttpError {
-  override name = 'BoxUnreachableError'
-  constructor(message: string) {
-    super(504, message)
-  }
-}
-
-/** The box answered, but not with a picture or an error the admin can act on. */
-export class BadBoxAnswerError extends HttpError {
-  override name = 'BadBoxAnswerError'
-  constructor(message: string) {
-    super(502, message)
-  }
-}
 
 export interface SnapshotProxyDeps {
   tokenKey: string
@@ -80,21 +64,21 @@ export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: stri
       throw new TooManyRequestsError(`${where} is busy: ${message ?? 'try again shortly'}`, Number(res.headers.get('retry-after')) || 1)
     case 401:
     case 403:
-      throw new BadBoxAnswerError(
+      throw new BadGatewayError(
         `${where} refused the server's credential; a rotated token reaches the box with its next poll (answer ${res.status})`
       )
     default:
-      throw new BadBoxAnswerError(`${where} answered ${res.status}${message ? `: ${message}` : ''} instead of a picture`)
+      throw new BadGatewayError(`${where} answered ${res.status}${message ? `: ${message}` : ''} instead of a picture`)
   }
 }
 
-function unreachable(err: unknown, where: string, timeoutMs: number): BoxUnreachableError {
+function unreachable(err: unknown, where: string, timeoutMs: number): GatewayTimeoutError {
   const name = (err as Error).name
-  if (name === 'TimeoutError' || name === 'AbortError') return new BoxUnreachableError(`${where} did not answer within ${timeoutMs} ms`)
+  if (name === 'TimeoutError' || name === 'AbortError') return new GatewayTimeoutError(`${where} did not answer within ${timeoutMs} ms`)
   // fetch wraps the socket's error, sometimes in an AggregateError of each address it tried.
   const cause = (err as { cause?: { code?: string; errors?: Array<{ code?: string }> } }).cause
   const code = cause?.code ?? cause?.errors?.find((e) => e.code)?.code ?? (cause as Error | undefined)?.message ?? 'no answer'
-  return new BoxUnreachableError(`${where} could not be reached (${code})`)
+  return new GatewayTimeoutError(`${where} could not be reached (${code})`)
 }
 
 /** The message of the box's error answer (the platform's error shape), when it has one. */
@@ -118,7 +102,7 @@ async function readAtMost(res: Response, maxBytes: number, where: string): Promi
     total += value.byteLength
     if (total > maxBytes) {
       await reader.cancel()
-      throw new BadBoxAnswerError(`${where} sent more than ${maxBytes} bytes: not a snapshot`)
+      throw new BadGatewayError(`${where} sent more than ${maxBytes} bytes: not a snapshot`)
     }
     chunks.push(value)
   }

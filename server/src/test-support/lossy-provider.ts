@@ -1,12 +1,14 @@
-// A test payment provider whose next answer can be lost after it charged (a timeout), as happens
-// to a real provider's HTTP call: the caller sees PaymentProviderError, the charge stands.
+// A test payment provider that fails as a real provider's HTTP call does: `down` refuses every
+// charge before it is made (unreachable), `loseNextAnswer` charges and then loses the answer (a
+// timeout). Either way the caller sees PaymentProviderError.
 import { PaymentProviderError, TestPaymentProvider, type ChargeInput } from '../payments/index.js'
 
 export function lossyProvider() {
   const real = new TestPaymentProvider()
-  const control = { loseNextAnswer: false }
+  const control = { down: false, loseNextAnswer: false }
   const provider = Object.assign(Object.create(real) as TestPaymentProvider, {
     charge: async (input: ChargeInput) => {
+      if (control.down) throw new PaymentProviderError('connection refused')
       const result = await real.charge(input)
       if (control.loseNextAnswer) {
         control.loseNextAnswer = false
