@@ -107,13 +107,16 @@ export interface MembershipsTable {
   hold_days: number
   self_service: number
   perk_template_id: string | null
+  /** JSON: Array<{ categories: string[], basisPoints, description }> */
+  product_discounts: string
   status: MembershipPlanStatus
   created_at: string
   updated_at: string
 }
 
 export type OrderStatus = 'PENDING' | 'PAID' | 'FAILED' | 'REQUIRES_AUTHENTICATION' | 'REFUNDED'
-export type OrderKind = 'MEMBERSHIP' | 'MEMBERSHIP_RENEWAL' | 'PAUSE_FEE' | 'REFUND'
+/** PURCHASE: products bought; REDEMPTION: the zero-total order a package redemption is recorded as. */
+export type OrderKind = 'MEMBERSHIP' | 'MEMBERSHIP_RENEWAL' | 'PAUSE_FEE' | 'REFUND' | 'PURCHASE' | 'REDEMPTION'
 
 /** Every charge and refund, with what explains its total. */
 export interface OrdersTable {
@@ -230,6 +233,99 @@ export interface MembershipJobRunsTable {
   error: string | null
 }
 
+export type PackageRowStatus = 'ACTIVE' | 'EXHAUSTED' | 'EXPIRED' | 'CANCELED'
+export type PackageSource = 'STAFF' | 'PURCHASE' | 'MEMBERSHIP'
+
+export interface PackagesTable {
+  id: string
+  user_id: string
+  template_id: string | null
+  template_version: number | null
+  display_name: string
+  display_name_plural: string
+  /** EXPIRED is derived at read time; the expiry job writes it only for filtering. */
+  status: PackageRowStatus
+  expiration_date: string
+  source: PackageSource
+  order_id: string | null
+  /** Its share of the order line it was bought on, for a pro-rata refund. */
+  paid_minor: number
+  currency: string | null
+  grant_id: string | null
+  creator_id: string | null
+  canceled_at: string | null
+  refund_order_id: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface PackageItemsTable {
+  id: string
+  package_id: string
+  /** 1-based position in the package. */
+  item: number
+  type: string
+  display_name: string
+  display_name_plural: string
+  total_items: number
+  remaining_items: number
+  /** JSON PackageItemConstraints as issued. */
+  constraints: string
+}
+
+export interface PackageRedemptionsTable {
+  id: string
+  package_id: string
+  item_id: string
+  item: number
+  type: string
+  user_id: string
+  creator_id: string
+  target_key: string
+  /** JSON: the target as resolved. */
+  target: string
+  target_start_at: string | null
+  order_id: string
+  order_item_id: string
+  redemption_date: string
+  cancelation_date: string | null
+  forfeited: Generated<number>
+}
+
+export type ProductType = 'PACKAGE' | 'MEMBERSHIP' | 'MERCHANDISE' | 'SERVICE'
+
+export interface ProductsTable {
+  id: string
+  sku: string
+  name: string
+  description: string
+  type: ProductType
+  currency: string
+  price_minor: number
+  tax_name: string | null
+  tax_basis_points: number
+  tax_inclusive: number
+  picture_small: string | null
+  picture_medium: string | null
+  picture_large: string | null
+  package_template_id: string | null
+  membership_id: string | null
+  /** ON_SALE, or WITHDRAWN: deleted from the catalogue, kept because orders name it. */
+  status: 'ON_SALE' | 'WITHDRAWN'
+  created_at: string
+  updated_at: string
+}
+
+export interface ProductCategoriesTable {
+  product_id: string
+  category: string
+}
+
+export interface ProductAreasTable {
+  product_id: string
+  area_id: string
+}
+
 /** Regions, areas, pods and courts share this shape; the parent columns differ. */
 interface VenueRow {
   id: string
@@ -243,6 +339,10 @@ interface VenueRow {
 export type RegionsTable = VenueRow
 export interface AreasTable extends VenueRow {
   region_id: string
+  /** JSON: { periods: Array<{ type, days, start, end }> } in `timezone`; null: every hour is OFF PEAK. */
+  session_periods: string | null
+  /** IANA zone of the area's clock; null: the club's (CLUB_TIMEZONE). */
+  timezone: string | null
 }
 export interface PodsTable extends VenueRow {
   area_id: string
@@ -477,4 +577,10 @@ export interface Database {
   settings: SettingsTable
   replay_servers: ReplayServersTable
   replay_server_status_changes: ReplayServerStatusChangesTable
+  packages: PackagesTable
+  package_items: PackageItemsTable
+  package_redemptions: PackageRedemptionsTable
+  products: ProductsTable
+  product_categories: ProductCategoriesTable
+  product_areas: ProductAreasTable
 }

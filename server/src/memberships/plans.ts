@@ -200,6 +200,7 @@ async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
     hold_days: input.holdDays ?? 30,
     self_service: (input.selfService ?? true) ? 1 : 0,
     perk_template_id: templateId,
+    product_discounts: '[]',
     status: input.status ?? 'ACTIVE'
   }
 }

@@ -12,6 +12,7 @@ import * as m0009 from './0009_template_ref_counts.js'
 import * as m0010 from './0010_memberships.js'
 import * as m0011 from './0011_enrollments.js'
 import * as m0012 from './0012_pauses.js'
+import * as m0013 from './0013_packages.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -25,5 +26,6 @@ export const migrations: Record<string, Migration> = {
   '0009_template_ref_counts': m0009,
   '0010_memberships': m0010,
   '0011_enrollments': m0011,
-  '0012_pauses': m0012
+  '0012_pauses': m0012,
+  '0013_packages': m0013
 }
