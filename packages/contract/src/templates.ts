@@ -15,7 +15,7 @@ import {
   defineRoutes
 } from './common.js'
 
-export const TemplateType = Type.Enum(['EVENT', 'SERIES'])
+export const TemplateType = Type.Enum(['EVENT', 'SERIES', 'PACKAGE'])
 export type TemplateType = Static<typeof TemplateType>
 export const TemplateStatus = Type.Enum(['DRAFT', 'PUBLISHED', 'ARCHIVED'])
 export type TemplateStatus = Static<typeof TemplateStatus>

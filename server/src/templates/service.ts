@@ -19,6 +19,7 @@ import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError, quote } from '../errors.js'
+import { parsePackageTemplateData } from '../packages/template-data.js'
 import { pageRequest, paged } from '../paging.js'
 import { eventWithPlaces, seriesWithEvents } from '../venue/events.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from '../venue/places.js'
@@ -196,6 +197,7 @@ async function store(
   now: string
 ): Promise<Template> {
   checkDepth(content.data, 'body.data')
+  if ((existing?.type ?? create?.type) === 'PACKAGE') parsePackageTemplateData(content.data)
   const subtype = typeof content.data.subtype === 'string' ? content.data.subtype : null
   const fields = {
     name: content.name,
