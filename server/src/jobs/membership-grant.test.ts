@@ -57,3 +57,28 @@ t.test('the next grant after a date follows the anchor, clamped', async (t) => {
   t.equal(nextGrantAfter(anchor, new Date('2026-02-28T10:00:00.000Z')).toISOString(), '2026-03-31T10:00:00.000Z')
   t.equal(nextGrantAfter(anchor, new Date('2026-02-01T00:00:00.000Z')).toISOString(), '2026-02-28T10:00:00.000Z')
 })
+
+t.test("each grant issues the plan's perk package once, valid from the grant date", async (t) => {
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'UTC', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
+  ctx.clock.set('2026-01-31T10:00:00.000Z')
+  const admin = await userWithToken(ctx, 'admin')
+  const member = await userWithToken(ctx, 'member')
+  const call = (method: 'GET' | 'POST', url: string, who: { authorization: string }, payload?: unknown) =>
+    ctx.app.inject({ method, url, headers: { authorization: who.authorization }, ...(payload !== undefined ? { payload: payload as object } : {}) })
+  const eventTemplate = (await call('POST', '/apis/v2/templates', admin, { name: 'Clinic', type: 'EVENT', data: {} })).json().id
+  const refused = await call('POST', '/apis/v2/admin/memberships', admin, { ...monthlyPlan, perks: { packageTemplate: { id: eventTemplate } } })
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json().message, /is of type EVENT, not PACKAGE/)
+  const perk = (await call('POST', '/apis/v2/templates', admin, { name: '2 guest passes', type: 'PACKAGE', data: { validityDays: 31, items: [{ type: 'GUEST_SIGNUP', displayName: 'Guest pass', displayNamePlural: 'Guest passes', totalItems: 2 }] } })).json().id
+  const planId = (await call('POST', '/apis/v2/admin/memberships', admin, { ...monthlyPlan, perks: { packageTemplate: { id: perk } } })).json().id
+  await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
+  t.equal((await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })).statusCode, 201)
+  for (const date of ['2026-01-31T10:00:00.000Z', '2026-01-31T10:00:00.000Z', '2026-02-28T10:00:00.000Z']) {
+    ctx.clock.set(date)
+    await call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'GRANT', date })
+  }
+  const packages = (await call('GET', '/apis/v2/packages', member)).json()
+  t.equal(packages._total, 2, 'two grant dates, two packages, however often the job ran')
+  t.same(packages.items.map((p: { expirationDate: string }) => p.expirationDate).sort(), ['2026-03-03T10:00:00.000Z', '2026-03-31T10:00:00.000Z'])
+  t.match(packages.items[0], { displayName: '2 guest passes', template: { id: perk }, order: null, items: { items: [{ type: 'GUEST_SIGNUP', remainingItems: 2 }] } })
+})

@@ -168,7 +168,7 @@ async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
   if (templateId !== null) {
     const template = await db.selectFrom('templates').select('type').where('id', '=', templateId).executeTakeFirst()
     if (!template) throw new BadRequestError(`perks.packageTemplate.id: no template ${templateId.slice(0, 100)}`)
-    if (template.type !== 'PACKAGE') throw new BadRequestError(`perks.packageTemplate.id: template ${templateId.slice(0, 100)} is a ${template.type} template, not a PACKAGE template`)
+    if (template.type !== 'PACKAGE') throw new BadRequestError(`perks.packageTemplate.id: template ${templateId.slice(0, 100)} is of type ${template.type}, not PACKAGE`)
   }
   const policy = input.pausePolicy ?? null
   if (policy && policy.minimumWeeks > policy.maximumWeeks) {
