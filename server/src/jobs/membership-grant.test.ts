@@ -8,13 +8,19 @@ import { nextGrantAfter } from './membership-grant.js'
 
 const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
 
-t.test('perks monthly under a yearly charge, each date once, none while paused', async (t) => {
+/** An app on UTC at 2026-01-31 10:00, an admin, a member, and a way to call it as either. */
+async function setup(t: Parameters<typeof testApp>[0]) {
   const ctx = await testApp(t, { CLUB_TIMEZONE: 'UTC', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
   ctx.clock.set('2026-01-31T10:00:00.000Z')
   const admin = await userWithToken(ctx, 'admin')
   const member = await userWithToken(ctx, 'member')
   const call = (method: 'GET' | 'POST', url: string, who: { authorization: string }, payload?: unknown) =>
     ctx.app.inject({ method, url, headers: { authorization: who.authorization }, ...(payload !== undefined ? { payload: payload as object } : {}) })
+  return { ctx, admin, member, call }
+}
+
+t.test('perks monthly under a yearly charge, each date once, none while paused', async (t) => {
+  const { ctx, admin, member, call } = await setup(t)
   const yearly = { ...monthlyPlan, chargeType: 'YEARLY', price: 500, pausePolicy: { minimumWeeks: 1, maximumWeeks: 8, pausesPerYear: 2, pauseFee: 0 } }
   const planId = (await call('POST', '/apis/v2/admin/memberships', admin, yearly)).json().id
   await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
@@ -59,12 +65,7 @@ t.test('the next grant after a date follows the anchor, clamped', async (t) => {
 })
 
 t.test("each grant issues the plan's perk package once, valid from the grant date", async (t) => {
-  const ctx = await testApp(t, { CLUB_TIMEZONE: 'UTC', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
-  ctx.clock.set('2026-01-31T10:00:00.000Z')
-  const admin = await userWithToken(ctx, 'admin')
-  const member = await userWithToken(ctx, 'member')
-  const call = (method: 'GET' | 'POST', url: string, who: { authorization: string }, payload?: unknown) =>
-    ctx.app.inject({ method, url, headers: { authorization: who.authorization }, ...(payload !== undefined ? { payload: payload as object } : {}) })
+  const { ctx, admin, member, call } = await setup(t)
   const eventTemplate = (await call('POST', '/apis/v2/templates', admin, { name: 'Clinic', type: 'EVENT', data: {} })).json().id
   const refused = await call('POST', '/apis/v2/admin/memberships', admin, { ...monthlyPlan, perks: { packageTemplate: { id: eventTemplate } } })
   t.equal(refused.statusCode, 400)
