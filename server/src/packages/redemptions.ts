@@ -7,12 +7,38 @@ import type { PackageItemConstraints, PackageItemRedemption, RedemptionRequest, 
 import { randomUUID } from 'node:crypto'
 import { isStaff, type Actor } from '../actor.js'
 import type { Clock } from '../clock.js'
+import { compiledInsert, compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
-import type { PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
+import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, HttpError, NotFoundError, quote } from '../errors.js'
 import { unmatchedConstraints } from './constraints.js'
 import { storedStatus, toRedemption, visiblePackage } from './service.js'
 import { resolveTarget, type ResolvedTarget } from './targets.js'
+
+// The redemption path runs these on every request: built and compiled once (db/compiled.ts).
+const packageQuery = compiledOnce((db) => db.selectFrom('packages').selectAll().where('id', '=', ''))
+const liveRedemptionQuery = compiledOnce((db) =>
+  db.selectFrom('package_redemptions').selectAll().where('package_id', '=', '').where('type', '=', '').where('target_key', '=', '').where('cancelation_date', 'is', null)
+)
+const itemsOfTypeQuery = compiledOnce((db) => db.selectFrom('package_items').selectAll().where('package_id', '=', '').where('type', '=', '').orderBy('item'))
+const takeOneQuery = compiledOnce((db) =>
+  db
+    .updateTable('package_items')
+    .set((eb) => ({ remaining_items: eb('remaining_items', '-', 1) }))
+    .where('id', '=', '')
+    .where('remaining_items', '>', 0)
+    .returning('remaining_items')
+)
+
+// The two inserts of every redemption, compiled once too.
+const insertOrder = compiledInsert('orders', [
+  'id', 'user_id', 'creator_id', 'kind', 'membership_subscription_id', 'period_start', 'status', 'currency', 'subtotal_minor', 'total_minor',
+  'lines', 'fees', 'taxes', 'provider', 'provider_ref', 'idempotency_key', 'failure_code', 'failure_message', 'created_at', 'updated_at'
+])
+const insertRedemption = compiledInsert('package_redemptions', [
+  'id', 'package_id', 'item_id', 'item', 'type', 'user_id', 'creator_id', 'target_key', 'target', 'target_start_at', 'order_id', 'order_item_id',
+  'redemption_date', 'cancelation_date', 'forfeited'
+])
 
 export interface RedemptionDeps {
   clock: Clock
@@ -64,32 +90,22 @@ function unusableReason(row: PackagesTable, nowIso: string): string | null {
 }
 
 async function liveRedemption(tx: DbOrTx, packageIds: string[], target: ResolvedTarget, type: string) {
-  if (packageIds.length === 0) return undefined
-  return tx
-    .selectFrom('package_redemptions')
-    .selectAll()
-    .where('package_id', 'in', packageIds)
-    .where('type', '=', type)
-    .where('target_key', '=', target.key)
-    .where('cancelation_date', 'is', null)
-    .executeTakeFirst()
+  for (const id of packageIds) {
+    const found = (await runCompiled(tx, liveRedemptionQuery, [id, type, target.key]))[0]
+    if (found) return found
+  }
+  return undefined
 }
 
 /** Takes one item of `item`'s kind, or answers why not (nothing left, or the constraints it failed). */
 async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, target: ResolvedTarget, userId: string, actor: Actor, deps: RedemptionDeps, now: Date) {
-  const taken = await tx
-    .updateTable('package_items')
-    .set((eb) => ({ remaining_items: eb('remaining_items', '-', 1) }))
-    .where('id', '=', item.id)
-    .where('remaining_items', '>', 0)
-    .executeTakeFirst()
-  if (Number(taken.numUpdatedRows) !== 1) return undefined
+  // Parameters in the builder's order: the decrement, the item, the floor.
+  const taken = (await runCompiled(tx, takeOneQuery, [1, item.id, 0]))[0]
+  if (!taken) return undefined
   const orderId = randomUUID()
   const orderItemId = randomUUID()
   const at = now.toISOString()
-  await tx
-    .insertInto('orders')
-    .values({
+  await insertOrder(tx, {
       id: orderId,
       user_id: row.user_id,
       creator_id: actor.id,
@@ -110,8 +126,7 @@ async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, tar
       failure_message: null,
       created_at: at,
       updated_at: at
-    })
-    .execute()
+  } satisfies OrdersTable)
   const redemption: PackageRedemptionsTable = {
     id: randomUUID(),
     package_id: row.id,
@@ -129,9 +144,12 @@ async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, tar
     cancelation_date: null,
     forfeited: 0
   }
-  await tx.insertInto('package_redemptions').values(redemption).execute()
-  const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
-  await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: at }).where('id', '=', row.id).execute()
+  await insertRedemption(tx, redemption)
+  // Only the last of an item can change the package's status (to EXHAUSTED).
+  if (taken.remaining_items === 0) {
+    const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
+    await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: at }).where('id', '=', row.id).execute()
+  }
   return redemption
 }
 
@@ -156,7 +174,7 @@ async function redeemFrom(tx: DbOrTx, candidates: PackagesTable[], holderId: str
       reasons.push(reason)
       continue
     }
-    const items = await tx.selectFrom('package_items').selectAll().where('package_id', '=', row.id).where('type', '=', body.type).orderBy('item').execute()
+    const items = await runCompiled(tx, itemsOfTypeQuery, [row.id, body.type])
     for (const item of items) {
       const unmatched = unmatchedConstraints(JSON.parse(item.constraints) as PackageItemConstraints, target.subject)
       if (unmatched.length > 0) {
@@ -181,7 +199,8 @@ async function redeemFrom(tx: DbOrTx, candidates: PackagesTable[], holderId: str
 
 export async function redeemFromPackage(db: Db, packageId: string, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
   return db.transaction().execute(async (tx) => {
-    const row = await visiblePackage(tx, packageId, actor)
+    const row = (await runCompiled(tx, packageQuery, [packageId]))[0]
+    if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`package ${quote(packageId)} not found`)
     return redeemFrom(tx, [row], row.user_id, body, actor, deps)
   })
 }
