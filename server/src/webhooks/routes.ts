@@ -1,6 +1,7 @@
 // The reference's webhook receivers: each authenticates a Standard Webhooks delivery, reads the
 // optional `{date}` and runs its job once per webhook-id (jobs/runs.ts). Nothing else lives here.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply } from 'fastify'
 import { webhookRoutes, type JobName, type WebhookRequest } from '@club/contract'
 import { webhookSecrets } from '../config.js'
 import { BadRequestError, ConflictError, HttpError, ServiceUnavailableError, quote } from '../errors.js'
@@ -48,7 +49,8 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
           throw err
         }
         if (outcome.kind === 'held') throw new ConflictError(`delivery ${quote(id)} is being run by another request (lease until ${outcome.until}); retry later`)
-        return reply.code(201).send(null)
+        // No content, as the reference says: not the JSON `null` the schema would serialise.
+        return (reply as FastifyReply).code(201).send()
       }
     })
   }
