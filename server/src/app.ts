@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './clock.js'
 import { parseTrustProxy, type Config } from './config.js'
 import { migrateToLatest, openDatabase, type Db } from './db/database.js'
 import forumConnectRoutes from './forum-connect/routes.js'
+import jobRoutes from './jobs/routes.js'
 import healthRoutes from './health/routes.js'
 import membershipRoutes from './memberships/routes.js'
 import enrollmentRoutes from './memberships/enrollment-routes.js'
@@ -23,6 +24,7 @@ import backups from './plugins/backups.js'
 import bodyParsing from './plugins/body-parsing.js'
 import cors from './plugins/cors.js'
 import errors, { frameworkErrorHandler } from './plugins/errors.js'
+import jobs from './plugins/jobs.js'
 import openapi from './plugins/openapi.js'
 import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
@@ -35,6 +37,7 @@ import signupRoutes from './signup/routes.js'
 import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
 import venueRoutes from './venue/routes.js'
+import webhookRoutes from './webhooks/routes.js'
 
 export interface AppOptions {
   config: Config
@@ -87,6 +90,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(metrics)
   await app.register(background)
   await app.register(backups)
+  await app.register(jobs)
   await app.register(errors)
   await app.register(securityHeaders)
   // Before the rate limit and the guards: a preflight is answered in its onRequest hook, uncounted
@@ -112,6 +116,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(enrollmentRoutes)
   await app.register(orderRoutes)
   await app.register(packageRoutes)
+  // Scheduled jobs (issue 14): the receivers, and what admins read of the runs.
+  await app.register(webhookRoutes)
+  await app.register(jobRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

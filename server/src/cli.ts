@@ -7,6 +7,7 @@ import { loadConfig } from './config.js'
 import { backupDatabase, restoreDatabase } from './db/backup.js'
 import { DATABASE_BUSY_MESSAGE, isDatabaseBusy, migrateToLatest, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
+import { jobCommands, webhookCommands } from './jobs/cli.js'
 import { createClient } from './oauth2/clients.js'
 import { membershipCommands } from './memberships/cli.js'
 import { TEST_CARDS_HELP } from './payments/test-provider.js'
@@ -187,7 +188,8 @@ export const commands: Record<string, Command> = {
   },
 
   ...venueCommands,
-  ...membershipCommands
+  ...membershipCommands,
+  ...jobCommands
 }
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
@@ -208,7 +210,8 @@ export const standaloneCommands: Record<string, StandaloneCommand> = {
     if (positionals.length !== 1) throw new UsageError('usage: club db restore FILE')
     if (config.DATABASE_URL === ':memory:') throw new UsageError('DATABASE_URL is :memory:: there is no file to restore into')
     return restoreDatabase(config.DATABASE_URL, positionals[0]!, systemClock)
-  }
+  },
+  ...webhookCommands
 }
 
 const allCommandNames = () => [...Object.keys(commands), ...Object.keys(standaloneCommands)].sort()

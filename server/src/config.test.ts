@@ -84,3 +84,23 @@ t.test('payment settings: test provider and EUR by default; Stripe needs its sec
   t.notMatch(err.message, /do-not-show/, 'the key is named, not shown')
   t.ok(loadConfig({ STRIPE_API_BASE_URL: 'http://127.0.0.1:12345' }), 'a local origin with a port is accepted')
 })
+
+// Scheduled jobs (issue 14).
+t.test('WEBHOOK_SECRET and the job schedules are checked; the secret is never echoed', async (t) => {
+  const good = `whsec_${Buffer.alloc(24, 7).toString('base64')}`
+  t.equal(loadConfig({ WEBHOOK_SECRET: `${good} ${good}` }).WEBHOOK_SECRET, `${good} ${good}`, 'several while rotating')
+  for (const bad of ['plain-secret-without-prefix', `whsec_${Buffer.alloc(16, 7).toString('base64')}`, 'whsec_not*base64!']) {
+    let message = ''
+    try {
+      loadConfig({ WEBHOOK_SECRET: bad })
+    } catch (err) {
+      t.ok(err instanceof ConfigError)
+      message = (err as Error).message
+    }
+    t.match(message, /whsec_ followed by the base64 of at least 24/)
+    t.notOk(message.includes(bad), 'the value is not in the message')
+  }
+  t.throws(() => loadConfig({ JOB_SCHEDULE_SUMMARY: 'every night' }), /JOB_SCHEDULE_SUMMARY="every night" is not valid: expected a cron expression/)
+  t.throws(() => loadConfig({ SCHEDULER: 'cloud' }), /SCHEDULER="cloud" is not valid: expected one of internal, external/)
+  t.equal(loadConfig({}).SCHEDULER, 'internal')
+})

@@ -156,8 +156,53 @@ export const ConfigSchema = Type.Object({
     // The SDK takes a host, port and protocol and adds /v1/... itself: a path here would be ignored.
     pattern: '^https?://[^/?#]+/?$',
     description: 'Stripe API origin (scheme, host and port); tests point it at a local server'
-  })
+  }),
+  // Scheduled jobs and their webhook receivers (issue 14; README "Scheduled jobs").
+  ...jobSettings()
 })
+
+/** The scheduled jobs' settings; a block of its own so the schema above stays readable. */
+function jobSettings() {
+  const schedule = (cron: string, what: string) =>
+    Type.String({ default: cron, minLength: 1, description: `Cron expression (node-cron, in CLUB_TIMEZONE) of ${what}` })
+  return {
+    // No pattern: a schema mismatch message quotes the value, and this one is a secret (checked in loadConfig).
+    WEBHOOK_SECRET: Type.String({
+      default: '',
+      description: 'Standard Webhooks secret(s) the receivers check signatures with: whsec_ + base64 of 24+ bytes; several space-separated while rotating; empty: the receivers answer 503'
+    }),
+    SCHEDULER: Type.Enum(['internal', 'external'], {
+      default: 'internal',
+      description: 'internal: the server runs every job on its JOB_SCHEDULE_*; external: none, a scheduler outside calls the receivers'
+    }),
+    JOB_SCHEDULE_COURT_LOCKING: schedule('* * * * *', 'court-locking (lock places of events about to start, release ended ones)'),
+    JOB_SCHEDULE_REMINDER: schedule('0 9 * * *', 'reminder (renewals, pauses ending, packages expiring)'),
+    JOB_SCHEDULE_SUMMARY: schedule('5 0 * * *', "summary (the day before's figures, mailed to admins)"),
+    JOB_SCHEDULE_USERS_CLEANUP: schedule('30 3 * * *', 'users-cleanup (expired credentials, old records, erasures)'),
+    JOB_SCHEDULE_REPLAYS_CLEANUP: schedule('45 3 * * *', 'replays-cleanup (replays past REPLAY_RETENTION_DAYS)'),
+    JOB_SCHEDULE_MEMBERSHIP_CHARGE: schedule('10 * * * *', 'membership-charge (the CHARGE job: renewals and retries)'),
+    JOB_SCHEDULE_MEMBERSHIP_GRANT: schedule('20 * * * *', "membership-grant (the GRANT job: a membership's monthly perks)"),
+    JOB_SCHEDULE_PACKAGES_EXPIRY: schedule('25 * * * *', 'packages-expiry (marks packages past their expiration EXPIRED)'),
+    COURT_LOCK_MINUTES: Int({ default: 60, minimum: 0, maximum: 10080, description: "How long before an event starts its courts, pods, areas and the event itself can no longer be changed" }),
+    REMINDER_RENEWAL_DAYS: Int({ default: 3, minimum: 1, maximum: 60, description: 'Members are reminded of a renewal this many days ahead' }),
+    REMINDER_PACKAGE_DAYS: Int({ default: 7, minimum: 1, maximum: 365, description: 'Members are reminded of a package expiring with items left this many days ahead' }),
+    RETENTION_DAYS: Int({ default: 90, minimum: 1, maximum: 3650, description: 'How long mail records, job runs and webhook deliveries are kept' }),
+    USER_DELETION_GRACE_DAYS: Int({ default: 30, minimum: 0, maximum: 365, description: "Days between a member's DELETE /users/current and the erasure of their personal data" }),
+    REPLAY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'How long replays are kept before replays-cleanup deletes them' })
+  }
+}
+
+/** JOB_SCHEDULE_* settings by name, for the scheduler and the checks. */
+export const jobScheduleKeys = [
+  'JOB_SCHEDULE_COURT_LOCKING',
+  'JOB_SCHEDULE_REMINDER',
+  'JOB_SCHEDULE_SUMMARY',
+  'JOB_SCHEDULE_USERS_CLEANUP',
+  'JOB_SCHEDULE_REPLAYS_CLEANUP',
+  'JOB_SCHEDULE_MEMBERSHIP_CHARGE',
+  'JOB_SCHEDULE_MEMBERSHIP_GRANT',
+  'JOB_SCHEDULE_PACKAGES_EXPIRY'
+] as const
 export type Config = Static<typeof ConfigSchema>
 
 export class ConfigError extends Error {
@@ -195,10 +240,38 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (!isValidTimezone(config.CLUB_TIMEZONE)) {
     throw new ConfigError(`CLUB_TIMEZONE=${JSON.stringify(config.CLUB_TIMEZONE.slice(0, 40))} is not valid: expected an IANA timezone such as Europe/Madrid`)
   }
+  checkJobSettings(config)
   if (config.BACKUP_SCHEDULE && !cron.validate(config.BACKUP_SCHEDULE)) {
     throw new ConfigError(`BACKUP_SCHEDULE=${JSON.stringify(config.BACKUP_SCHEDULE)} is not valid: expected a cron expression like "0 3 * * *"`)
   }
   return config
+}
+
+/** Each job's schedule, and the webhook secret's form (named, never shown). */
+function checkJobSettings(config: Config): void {
+  for (const key of jobScheduleKeys) {
+    if (!cron.validate(config[key])) throw new ConfigError(`${key}=${JSON.stringify(config[key].slice(0, 60))} is not valid: expected a cron expression like "0 9 * * *"`)
+  }
+  webhookSecrets(config.WEBHOOK_SECRET)
+}
+
+/**
+ * WEBHOOK_SECRET as keys: each `whsec_` + base64 of at least 24 bytes (Standard Webhooks), several
+ * space-separated while a sender rotates from one to the next. Empty: none (the receivers answer 503).
+ */
+export function webhookSecrets(value: string): Buffer[] {
+  return value
+    .split(/\s+/)
+    .filter(Boolean)
+    .map((secret, i) => {
+      const body = secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : ''
+      const key = Buffer.from(body, 'base64')
+      // Round-tripping catches characters base64 decoding would silently skip.
+      if (!body || key.length < 24 || key.toString('base64').replace(/=+$/, '') !== body.replace(/=+$/, '')) {
+        throw new ConfigError(`WEBHOOK_SECRET is not valid: secret ${i + 1} must be whsec_ followed by the base64 of at least 24 random bytes`)
+      }
+      return key
+    })
 }
 
 /** The payment settings that depend on each other; the secret key is named, never shown. */

@@ -39,6 +39,15 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ port: config.PORT, host: config.HOST })
+  if (config.SCHEDULER === 'internal') {
+    // Its catch-up runs in the background; the server already answers meanwhile.
+    app.scheduler.start().then(
+      (caughtUp) => app.log.info({ caughtUp: caughtUp.filter((c) => c.outcome === 'ran').map((c) => c.job) }, 'scheduled jobs started'),
+      (err: unknown) => app.log.error({ err }, 'the scheduler failed to start')
+    )
+  } else {
+    app.log.info('SCHEDULER=external: no job runs on a schedule here; a scheduler outside calls the receivers')
+  }
 }
 
 main().catch((err) => {

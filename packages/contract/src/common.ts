@@ -100,7 +100,16 @@ export const securitySchemes = {
   bearerAuth: { type: 'http', scheme: 'bearer', description: "An access token from the token endpoint, or a recording box's device token" },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key issued to an integration' },
   clientBasic: { type: 'http', scheme: 'basic', description: "An OAuth2 client's id and secret (RFC 6749 section 2.3.1)" },
-  metricsToken: { type: 'http', scheme: 'bearer', description: "The server's METRICS_TOKEN, for a monitoring system's scrapes" }
+  metricsToken: { type: 'http', scheme: 'bearer', description: "The server's METRICS_TOKEN, for a monitoring system's scrapes" },
+  webhookSignature: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'webhook-signature',
+    description:
+      'Standard Webhooks: `webhook-id`, `webhook-timestamp` (Unix seconds, within 5 minutes of the server clock) and ' +
+      '`webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` under the key of WEBHOOK_SECRET ' +
+      '(whsec_ + base64); several signatures space-separated while keys rotate. `club webhooks sign PATH` prints the headers.'
+  }
 } as const
 export type SecurityScheme = keyof typeof securitySchemes
 
@@ -119,7 +128,9 @@ export const apiTags = {
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
   packages: 'Packages of redeemable items (court bookings, guest passes, replays) and their redemptions',
   'product-offerings': 'Product offerings (deprecated)',
-  operations: 'Health checks for load balancers and service managers, metrics for monitoring systems'
+  operations: 'Health checks for load balancers and service managers, metrics for monitoring systems',
+  webhooks: 'Receivers a scheduler calls to run the scheduled jobs (Standard Webhooks signatures)',
+  jobs: 'Runs of the scheduled jobs and the daily summaries (admins)'
 } as const
 
 /** Declares one route: method, url and Fastify schema; the server spreads it into `app.route`. */

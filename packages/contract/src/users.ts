@@ -56,3 +56,30 @@ export const userRoutes = defineRoutes({
     }
   }
 })
+
+// Account erasure (issue 14): asked for here, carried out by the users-cleanup job after the grace period.
+export const UserDeletion = Type.Object({
+  id: Type.String(),
+  deletionRequestedDate: DateTime(),
+  deletionDate: DateTime({ description: 'From then on the users-cleanup job erases the personal data' }),
+  _links: Links
+})
+export type UserDeletion = Static<typeof UserDeletion>
+
+export const userDeletionRoutes = defineRoutes({
+  deleteCurrent: {
+    method: 'DELETE',
+    url: '/apis/v2/users/current',
+    schema: {
+      operationId: 'deleteCurrentUser',
+      summary: "Schedule the authenticated user's account for erasure",
+      description:
+        `Accepts an API key (\`x-api-key\`) or a Bearer token. After USER_DELETION_GRACE_DAYS the users-cleanup job erases the name, ` +
+        'e-mail, password and payment methods, ends the memberships and revokes every token and key; orders keep their amounts. ' +
+        `Asking again answers the same dates. ${limitHeaders}`,
+      tags: ['users'],
+      security: apiKeyOrBearerSecurity,
+      response: { 202: UserDeletion, 401: ErrorBody, 429: ErrorBody }
+    }
+  }
+})

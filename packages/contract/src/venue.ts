@@ -206,10 +206,26 @@ function adminRoutes<M extends TSchema, C extends TSchema, P extends TSchema>(
   })
 }
 
+// Court locking (issue 14): from COURT_LOCK_MINUTES before an event starts until it ends, its places
+// and the event itself answer 409 to changes; a court's GET shows the lock.
+export const LockedCourt = Type.Object({
+  ...Court.properties,
+  lockedUntil: Nullable(DateTime({ description: 'Until when an event holds the court (the event, its pod or its area): changes are a 409 until then' })),
+  lockingEvent: Nullable(ItemRef)
+})
+export type LockedCourt = Static<typeof LockedCourt>
+
+/** The court routes, whose GET answers with the lock. */
+function withCourtLock<R extends ReturnType<typeof adminRoutes>>(routes: R) {
+  const get = routes.get
+  return { ...routes, get: { ...get, schema: { ...get.schema, description: `${get.schema.description} Shows the lock an event holds on it.`, response: { ...get.schema.response, 200: LockedCourt } } } }
+}
+const locked = 'While an event holds it (COURT_LOCK_MINUTES before its start until its end), changing or deleting it is a 409.'
+
 const inUse = 'is a 409 while templates or events refer to it'
 export const regionRoutes = adminRoutes('regions', 'region', Region, RegionCreate, VenuePatch, `A region with areas, or one that ${inUse}.`)
 export const areaRoutes = adminRoutes('areas', 'area', Area, AreaCreate, VenuePatch, `An area with pods or courts, or one that ${inUse}.`)
 export const podRoutes = adminRoutes('pods', 'pod', Pod, PodCreate, VenuePatch, `A pod with courts, or one that ${inUse}.`)
-export const courtRoutes = adminRoutes('courts', 'court', Court, CourtCreate, VenuePatch, `A court that ${inUse}.`)
+export const courtRoutes = withCourtLock(adminRoutes('courts', 'court', Court, CourtCreate, VenuePatch, `A court that ${inUse}. ${locked}`))
 export const eventRoutes = adminRoutes('events', 'event', Event, EventCreate, EventPatch, 'Templates made from it keep their content.')
 export const seriesRoutes = adminRoutes('series', 'series', Series, SeriesCreate, SeriesPatch, 'Its events stay, outside any series.')

@@ -25,6 +25,10 @@ export interface UsersTable {
   role: UserRole
   created_at: string
   updated_at: string
+  /** DELETE /users/current: the cleanup job erases the account USER_DELETION_GRACE_DAYS later. */
+  deletion_requested_at: string | null
+  /** When the personal data was erased; the row stays because orders name it. */
+  erased_at: string | null
 }
 
 export interface OAuthClientsTable {
@@ -543,6 +547,66 @@ export interface ReplayServerStatusChangesTable {
   counter: number
 }
 
+// Scheduled jobs (issue 14).
+export type JobTrigger = 'webhook' | 'schedule' | 'cli'
+
+export interface JobRunsTable {
+  id: string
+  job: string
+  trigger: JobTrigger
+  /** The webhook-id or the scheduled slot (ISO); null when run by hand. */
+  delivery: string | null
+  /** The time the job ran as of. */
+  date: string
+  started_at: string
+  finished_at: string | null
+  status: 'running' | 'succeeded' | 'failed'
+  /** JSON: outcome -> count */
+  counts: string
+  note: string | null
+  error: string | null
+}
+
+export interface JobDeliveriesTable {
+  job: string
+  /** `webhook:<webhook-id>` or `schedule:<slot>` */
+  key: string
+  trigger: JobTrigger
+  /** Which process holds the lease. */
+  holder: string
+  lease_expires_at: string
+  completed_at: string | null
+  run_id: string | null
+  created_at: string
+}
+
+export interface EventLocksTable {
+  event_id: string
+  locked_at: string
+  /** The event's end. */
+  locked_until: string
+  released_at: string | null
+}
+
+export interface RemindersSentTable {
+  kind: string
+  subject_id: string
+  occurrence: string
+  recipient_id: string
+  sent_at: string
+}
+
+export interface SummariesTable {
+  id: string
+  day: string
+  timezone: string
+  /** JSON: the SummaryFigures */
+  figures: string
+  text: string
+  html: string
+  created_at: string
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -583,4 +647,10 @@ export interface Database {
   products: ProductsTable
   product_categories: ProductCategoriesTable
   product_areas: ProductAreasTable
+  // Scheduled jobs (issue 14).
+  job_runs: JobRunsTable
+  job_deliveries: JobDeliveriesTable
+  event_locks: EventLocksTable
+  reminders_sent: RemindersSentTable
+  summaries: SummariesTable
 }

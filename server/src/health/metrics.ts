@@ -20,7 +20,7 @@ export class Metrics {
   readonly requestDuration: Histogram<'method' | 'route' | 'status_code'>
   readonly queryDuration: Histogram<'kind'>
   readonly statusPolls: Counter<'answer'>
-  /** A seam: the scheduled jobs (issue 12) increment it as they run; nothing does yet. */
+  /** Each scheduled job run, by outcome (jobs/runner.ts). */
   readonly jobRuns: Counter<'job' | 'outcome'>
   readonly phoneSends: Counter<'outcome'>
   readonly mailSends: Counter<'outcome'>

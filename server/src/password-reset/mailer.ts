@@ -11,6 +11,8 @@ export interface MailMessage {
   to: string
   subject: string
   text: string
+  /** An HTML alternative to the text (the daily summary). */
+  html?: string
 }
 
 export interface Mailer {
@@ -39,7 +41,7 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(message: MailMessage): Promise<void> {
-    await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text })
+    await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text, ...(message.html ? { html: message.html } : {}) })
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { userRoutes } from '@club/contract'
+import { userDeletionRoutes, userRoutes } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
 import { getDefaultPaymentMethod } from './payment-methods.js'
-import { toUser } from './service.js'
+import { requestUserDeletion, toUser } from './service.js'
 
 const users: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
@@ -16,6 +16,13 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     ...userRoutes.currentPaymentMethod,
     onRequest: app.auth.apiKeyOrBearer(),
     handler: async (request) => getDefaultPaymentMethod(app.db, currentUser(request).id)
+  })
+
+  app.route({
+    ...userDeletionRoutes.deleteCurrent,
+    onRequest: app.auth.apiKeyOrBearer(),
+    handler: async (request, reply) =>
+      reply.code(202).send(await requestUserDeletion(app.db, currentUser(request).id, app.clock, app.config.USER_DELETION_GRACE_DAYS))
   })
 }
 

@@ -49,7 +49,9 @@ export async function createUser(db: DbOrTx, input: NewUser, deps: PasswordDeps)
     last_name: input.lastName ?? null,
     role: input.role ?? 'member',
     created_at: now,
-    updated_at: now
+    updated_at: now,
+    deletion_requested_at: null,
+    erased_at: null
   }
   try {
     await db.insertInto('users').values(row).execute()
@@ -110,4 +112,19 @@ export function userRecord(row: Pick<UsersTable, 'id' | 'email' | 'role' | 'firs
 
 export function toUser(user: UserRecord, self = '/apis/v2/users/current'): User {
   return { ...user, _links: { self: { href: self } } }
+}
+
+// Account erasure (issue 14): asked for now, carried out by the users-cleanup job after the grace period.
+export async function requestUserDeletion(db: DbOrTx, userId: string, clock: Clock, graceDays: number) {
+  const now = clock.now().toISOString()
+  // Asking again keeps the first date: the grace period does not restart.
+  await db.updateTable('users').set({ deletion_requested_at: now, updated_at: now }).where('id', '=', userId).where('deletion_requested_at', 'is', null).execute()
+  const row = await db.selectFrom('users').select('deletion_requested_at').where('id', '=', userId).executeTakeFirstOrThrow()
+  const requested = row.deletion_requested_at!
+  return {
+    id: userId,
+    deletionRequestedDate: requested,
+    deletionDate: new Date(Date.parse(requested) + graceDays * 86_400_000).toISOString(),
+    _links: { self: { href: '/apis/v2/users/current' } }
+  }
 }

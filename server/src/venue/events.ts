@@ -8,6 +8,7 @@ import type { EventsTable, SeriesTable } from '../db/schema.js'
 import { requestInstant } from '../instants.js'
 import { BadRequestError, NotFoundError, quote } from '../errors.js'
 import { paged } from '../paging.js'
+import { assertUnlocked } from './locks.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from './places.js'
 import { pageOfTable } from './service.js'
 
@@ -125,6 +126,7 @@ export async function createEvent(db: DbOrTx, input: EventCreate, clock: Clock):
 export async function patchEvent(db: DbOrTx, id: string, patch: EventPatch, clock: Clock): Promise<Event> {
   return db.transaction().execute(async (tx) => {
     const row = await findEvent(tx, id)
+    await assertUnlocked(tx, 'event', id)
     const places = await checkPlaces(tx, { areas: patch.areas, pods: patch.pods, courts: patch.courts })
     const start = patch.startDate ? instant(patch.startDate, 'startDate') : row.start_at
     const end = patch.endDate ? instant(patch.endDate, 'endDate') : row.end_at
@@ -155,8 +157,11 @@ export async function listEvents(db: DbOrTx, query: { page?: number; ipp?: numbe
 }
 
 export async function deleteEvent(db: DbOrTx, id: string): Promise<void> {
-  await findEvent(db, id)
-  await db.deleteFrom('events').where('id', '=', id).execute()
+  await db.transaction().execute(async (tx) => {
+    await findEvent(tx, id)
+    await assertUnlocked(tx, 'event', id)
+    await tx.deleteFrom('events').where('id', '=', id).execute()
+  })
 }
 
 async function findSeries(db: DbOrTx, id: string): Promise<SeriesTable> {

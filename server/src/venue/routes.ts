@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import { createEvent, createSeries, deleteEvent, deleteSeries, getEvent, getSeries, listEvents, listSeries, patchEvent, patchSeries } from './events.js'
 import type { PlaceCollection } from './places.js'
+import { getLockedCourt } from './locks.js'
 import { createVenueItem, deleteVenueItem, getVenueItem, listVenueItems, patchVenueItem } from './service.js'
 
 type AdminRoutes = typeof regionRoutes
@@ -59,7 +60,7 @@ const venue: FastifyPluginAsyncTypebox = async (app) => {
   register(regionRoutes, venueService('regions'))
   register(areaRoutes, venueService('areas'))
   register(podRoutes, venueService('pods'))
-  register(courtRoutes, venueService('courts'))
+  register(courtRoutes, { ...venueService('courts'), get: getLockedCourt })
   register(eventRoutes, { create: createEvent, list: listEvents, get: getEvent, patch: patchEvent, delete: deleteEvent })
   register(seriesRoutes, { create: createSeries, list: listSeries, get: getSeries, patch: patchSeries, delete: deleteSeries })
 }

@@ -7,6 +7,7 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { pageRequest, paged, type PageRequest } from '../paging.js'
+import { assertUnlocked } from './locks.js'
 import { checkPlace, placeKinds, type PlaceCollection } from './places.js'
 
 interface ParentField {
@@ -165,6 +166,7 @@ export async function patchVenueItem<C extends PlaceCollection>(
 ): Promise<VenueModels[C]['model']> {
   return db.transaction().execute(async (tx) => {
     const row = await findRow(tx, collection, id)
+    await assertUnlocked(tx, placeKinds[collection].kind, id)
     if (patch.slug !== undefined && patch.slug !== row.slug && (await slugTaken(tx, collection, patch.slug, id))) {
       throw new ConflictError(`a ${placeKinds[collection].kind} with slug ${quote(patch.slug)} already exists`)
     }
@@ -182,6 +184,7 @@ export async function deleteVenueItem(db: DbOrTx, collection: PlaceCollection, i
   const noun = placeKinds[collection].kind
   await db.transaction().execute(async (tx) => {
     await findRow(tx, collection, id)
+    await assertUnlocked(tx, noun, id)
     for (const child of kind.children) {
       const found = await untyped(tx).selectFrom(child.collection as string).select('id').where(child.column, '=', id).executeTakeFirst()
       if (found) throw new ConflictError(`${noun} ${id} still has ${child.collection}; delete them first`)

@@ -13,6 +13,7 @@ import * as m0010 from './0010_memberships.js'
 import * as m0011 from './0011_enrollments.js'
 import * as m0012 from './0012_pauses.js'
 import * as m0013 from './0013_packages.js'
+import * as m0014 from './0014_scheduled_jobs.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -27,5 +28,6 @@ export const migrations: Record<string, Migration> = {
   '0010_memberships': m0010,
   '0011_enrollments': m0011,
   '0012_pauses': m0012,
-  '0013_packages': m0013
+  '0013_packages': m0013,
+  '0014_scheduled_jobs': m0014
 }

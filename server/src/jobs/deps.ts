@@ -1,0 +1,28 @@
+// What every scheduled job is given: plain dependencies, so a test passes a ManualClock and real
+// everything else.
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Db } from '../db/database.js'
+import type { Mailer } from '../password-reset/mailer.js'
+import type { PaymentProvider } from '../payments/provider.js'
+
+export interface ScheduledJobDeps {
+  db: Db
+  clock: Clock
+  config: Config
+  provider: PaymentProvider
+  /** Made on first use: a job that mails nothing opens no connection to the relay. */
+  mailer: () => Mailer
+  log?: FastifyBaseLogger
+}
+
+/** Rows a purge or an update touches per transaction, so a large table is never locked for long. */
+export const BATCH_SIZE = 500
+
+export const DAY_MS = 86_400_000
+
+/** Adds `n` to counts[outcome], leaving zero counts out so a run's record shows only what happened. */
+export function count(counts: Record<string, number>, outcome: string, n = 1): void {
+  if (n > 0) counts[outcome] = (counts[outcome] ?? 0) + n
+}

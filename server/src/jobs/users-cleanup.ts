@@ -1,0 +1,100 @@
+// The users/cleanup job: deletes what is no longer needed and should not be kept, each purge in
+// batches of BATCH_SIZE rows per transaction (a large table is never locked for long), and erases
+// the accounts whose deletion was asked USER_DELETION_GRACE_DAYS ago, one account per transaction.
+import { sql, type RawBuilder } from 'kysely'
+import type { Db, DbOrTx } from '../db/database.js'
+import { endEnrollments } from '../memberships/enrollment-rows.js'
+import type { JobResult } from './runs.js'
+import { BATCH_SIZE, DAY_MS, count, type ScheduledJobDeps } from './deps.js'
+
+/** Deletes the rows of `table` matching `condition`, BATCH_SIZE at a time; answers how many. */
+async function purge(db: Db, table: string, condition: RawBuilder<unknown>): Promise<number> {
+  let total = 0
+  for (;;) {
+    const result = await db
+      .transaction()
+      .execute((tx) =>
+        sql`delete from ${sql.table(table)} where rowid in (select rowid from ${sql.table(table)} where ${condition} limit ${BATCH_SIZE})`.execute(tx)
+      )
+    const deleted = Number(result.numAffectedRows ?? 0n)
+    total += deleted
+    if (deleted < BATCH_SIZE) return total
+  }
+}
+
+/** The e-mail an erased account keeps: unique (the column is), unroutable (RFC 2606's .invalid). */
+export const erasedEmail = (userId: string) => `erased-${userId}@erased.invalid`
+
+export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promise<JobResult> {
+  const { db, config } = deps
+  const now = date.toISOString()
+  const dayAgo = new Date(date.getTime() - DAY_MS).toISOString()
+  const retained = new Date(date.getTime() - config.RETENTION_DAYS * DAY_MS).toISOString()
+  const counts: Record<string, number> = {}
+  const purges: Array<[string, string, RawBuilder<unknown>]> = [
+    // Expired codes are refused anyway; a used one inside its lifetime stays, so a replay still revokes its tokens.
+    ['authorization_codes', 'authorization_codes', sql`expires_at <= ${now}`],
+    ['forum_connect_nonces', 'forum_nonces', sql`expires_at <= ${now}`],
+    ['password_reset_tokens', 'password_reset_tokens', sql`expires_at <= ${now} or used_at is not null`],
+    ['phone_verifications', 'phone_verifications', sql`expires_at <= ${now}`],
+    // The send limits look back an hour.
+    ['phone_verification_sends', 'phone_verification_sends', sql`created_at < ${dayAgo}`],
+    ['tokens', 'tokens', sql`expires_at < ${dayAgo}`],
+    ['mail_outbox', 'mail_outbox', sql`created_at < ${retained}`],
+    ['job_runs', 'job_runs', sql`started_at < ${retained} and status != 'running'`],
+    ['membership_job_runs', 'membership_job_runs', sql`started_at < ${retained}`],
+    ['job_deliveries', 'webhook_deliveries', sql`created_at < ${retained} and (completed_at is not null or lease_expires_at <= ${now})`],
+    ['reminders_sent', 'reminders_sent', sql`sent_at < ${retained}`],
+    ['event_locks', 'event_locks', sql`released_at is not null and released_at < ${retained}`]
+  ]
+  for (const [table, outcome, condition] of purges) count(counts, `${outcome}_deleted`, await purge(db, table, condition))
+
+  const due = new Date(date.getTime() - config.USER_DELETION_GRACE_DAYS * DAY_MS).toISOString()
+  const erasable = await db.selectFrom('users').select('id').where('erased_at', 'is', null).where('deletion_requested_at', '<=', due).orderBy('deletion_requested_at').execute()
+  for (const { id } of erasable) {
+    const erased = await db.transaction().execute((tx) => eraseUser(tx, id, now))
+    count(counts, erased ? 'users_erased' : 'users_erased_elsewhere')
+  }
+  return { counts }
+}
+
+/**
+ * Erases one account's personal data: name, e-mail, password, payment methods and reset tokens; ends
+ * its memberships (and its places in others'); revokes its tokens and API keys. Orders, with their
+ * amounts, stay for the accounts. Answers false when another run erased it first.
+ */
+export async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boolean> {
+  const updated = await tx
+    .updateTable('users')
+    .set({ email: erasedEmail(userId), first_name: null, last_name: null, password_hash: '', erased_at: now, updated_at: now })
+    .where('id', '=', userId)
+    .where('erased_at', 'is', null)
+    .executeTakeFirst()
+  if (Number(updated.numUpdatedRows) !== 1) return false
+  await tx.deleteFrom('payment_methods').where('user_id', '=', userId).execute()
+  await tx.deleteFrom('password_reset_tokens').where('user_id', '=', userId).execute()
+  await tx.updateTable('tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute()
+  await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute()
+  const inForce = await tx
+    .selectFrom('membership_subscriptions')
+    .select(['id', 'cancellation_requested_at'])
+    .where('member_id', '=', userId)
+    .where('status', '=', 'CONFIRMED')
+    .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', now)]))
+    .execute()
+  for (const subscription of inForce) {
+    await tx
+      .updateTable('membership_subscriptions')
+      .set({ cancellation_requested_at: subscription.cancellation_requested_at ?? now, end_date: now, next_retry_date: null, updated_at: now })
+      .where('id', '=', subscription.id)
+      .execute()
+    await endEnrollments(tx, subscription.id, now)
+  }
+  await tx
+    .updateTable('membership_enrollments')
+    .set({ end_date: now })
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', now)]))
+    .execute()
+  return true
+}
