@@ -48,7 +48,7 @@ t.test('a geometry with maps is one remap over the 4:4:4 picture, then vignette 
   ], 'the maps are inputs 1 and 2, read as single pictures; the logo comes after them')
   t.equal(graph(args),
     '[0:v]fps=15/1,trim=start=0.500:duration=3.000,setpts=PTS-STARTPTS,format=yuv444p[main_src];' +
-    '[main_src][1:v][2:v]remap,vignette=angle=0.5,format=gbrpf32le,lut3d=file=/l.cube,setsar=1,format=yuv420p[main];' +
+    '[main_src][1:v][2:v]remap,format=yuv420p,vignette=angle=0.5,format=gbrpf32le,lut3d=file=/l.cube,setsar=1,format=yuv420p[main];' +
     '[main][3:v]overlay=16:16:eof_action=repeat[logo];' +
     '[0:a]atrim=start=0.500:duration=3.000,asetpts=PTS-STARTPTS,aformat=sample_rates=48000:channel_layouts=stereo[a]')
   t.equal(args[args.indexOf('-filter_complex_threads') + 1], '2')

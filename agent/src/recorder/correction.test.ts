@@ -116,24 +116,34 @@ t.test('colours: the vignette and the LUT give the same pixels the same colours'
   const picture = `color=c=black:size=${WIDTH}x${HEIGHT},${patches.join(',')}`
   const reference = await render(picture, cam, 'filter per setting', 'rgb24')
   const remapped = await render(picture, cam, 'remap', 'rgb24')
-  // Compared where the reference is flat around the pixel: at a patch's edge the two chains'
-  // interpolations (bilinear and bicubic there, the nearest pixel here) blend differently, by design.
+  // Compared where the reference is flat for 3 px around the pixel in every channel: at a patch's edge
+  // the two chains' interpolations (bilinear and bicubic there, the nearest pixel here) blend
+  // differently, and the filter chain moves the half-size chroma planes on their own grid (centres
+  // and rounding in chroma pixels), which puts its colour edges up to 2 px off its luma edges.
   let compared = 0
   let worst = 0
   let total = 0
-  for (let y = 2; y < height - 2; y++) for (let x = 2; x < width - 2; x++) for (let c = 0; c < 3; c++) {
-    let min = 255, max = 0
-    for (let dy = -2; dy <= 2; dy++) for (let dx = -2; dx <= 2; dx++) {
-      const v = reference[((y + dy) * width + x + dx) * 3 + c]!
-      min = Math.min(min, v)
-      max = Math.max(max, v)
+  const flat = (x: number, y: number) => {
+    for (let c = 0; c < 3; c++) {
+      let min = 255, max = 0
+      for (let dy = -3; dy <= 3; dy++) for (let dx = -3; dx <= 3; dx++) {
+        const v = reference[((y + dy) * width + x + dx) * 3 + c]!
+        min = Math.min(min, v)
+        max = Math.max(max, v)
+      }
+      if (max - min > 6) return false
     }
-    if (max - min > 6) continue
-    const n = (y * width + x) * 3 + c
-    const difference = Math.abs(reference[n]! - remapped[n]!)
-    compared++
-    total += difference
-    worst = Math.max(worst, difference)
+    return true
+  }
+  for (let y = 3; y < height - 3; y++) for (let x = 3; x < width - 3; x++) {
+    if (!flat(x, y)) continue
+    for (let c = 0; c < 3; c++) {
+      const n = (y * width + x) * 3 + c
+      const difference = Math.abs(reference[n]! - remapped[n]!)
+      compared++
+      total += difference
+      worst = Math.max(worst, difference)
+    }
   }
   t.ok(compared > width * height * 3 * 0.6, `${Math.round((compared / (width * height * 3)) * 100)}% of the samples compared`)
   // Not to the level: the LUT runs on planar float here (4x faster) and on 8-bit RGB there. The 8-bit
