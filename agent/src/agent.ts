@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Clip, ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
@@ -79,6 +79,7 @@ export class Agent {
       clipsDir: config.clipsDir,
       segmentSeconds: config.segmentSeconds,
       maxClipSeconds: config.maxClipSeconds,
+      filterThreads: availableParallelism(),
       leases,
       log
     })

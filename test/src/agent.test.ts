@@ -225,6 +225,16 @@ t.test('a recording box from registration to shutdown', async (t) => {
     const video = probe.streams.find((s) => s.codec_type === 'video')!
     t.same([video.width, video.height], [240, 180], "the camera's size, postroll scaled to it")
     t.equal(await decodeErrors(file), '', 'the clip decodes cleanly')
+
+    // cam-a turns a quarter and halves its picture: one remap, over maps kept beside the recordings.
+    const turned = await post({ ...request, cameraId: 'cam-a' })
+    const turnedClip = (await turned.json()) as any
+    t.equal(turned.status, 200, JSON.stringify(turnedClip))
+    const turnedFile = new URL(turnedClip.location).pathname
+    const turnedVideo = (await ffprobe(turnedFile)).streams.find((s) => s.codec_type === 'video')!
+    t.same([turnedVideo.width, turnedVideo.height], [120, 160], 'rotated a quarter turn and halved, as the snapshot')
+    t.equal(await decodeErrors(turnedFile), '', 'the corrected clip decodes cleanly')
+    t.same(readdirSync(`${agent.recordingsDir}/.correction-maps`).filter((n) => n.endsWith('.pgm')).length, 2, 'one pair of maps')
   })
 
   await t.test('SIGTERM leaves a valid last segment of every camera', async (t) => {

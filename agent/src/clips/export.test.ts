@@ -31,7 +31,27 @@ t.test('a plain clip: one frame rate, then the cut, then faststart MP4', async (
 })
 
 t.test("the camera's corrections come after the cut", async (t) => {
-  t.match(graph(clipArgs(plan({ camera: { ...camera, rotation: 90, lutPath: '/l.cube' } }))), 'setpts=PTS-STARTPTS,transpose=clock,lut3d=file=/l.cube,setsar=1')
+  t.match(graph(clipArgs(plan({ camera: { ...camera, rotation: 90, lutPath: '/l.cube' } }))), 'setpts=PTS-STARTPTS,transpose=clock,format=gbrpf32le,lut3d=file=/l.cube,setsar=1')
+})
+
+t.test('a geometry with maps is one remap over the 4:4:4 picture, then vignette and LUT, on every core', async (t) => {
+  const args = clipArgs(plan({
+    camera: { ...camera, distortion1: 0.1, rotation: 3, vignette: 0.5, lutPath: '/l.cube' },
+    maps: { x: '/rec/.correction-maps/k.x.pgm', y: '/rec/.correction-maps/k.y.pgm' },
+    filterThreads: 2,
+    logo: { path: '/logo.png', placement: 'top-left' }
+  }))
+  t.same(args.slice(args.indexOf('/w/list.ffconcat') + 1, args.indexOf('/logo.png') + 1), [
+    '-f', 'image2', '-pattern_type', 'none', '-i', '/rec/.correction-maps/k.x.pgm',
+    '-f', 'image2', '-pattern_type', 'none', '-i', '/rec/.correction-maps/k.y.pgm',
+    '-i', '/logo.png'
+  ], 'the maps are inputs 1 and 2, read as single pictures; the logo comes after them')
+  t.equal(graph(args),
+    '[0:v]fps=15/1,trim=start=0.500:duration=3.000,setpts=PTS-STARTPTS,format=yuv444p[main_src];' +
+    '[main_src][1:v][2:v]remap,format=yuv420p,vignette=angle=0.5,format=gbrpf32le,lut3d=file=/l.cube,setsar=1,format=yuv420p[main];' +
+    '[main][3:v]overlay=16:16:eof_action=repeat[logo];' +
+    '[0:a]atrim=start=0.500:duration=3.000,asetpts=PTS-STARTPTS,aformat=sample_rates=48000:channel_layouts=stereo[a]')
+  t.equal(args[args.indexOf('-filter_complex_threads') + 1], '2')
 })
 
 t.test('logo at its placement', async (t) => {

@@ -4,7 +4,9 @@ import { access, constants, mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Camera, LogoPlacement, ReplayServerConfig } from '@club/contract'
 import type { Logger } from '../log.js'
-import { audioEncoder, correctedSize, correctionFilters, videoEncoder } from '../recorder/pipeline.js'
+import { audioEncoder, correctedSize, correctedVideo, MAP_INPUT, videoEncoder } from '../recorder/pipeline.js'
+import { correctionMapFiles } from '../recorder/correction-map-files.js'
+import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { listSegments, segmentsCovering, type ClipSource } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
@@ -30,6 +32,10 @@ export interface ClipPlan {
   withAudio: boolean
   logo?: { path: string; placement: LogoPlacement }
   postroll?: { path: string; duration: number; hasAudio: boolean }
+  /** The camera's geometry as remap's maps (16-bit PGM files), when it needs them: see `needsRemap`. */
+  maps?: { x: string; y: string }
+  /** Threads for the filters' slices: the box's cores. */
+  filterThreads?: number
   concatListPath: string
   outputPath: string
 }
@@ -56,18 +62,22 @@ const AUDIO_FORMAT = 'aformat=sample_rates=48000:channel_layouts=stereo'
 export function clipArgs(plan: ClipPlan): string[] {
   const inputs = ['-f', 'concat', '-safe', '0', '-i', plan.concatListPath]
   const graph: string[] = []
-  const trim = `trim=start=${plan.offset.toFixed(3)}:duration=${plan.duration.toFixed(3)},setpts=PTS-STARTPTS`
+  let next = 1
+  const input = (path: string, options: string[] = []) => {
+    inputs.push(...options, '-i', path)
+    return next++
+  }
+  const trim = [`trim=start=${plan.offset.toFixed(3)}:duration=${plan.duration.toFixed(3)}`, 'setpts=PTS-STARTPTS']
   // One frame rate on both sides of the join: the concat filter gives a stream without one otherwise,
   // and the encoder then duplicates frames without end. Before the trim, so the trim counts whole frames.
   const fps = `fps=${plan.picture.frameRate}`
-  graph.push(`[0:v]${[fps, trim, ...correctionFilters(plan.camera), 'setsar=1', 'format=yuv420p'].join(',')}[main]`)
+  const maps = plan.maps && { x: `${input(plan.maps.x, MAP_INPUT)}:v`, y: `${input(plan.maps.y, MAP_INPUT)}:v` }
+  graph.push(...correctedVideo(plan.camera, '0:v', 'main', [fps, ...trim], ['setsar=1', 'format=yuv420p'], maps))
   let video = 'main'
-  let next = 1
   if (plan.logo) {
-    inputs.push('-i', plan.logo.path)
-    graph.push(`[${video}][${next}:v]overlay=${overlayPosition(plan.logo.placement)}:eof_action=repeat[logo]`)
+    const l = input(plan.logo.path)
+    graph.push(`[${video}][${l}:v]overlay=${overlayPosition(plan.logo.placement)}:eof_action=repeat[logo]`)
     video = 'logo'
-    next++
   }
   let audio: string | undefined
   if (plan.withAudio) {
@@ -75,8 +85,7 @@ export function clipArgs(plan: ClipPlan): string[] {
     audio = 'a'
   }
   if (plan.postroll) {
-    const p = next++
-    inputs.push('-i', plan.postroll.path)
+    const p = input(plan.postroll.path)
     // The postroll takes the clip's size, whatever its own (letterboxed), so the two can be joined.
     const { width, height } = correctedSize(plan.camera, plan.picture.width, plan.picture.height)
     graph.push(
@@ -97,6 +106,7 @@ export function clipArgs(plan: ClipPlan): string[] {
   return [
     '-hide_banner', '-loglevel', 'error',
     ...inputs,
+    ...(plan.filterThreads ? ['-filter_complex_threads', String(plan.filterThreads)] : []),
     '-filter_complex', graph.join(';'),
     '-map', `[${video}]`,
     ...(audio ? ['-map', `[${audio}]`] : []),
@@ -128,6 +138,8 @@ export interface ClipExporterOptions {
   clipsDir: string
   segmentSeconds: number
   maxClipSeconds: number
+  /** Threads for ffmpeg's filter slices (the box's cores). */
+  filterThreads?: number
   leases: SegmentLeases
   log: Logger
 }
@@ -190,6 +202,8 @@ export class ClipExporter {
         withAudio: hasAudio && camera.audioCodec !== 'none',
         ...(config.logoPath ? { logo: { path: config.logoPath, placement: config.logoPlacement ?? 'top-right' } } : {}),
         ...(postroll ? { postroll } : {}),
+        ...(needsRemap(camera) ? { maps: await correctionMapFiles(this.options.recordingsDir, camera, picture.width, picture.height) } : {}),
+        ...(this.options.filterThreads ? { filterThreads: this.options.filterThreads } : {}),
         concatListPath: join(work, 'segments.ffconcat'),
         outputPath: join(this.options.clipsDir, `${id}.mp4`)
       }
