@@ -156,7 +156,7 @@ export const ConfigSchema = Type.Object({
   PRODUCT_OFFERINGS_SUNSET: Type.String({
     default: '2027-06-30T00:00:00Z',
     pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$',
-    description: 'When the deprecated product-offering list stops being served (a UTC instant), sent in its Sunset header'
+    description: 'When the deprecated product-offering list may go away (a UTC instant), announced in its Sunset header'
   })
 })
 export type Config = Static<typeof ConfigSchema>

@@ -25,7 +25,7 @@ export const ProductStatus = Type.Enum(['ON_SALE', 'WITHDRAWN'])
 export type ProductStatus = Static<typeof ProductStatus>
 
 /** A category such as POD_SHOP, APPAREL or EQUIPMENT: upper case, digits and underscores. */
-const Category = Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$', examples: ['POD_SHOP', 'APPAREL', 'EQUIPMENT'] })
+const Category = Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' })
 const Categories = Type.Array(Category, { minItems: 1, maxItems: 20, uniqueItems: true })
 /** No control characters: a name is shown to members and printed on receipts. */
 const ProductName = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })
