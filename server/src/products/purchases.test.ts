@@ -1,5 +1,6 @@
 import t from 'tap'
 import { errorOf, userWithToken } from '../test-support/app.js'
+import { secondServer } from '../test-support/second-server.js'
 import { productsSetup, type Who } from './test-fixtures.js'
 
 const ORDERS = '/apis/v2/orders'
@@ -247,4 +248,49 @@ t.test('the offering list: deprecated headers on every answer, a member for them
   t.same(headers(anonymous), expected, 'and without a credential')
   t.equal((await call('GET', `${OFFERINGS}?userId=nope`, staff)).statusCode, 404)
   t.equal((await call('GET', `${OFFERINGS}?category=not-a-category`, member)).statusCode, 400)
+})
+
+t.test('one purchase raced through two server processes: one order, its packages issued once; one membership per type', async (t) => {
+  // The other process reads the real clock: tokens that outlive the gap between it and the test's clock.
+  const { ctx, call, created, admin, member, product, card } = await productsSetup(t, { ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
+  const bundle = await product()
+  const plan = await created(await call('POST', '/apis/v2/admin/memberships', admin, { displayName: 'Yearly', type: 'GLOBAL_MEMBER', chargeType: 'YEARLY', price: 300 }))
+  const offer = await product({ type: 'MEMBERSHIP', categories: ['MEMBERSHIPS'], packageTemplate: null, membership: { id: plan.id }, price: 250 })
+  await card(member, '4242')
+  const base = await secondServer(t, ctx.config.DATABASE_URL, { CLUB_TIMEZONE: 'Europe/Madrid' })
+  const both = (body: unknown, headers: Record<string, string> = {}) =>
+    Promise.all([
+      call('POST', ORDERS, member, body, headers).then((r) => ({ status: r.statusCode, body: r.json() })),
+      fetch(`${base}${ORDERS}`, { method: 'POST', headers: { authorization: member.authorization, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }).then(
+        async (r) => ({ status: r.status, body: (await r.json()) as { id: string } })
+      )
+    ])
+  for (let round = 0; round < 4; round++) {
+    const [here, there] = await both({ mode: 'ORDER', items: [{ product: { id: bundle.id }, quantity: 2 }] }, { 'idempotency-key': `race-${round}` })
+    t.same([here.status, there.status].sort(), [200, 201], `round ${round}: one made it, the other answered it`)
+    t.equal(here.body.id, there.body.id)
+    const orders = await ctx.app.db.selectFrom('orders').select('id').where('idempotency_key', '=', `purchase:${member.id}:race-${round}`).execute()
+    t.equal(orders.length, 1)
+    t.equal((await ctx.app.db.selectFrom('packages').select('id').where('order_id', '=', orders[0]!.id).execute()).length, 2, 'two units, two packages')
+  }
+  const [a, b] = await both({ mode: 'ORDER', items: [{ product: { id: offer.id }, quantity: 1 }] })
+  t.same([a.status, b.status].sort(), [201, 409], 'one membership of the type; the other is refused')
+  t.equal((await ctx.app.db.selectFrom('membership_subscriptions').select('id').where('member_id', '=', member.id).execute()).length, 1)
+})
+
+t.test("a member enrolled in someone else's membership gets its discount while it is in force and not in HOLD", async (t) => {
+  const setup = await productsSetup(t)
+  const { ctx, call, staff, member, product } = setup
+  await withMembership(setup, member)
+  const subscription = (await call('GET', '/apis/v2/membership-subscriptions', member)).json().items[0]
+  const kid = await userWithToken(ctx, 'member')
+  t.equal((await call('POST', `/apis/v2/membership-subscriptions/${subscription.id}/enrollments`, member, { user: { id: kid.id } })).statusCode, 201)
+  const bundle = await product({ price: 20 })
+  const discount = async () => (await call('POST', ORDERS, kid, { mode: 'PREVIEW', items: [{ product: { id: bundle.id }, quantity: 1 }] })).json().items[0].discount
+  t.same(await discount(), { amount: 3, description: 'Members 15% off the pod shop' })
+  await ctx.app.db.updateTable('membership_subscriptions').set({ condition: 'HOLD' }).where('id', '=', subscription.id).execute()
+  t.same(await discount(), { amount: 0, description: '' }, 'perks suspended in HOLD')
+  await ctx.app.db.updateTable('membership_subscriptions').set({ condition: 'VALID' }).where('id', '=', subscription.id).execute()
+  t.equal((await call('POST', `/apis/v2/membership-subscriptions/${subscription.id}/cancellation`, staff, { immediate: true })).statusCode, 200)
+  t.same(await discount(), { amount: 0, description: '' }, 'none once the membership has ended')
 })
