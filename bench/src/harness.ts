@@ -70,6 +70,8 @@ export interface LoadOptions {
   method?: 'GET' | 'POST'
   headers?: (i: number) => Record<string, string>
   body?: string
+  /** A JSON body made for each request in turn (e.g. a redemption of a target of its own). */
+  jsonBody?: (i: number) => unknown
   durationSeconds: number
   connections: number
   /** Status codes that count as success (besides 2xx), e.g. 304. */
@@ -101,6 +103,10 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
             if (options.body !== undefined) {
               req.body = options.body
               req.headers = { ...(req.headers ?? {}), 'content-type': 'application/x-www-form-urlencoded' }
+            }
+            if (options.jsonBody) {
+              req.body = JSON.stringify(options.jsonBody(n))
+              req.headers = { ...(req.headers ?? {}), 'content-type': 'application/json' }
             }
             return req
           }

@@ -9,6 +9,7 @@ import type { Db } from '@club/server/db/database.js'
 import type { TemplateStatus } from '@club/contract'
 import { load, type LoadResult, type Started } from './harness.js'
 import type { SeededMemberships } from './memberships.js'
+import type { SeededPackages } from './packages.js'
 import type { SeededUsers } from './seed.js'
 
 export interface Seeded {
@@ -28,6 +29,8 @@ export interface Seeded {
   etags: string[]
   /** Membership subscriptions to read, and the CHARGE job's due date (bench/src/memberships.ts). */
   memberships?: SeededMemberships
+  /** One package per member to redeem from (bench/src/packages.ts). */
+  packages?: SeededPackages
 }
 
 export interface Scenario {

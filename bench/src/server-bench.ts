@@ -10,6 +10,7 @@ import { join } from 'node:path'
 import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
 import { load, machine, repoRoot, startNode, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
+import { redemptionScenario, seedPackages } from './packages.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
 import {
   collectEtags,
@@ -157,6 +158,11 @@ async function main() {
     seeding.membershipSubscriptions = memberships.count
     seeding.membershipsSeconds = round((performance.now() - t) / 1000, 1)
     process.stdout.write(`  ${memberships.count} membership subscriptions in ${seeding.membershipsSeconds}s\n`)
+    t = performance.now()
+    const packages = await seedPackages(db, readers)
+    seeding.packages = packages.redeemable.length
+    seeding.packagesSeconds = round((performance.now() - t) / 1000, 1)
+    process.stdout.write(`  ${packages.redeemable.length} packages (one per member) in ${seeding.packagesSeconds}s\n`)
 
     const templates = new TemplateSeeder(db, venue, staffIds)
     const seeded = (): Seeded => ({
@@ -169,7 +175,8 @@ async function main() {
       searchMatches: Math.floor(templates.ids.length / 100),
       serverIds,
       etags: [],
-      memberships
+      memberships,
+      packages
     })
 
     const baseline = await startNode(join(repoRoot, 'bench', 'dist', 'baseline.js'), env)
@@ -203,7 +210,7 @@ async function main() {
     const full = { ...seeded(), etags: await collectEtags(server, serverIds) }
     process.stdout.write(`measuring ${DURATION}s per route and as much baseline before each, ${CONNECTIONS} connections, ${REPEAT}x…\n`)
     const rows: Row[] = []
-    for (const scenario of [...extraScenarios, ...foundation, membershipScenario]) {
+    for (const scenario of [...extraScenarios, ...foundation, membershipScenario, redemptionScenario]) {
       if (ONLY && !scenario.name.includes(ONLY)) continue
       rows.push(await measure(scenario, baseline, server, full))
       // What a request that misses the caches costs (after a write, or a key not asked lately).

@@ -10,6 +10,7 @@ import healthRoutes from './health/routes.js'
 import membershipRoutes from './memberships/routes.js'
 import enrollmentRoutes from './memberships/enrollment-routes.js'
 import orderRoutes from './orders/routes.js'
+import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger } from './logging.js'
@@ -111,6 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(membershipRoutes)
   await app.register(enrollmentRoutes)
   await app.register(orderRoutes)
+  await app.register(packageRoutes)
   await app.register(productRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))

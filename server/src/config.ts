@@ -59,6 +59,11 @@ export const ConfigSchema = Type.Object({
     maximum: 1000000,
     description: 'Answers each read cache keeps (credentials, templates, template pages), checked against every write; 0 turns them off'
   }),
+  PACKAGE_LATE_CANCEL_HOURS: Int({
+    default: 0,
+    maximum: 8760,
+    description: 'A redemption cancelled less than this many hours before its event or booking starts keeps its item used; 0 always gives it back'
+  }),
   READINESS_TIMEOUT_MS: Int({
     default: 2000,
     minimum: 10,

@@ -5,7 +5,9 @@ export class HttpError extends Error {
   constructor(
     readonly statusCode: number,
     message: string,
-    readonly headers: Record<string, string> = {}
+    readonly headers: Record<string, string> = {},
+    /** Fields the body carries besides the error shape (e.g. `errors` of a refused redemption). */
+    readonly body: Record<string, unknown> = {}
   ) {
     super(message)
   }

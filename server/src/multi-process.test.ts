@@ -161,6 +161,36 @@ t.test('two servers and the CLI on one database', async (t) => {
     t.equal(versions.body._total, ROUNDS + 1)
   })
 
+  await t.test('twenty redemptions of a 3-item package split over both servers: exactly 3 win; one target through both is one', async (t) => {
+    const template = await call(a.base, 'package template', '/apis/v2/templates', {
+      method: 'POST',
+      headers: bearer,
+      json: { name: '3 replays', type: 'PACKAGE', data: { validityDays: 30, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 3 }] } }
+    })
+    const issue = () =>
+      call(b.base, 'package issue', '/apis/v2/packages', { method: 'POST', headers: bearer, json: { template: { id: template.body.id }, user: { id: admin.id } } })
+    const pkg = (await issue()).body
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call(servers[i % 2]!.base, 'redeem', `/apis/v2/packages/${pkg.id}/redemptions`, { method: 'POST', headers: bearer, json: { type: 'REPLAY', target: { replay: { id: `r${i}` } } } })
+      )
+    )
+    t.same(statuses(results), [...Array(3).fill(201), ...Array(17).fill(409)])
+    const after = await call(a.base, 'package get', `/apis/v2/packages/${pkg.id}`, { headers: bearer })
+    t.equal(after.body.redemptions._total, 3)
+    t.equal(after.body.items.items[0].remainingItems, 0)
+    for (let round = 0; round < 5; round++) {
+      const fresh = (await issue()).body
+      const both = await Promise.all(
+        servers.map((s) => call(s.base, 'redeem', `/apis/v2/packages/${fresh.id}/redemptions`, { method: 'POST', headers: bearer, json: { type: 'REPLAY', target: { replay: { id: 'same' } } } }))
+      )
+      t.same(statuses(both), [200, 201], `round ${round}: one redemption, found again by the other`)
+      t.equal(both[0]!.body.id, both[1]!.body.id)
+      const left = await call(b.base, 'package get', `/apis/v2/packages/${fresh.id}`, { headers: bearer })
+      t.equal(left.body.items.items[0].remainingItems, 2, `round ${round}: one item taken`)
+    }
+  })
+
   await t.test('40 box registrations split over both servers, and one box registering through both at once', async (t) => {
     const results = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>

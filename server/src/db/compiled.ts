@@ -3,6 +3,7 @@
 // SQLite's indexed read itself; the SQL text never changes, only the parameters.
 import type { Compilable, CompiledQuery } from 'kysely'
 import type { DbOrTx } from './database.js'
+import type { Database } from './schema.js'
 
 export interface CompiledOnce<R> {
   (db: DbOrTx): CompiledQuery<R>
@@ -25,4 +26,16 @@ export async function runCompiled<R>(db: DbOrTx, query: CompiledOnce<R>, paramet
   }
   const { rows } = await db.executeQuery<R>({ ...compiled, parameters })
   return rows
+}
+
+/**
+ * An insert of every column of `columns` (all of the table's, so none is forgotten), compiled once;
+ * the row's values are taken in that order.
+ */
+export function compiledInsert<T extends keyof Database>(table: T, columns: ReadonlyArray<keyof Database[T] & string>) {
+  const placeholders = Object.fromEntries(columns.map((c) => [c, null]))
+  const query = compiledOnce((db) => db.insertInto(table).values(placeholders as never))
+  return async (db: DbOrTx, row: { [K in keyof Database[T]]: unknown }): Promise<void> => {
+    await runCompiled(db, query, columns.map((c) => row[c]))
+  }
 }

@@ -289,7 +289,7 @@ export interface PackageRedemptionsTable {
   order_item_id: string
   redemption_date: string
   cancelation_date: string | null
-  forfeited: Generated<number>
+  forfeited: number
 }
 
 export type ProductType = 'PACKAGE' | 'MEMBERSHIP' | 'MERCHANDISE' | 'SERVICE'

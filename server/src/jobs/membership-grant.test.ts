@@ -8,13 +8,19 @@ import { nextGrantAfter } from './membership-grant.js'
 
 const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
 
-t.test('perks monthly under a yearly charge, each date once, none while paused', async (t) => {
+/** An app on UTC at 2026-01-31 10:00, an admin, a member, and a way to call it as either. */
+async function setup(t: Parameters<typeof testApp>[0]) {
   const ctx = await testApp(t, { CLUB_TIMEZONE: 'UTC', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
   ctx.clock.set('2026-01-31T10:00:00.000Z')
   const admin = await userWithToken(ctx, 'admin')
   const member = await userWithToken(ctx, 'member')
   const call = (method: 'GET' | 'POST', url: string, who: { authorization: string }, payload?: unknown) =>
     ctx.app.inject({ method, url, headers: { authorization: who.authorization }, ...(payload !== undefined ? { payload: payload as object } : {}) })
+  return { ctx, admin, member, call }
+}
+
+t.test('perks monthly under a yearly charge, each date once, none while paused', async (t) => {
+  const { ctx, admin, member, call } = await setup(t)
   const yearly = { ...monthlyPlan, chargeType: 'YEARLY', price: 500, pausePolicy: { minimumWeeks: 1, maximumWeeks: 8, pausesPerYear: 2, pauseFee: 0 } }
   const planId = (await call('POST', '/apis/v2/admin/memberships', admin, yearly)).json().id
   await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
@@ -56,4 +62,24 @@ t.test('the next grant after a date follows the anchor, clamped', async (t) => {
   t.equal(nextGrantAfter(anchor, new Date('2026-01-31T10:00:00.000Z')).toISOString(), '2026-02-28T10:00:00.000Z')
   t.equal(nextGrantAfter(anchor, new Date('2026-02-28T10:00:00.000Z')).toISOString(), '2026-03-31T10:00:00.000Z')
   t.equal(nextGrantAfter(anchor, new Date('2026-02-01T00:00:00.000Z')).toISOString(), '2026-02-28T10:00:00.000Z')
+})
+
+t.test("each grant issues the plan's perk package once, valid from the grant date", async (t) => {
+  const { ctx, admin, member, call } = await setup(t)
+  const eventTemplate = (await call('POST', '/apis/v2/templates', admin, { name: 'Clinic', type: 'EVENT', data: {} })).json().id
+  const refused = await call('POST', '/apis/v2/admin/memberships', admin, { ...monthlyPlan, perks: { packageTemplate: { id: eventTemplate } } })
+  t.equal(refused.statusCode, 400)
+  t.match(refused.json().message, /is of type EVENT, not PACKAGE/)
+  const perk = (await call('POST', '/apis/v2/templates', admin, { name: '2 guest passes', type: 'PACKAGE', data: { validityDays: 31, items: [{ type: 'GUEST_SIGNUP', displayName: 'Guest pass', displayNamePlural: 'Guest passes', totalItems: 2 }] } })).json().id
+  const planId = (await call('POST', '/apis/v2/admin/memberships', admin, { ...monthlyPlan, perks: { packageTemplate: { id: perk } } })).json().id
+  await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
+  t.equal((await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })).statusCode, 201)
+  for (const date of ['2026-01-31T10:00:00.000Z', '2026-01-31T10:00:00.000Z', '2026-02-28T10:00:00.000Z']) {
+    ctx.clock.set(date)
+    await call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'GRANT', date })
+  }
+  const packages = (await call('GET', '/apis/v2/packages', member)).json()
+  t.equal(packages._total, 2, 'two grant dates, two packages, however often the job ran')
+  t.same(packages.items.map((p: { expirationDate: string }) => p.expirationDate).sort(), ['2026-03-03T10:00:00.000Z', '2026-03-31T10:00:00.000Z'])
+  t.match(packages.items[0], { displayName: '2 guest passes', template: { id: perk }, order: null, items: { items: [{ type: 'GUEST_SIGNUP', remainingItems: 2 }] } })
 })

@@ -1,14 +1,15 @@
 // The GRANT membership job: a membership's perks are granted monthly (BILLING.md), whatever its
 // charge period; nothing while it is paused or in HOLD. Each (subscription, grant date) is done at
-// most once under a unique key, whoever runs the job. The perk itself (a package from the plan's
-// template) is issued by the packages issue; a grant records the template it stands for.
+// most once under a unique key, whoever runs the job. The perk itself, a package from the plan's
+// PACKAGE template, is issued in the same transaction as the grant row, so it is issued exactly once.
 import { randomUUID } from 'node:crypto'
 import type { UserMembershipSubscriptionSummary } from '@club/contract'
 import { cycleAt, grantDate, type Anchor } from '../billing/calendar.js'
-import type { Db } from '../db/database.js'
+import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipGrantsTable } from '../db/schema.js'
 import { membershipRow, toPlan } from '../memberships/plans.js'
 import { subscriptionPath } from '../memberships/subscriptions.js'
+import { issuePackage } from '../packages/issue.js'
 import type { JobDeps } from './membership-charge.js'
 
 /** Grants a subscription may owe at most in one run (a job not run for two years catches up, bounded). */
@@ -61,6 +62,13 @@ export async function runGrantJob(db: Db, date: Date, deps: Pick<JobDeps, 'clock
   return { id, type: 'GRANT', date: at, startedDate: started, finishedDate: finished, counts, users }
 }
 
+/** The plan's perk package for one grant; a template that is no longer a PACKAGE template issues nothing. */
+async function issuePerk(tx: DbOrTx, templateId: string, userId: string, grantId: string, at: Date, timezone: string): Promise<void> {
+  const template = await tx.selectFrom('templates').select('type').where('id', '=', templateId).executeTakeFirst()
+  if (template?.type !== 'PACKAGE') return
+  await issuePackage(tx, { templateId, userId, creatorId: null, source: 'MEMBERSHIP', issuedAt: at, timezone, grantId })
+}
+
 /** Every grant of one subscription due by `date`, in one IMMEDIATE transaction. */
 async function grantOne(db: Db, subscriptionId: string, date: Date, now: Date): Promise<Array<{ outcome: MembershipGrantsTable['outcome'] | 'ended' | 'done_elsewhere'; userId: string }>> {
   const at = date.toISOString()
@@ -89,12 +97,15 @@ async function grantOne(db: Db, subscriptionId: string, date: Date, now: Date): 
         .where('end_date', '>', when)
         .executeTakeFirst()
       const outcome: MembershipGrantsTable['outcome'] = row.condition === 'HOLD' ? 'skipped_hold' : paused ? 'skipped_paused' : 'granted'
+      const grantId = randomUUID()
       const inserted = await tx
         .insertInto('membership_grants')
-        .values({ id: randomUUID(), subscription_id: subscriptionId, grant_date: when, outcome, perk_template_id: outcome === 'granted' ? plan.perkTemplateId : null, created_at: now.toISOString() })
+        .values({ id: grantId, subscription_id: subscriptionId, grant_date: when, outcome, perk_template_id: outcome === 'granted' ? plan.perkTemplateId : null, created_at: now.toISOString() })
         .onConflict((oc) => oc.columns(['subscription_id', 'grant_date']).doNothing())
         .executeTakeFirst()
-      results.push({ outcome: Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1 ? outcome : 'done_elsewhere', userId: row.member_id })
+      const granted = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1
+      if (granted && outcome === 'granted' && plan.perkTemplateId !== null) await issuePerk(tx, plan.perkTemplateId, row.member_id, grantId, new Date(when), row.timezone)
+      results.push({ outcome: granted ? outcome : 'done_elsewhere', userId: row.member_id })
       if (outcome === 'granted') lastGranted = when
       next = nextGrantAfter(anchor, new Date(when)).toISOString()
     }

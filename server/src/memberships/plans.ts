@@ -184,8 +184,10 @@ async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
     throw new BadRequestError(`area.id: no area ${areaId.slice(0, 100)}`)
   }
   const templateId = input.perks?.packageTemplate?.id ?? null
-  if (templateId !== null && !(await db.selectFrom('templates').select('id').where('id', '=', templateId).executeTakeFirst())) {
-    throw new BadRequestError(`perks.packageTemplate.id: no template ${templateId.slice(0, 100)}`)
+  if (templateId !== null) {
+    const template = await db.selectFrom('templates').select('type').where('id', '=', templateId).executeTakeFirst()
+    if (!template) throw new BadRequestError(`perks.packageTemplate.id: no template ${templateId.slice(0, 100)}`)
+    if (template.type !== 'PACKAGE') throw new BadRequestError(`perks.packageTemplate.id: template ${templateId.slice(0, 100)} is of type ${template.type}, not PACKAGE`)
   }
   const policy = input.pausePolicy ?? null
   if (policy && policy.minimumWeeks > policy.maximumWeeks) {

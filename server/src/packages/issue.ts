@@ -34,7 +34,7 @@ export async function issuePackage(tx: DbOrTx, input: IssueInput): Promise<strin
   const field = input.field ?? 'template.id'
   const template = await tx.selectFrom('templates').select(['id', 'type', 'name', 'version', 'data']).where('id', '=', input.templateId).executeTakeFirst()
   if (!template) throw new BadRequestError(`${field}: no template ${quote(input.templateId)}`)
-  if (template.type !== 'PACKAGE') throw new BadRequestError(`${field}: template ${quote(input.templateId)} is a ${template.type} template, not a PACKAGE template`)
+  if (template.type !== 'PACKAGE') throw new BadRequestError(`${field}: template ${quote(input.templateId)} is of type ${template.type}, not PACKAGE`)
   const data = parsePackageTemplateData(JSON.parse(template.data), `template ${template.id} data`)
   const id = randomUUID()
   const now = input.issuedAt.toISOString()

@@ -11,8 +11,8 @@ export function errorBody(statusCode: number, message: string) {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message }
 }
 
-function send(reply: FastifyReply, statusCode: number, message: string, headers: Record<string, string> = {}) {
-  return reply.code(statusCode).headers(headers).send(errorBody(statusCode, message))
+function send(reply: FastifyReply, statusCode: number, message: string, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
+  return reply.code(statusCode).headers(headers).send({ ...extra, ...errorBody(statusCode, message) })
 }
 
 /**
@@ -40,7 +40,7 @@ export default fp(
           .headers({ ...err.headers, 'cache-control': 'no-store', pragma: 'no-cache' })
           .send({ statusCode: err.statusCode, error: err.code, message: err.message, error_description: err.message })
       }
-      if (err instanceof HttpError) return send(reply, err.statusCode, err.message, err.headers)
+      if (err instanceof HttpError) return send(reply, err.statusCode, err.message, err.headers, err.body)
       const fastifyError = err as FastifyError
       if (fastifyError.validation) {
         const message = describeValidationErrors(fastifyError.validation, fastifyError.validationContext ?? 'request')

@@ -80,6 +80,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await db.schema.createIndex('package_redemptions_package').on('package_redemptions').columns(['package_id', 'redemption_date', 'id']).execute()
   await db.schema.createIndex('package_redemptions_date').on('package_redemptions').column('redemption_date').execute()
+  // A retry is found by its target among the holder's packages, without reading their redemptions.
+  await db.schema.createIndex('package_redemptions_target').on('package_redemptions').columns(['target_key', 'package_id']).execute()
   // A retried request finds the live redemption of its target instead of taking a second item.
   await db.schema
     .createIndex('package_redemptions_once_per_target')

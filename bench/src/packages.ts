@@ -1,0 +1,49 @@
+// Packages in the benchmark: one package per member, each with a REPLAY item large enough never to
+// run out, redeemed over HTTP in turn across the members (each request a target of its own, so each
+// takes an item: the write path with its conditional update, order line and redemption row).
+import { randomUUID } from 'node:crypto'
+import type { Db } from '@club/server/db/database.js'
+import { issuePackage } from '@club/server/packages/issue.js'
+import { createTemplate } from '@club/server/templates/service.js'
+import { load } from './harness.js'
+import type { Scenario } from './scenarios.js'
+
+export interface SeededPackages {
+  /** Per package: its id and its holder's access token. */
+  redeemable: Array<{ id: string; token: string }>
+}
+
+export async function seedPackages(db: Db, holders: Array<{ userId: string; token: string }>): Promise<SeededPackages> {
+  const now = new Date()
+  const data = { validityDays: 3650, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 10_000 }] }
+  const template = await createTemplate(db, { name: '10,000 replays', type: 'PACKAGE', status: 'PUBLISHED', data }, { id: holders[0]!.userId }, { now: () => now })
+  const templateId = template.id
+  const ids = await db.transaction().execute(async (tx) => {
+    const issued: string[] = []
+    for (const holder of holders) {
+      issued.push(await issuePackage(tx, { templateId, userId: holder.userId, creatorId: null, source: 'STAFF', issuedAt: now, timezone: 'UTC' }))
+    }
+    return issued
+  })
+  return { redeemable: ids.map((id, i) => ({ id, token: holders[i]!.token })) }
+}
+
+export const redemptionScenario: Scenario = {
+  name: 'POST packages/{id}/redemptions (Bearer)',
+  target: 0.25,
+  run: (server, seeded, durationSeconds, connections) => {
+    const redeemable = seeded.packages!.redeemable
+    // A new prefix per run: the warm-up, each pair and each repeat redeem targets never seen before.
+    const run = randomUUID().slice(0, 8)
+    return load({
+      name: 'package redemption',
+      url: server.url,
+      method: 'POST',
+      paths: redeemable.map((p) => `/apis/v2/packages/${p.id}/redemptions`),
+      headers: (i) => ({ authorization: `Bearer ${redeemable[i % redeemable.length]!.token}` }),
+      jsonBody: (i) => ({ type: 'REPLAY', target: { replay: { id: `bench-${run}-${i}` } } }),
+      durationSeconds,
+      connections
+    })
+  }
+}

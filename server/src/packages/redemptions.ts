@@ -1,0 +1,257 @@
+// Redeeming a package item (BILLING.md, "Packages"): one IMMEDIATE transaction resolves the target,
+// finds a live redemption of the same target (a retry: answered as it is), picks the first item of
+// the type whose constraints match, takes one with a conditional update (remaining > 0), and writes
+// the redemption with its zero-total order line. The CHECK on the count and the unique index on
+// (item, target) refuse a double spend even if this code were wrong.
+import type { PackageItemConstraints, PackageItemRedemption, RedemptionRequest, ValidationError } from '@club/contract'
+import { randomUUID } from 'node:crypto'
+import { isStaff, type Actor } from '../actor.js'
+import type { Clock } from '../clock.js'
+import { compiledInsert, compiledOnce, runCompiled } from '../db/compiled.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
+import { BadRequestError, ConflictError, HttpError, NotFoundError, quote } from '../errors.js'
+import { unmatchedConstraints } from './constraints.js'
+import { storedStatus, toRedemption, visiblePackage } from './service.js'
+import { resolveTarget, type ResolvedTarget } from './targets.js'
+
+// The redemption path runs these on every request: built and compiled once (db/compiled.ts).
+const packageQuery = compiledOnce((db) => db.selectFrom('packages').selectAll().where('id', '=', ''))
+const liveRedemptionQuery = compiledOnce((db) =>
+  db.selectFrom('package_redemptions').selectAll().where('package_id', '=', '').where('type', '=', '').where('target_key', '=', '').where('cancelation_date', 'is', null)
+)
+const itemsOfTypeQuery = compiledOnce((db) => db.selectFrom('package_items').selectAll().where('package_id', '=', '').where('type', '=', '').orderBy('item'))
+const takeOneQuery = compiledOnce((db) =>
+  db
+    .updateTable('package_items')
+    .set((eb) => ({ remaining_items: eb('remaining_items', '-', 1) }))
+    .where('id', '=', '')
+    .where('remaining_items', '>', 0)
+    .returning('remaining_items')
+)
+
+// The two inserts of every redemption, compiled once too.
+const insertOrder = compiledInsert('orders', [
+  'id', 'user_id', 'creator_id', 'kind', 'membership_subscription_id', 'period_start', 'status', 'currency', 'subtotal_minor', 'total_minor',
+  'lines', 'fees', 'taxes', 'provider', 'provider_ref', 'idempotency_key', 'failure_code', 'failure_message', 'created_at', 'updated_at'
+])
+const insertRedemption = compiledInsert('package_redemptions', [
+  'id', 'package_id', 'item_id', 'item', 'type', 'user_id', 'creator_id', 'target_key', 'target', 'target_start_at', 'order_id', 'order_item_id',
+  'redemption_date', 'cancelation_date', 'forfeited'
+])
+
+export interface RedemptionDeps {
+  clock: Clock
+  clubTimezone: string
+  currency: string
+  /** PACKAGE_LATE_CANCEL_HOURS */
+  lateCancelHours: number
+}
+
+/** A refused redemption: a 409 whose body names each constraint that did not match. */
+export class RedemptionRefusedError extends HttpError {
+  override name = 'RedemptionRefusedError'
+  constructor(message: string, errors: ValidationError[]) {
+    super(409, message, {}, { errors })
+  }
+}
+
+export interface Redeemed {
+  created: boolean
+  redemption: PackageItemRedemption
+}
+
+/** Who uses the item: the holder by default; a member may name someone on a membership they own; staff anyone. */
+async function usingUser(tx: DbOrTx, requested: RedemptionRequest['user'], holderId: string, actor: Actor): Promise<string> {
+  const id = requested?.id ?? holderId
+  if (id === holderId || id === actor.id) return id
+  if (isStaff(actor)) {
+    if (!(await tx.selectFrom('users').select('id').where('id', '=', id).executeTakeFirst())) throw new BadRequestError(`body.user.id: no user ${quote(id)}`)
+    return id
+  }
+  const family = await tx
+    .selectFrom('membership_enrollments as e')
+    .innerJoin('membership_subscriptions as s', 's.id', 'e.subscription_id')
+    .select('e.id')
+    .where('s.member_id', '=', holderId)
+    .where('e.user_id', '=', id)
+    .executeTakeFirst()
+  // Anyone else is refused without saying whether that user exists.
+  if (!family) throw new BadRequestError('body.user.id: a member may name only themself or someone on a membership they own')
+  return id
+}
+
+const usable = (row: PackagesTable, nowIso: string) => row.status !== 'CANCELED' && row.expiration_date > nowIso
+
+function unusableReason(row: PackagesTable, nowIso: string): string | null {
+  if (row.status === 'CANCELED') return `package ${row.id} was cancelled`
+  if (row.expiration_date <= nowIso) return `package ${row.id} expired on ${row.expiration_date}`
+  return null
+}
+
+async function liveRedemption(tx: DbOrTx, packageIds: string[], target: ResolvedTarget, type: string) {
+  for (const id of packageIds) {
+    const found = (await runCompiled(tx, liveRedemptionQuery, [id, type, target.key]))[0]
+    if (found) return found
+  }
+  return undefined
+}
+
+/** Takes one item of `item`'s kind, or answers why not (nothing left, or the constraints it failed). */
+async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, target: ResolvedTarget, userId: string, actor: Actor, deps: RedemptionDeps, now: Date) {
+  // Parameters in the builder's order: the decrement, the item, the floor.
+  const taken = (await runCompiled(tx, takeOneQuery, [1, item.id, 0]))[0]
+  if (!taken) return undefined
+  const orderId = randomUUID()
+  const orderItemId = randomUUID()
+  const at = now.toISOString()
+  await insertOrder(tx, {
+      id: orderId,
+      user_id: row.user_id,
+      creator_id: actor.id,
+      kind: 'REDEMPTION',
+      membership_subscription_id: null,
+      period_start: null,
+      status: 'PAID',
+      currency: row.currency ?? deps.currency,
+      subtotal_minor: 0,
+      total_minor: 0,
+      lines: JSON.stringify([{ id: orderItemId, kind: 'redemption', description: `${item.display_name}: ${target.description}`.slice(0, 500), amount: 0 }]),
+      fees: '[]',
+      taxes: '[]',
+      provider: null,
+      provider_ref: null,
+      idempotency_key: `redemption:${orderId}`,
+      failure_code: null,
+      failure_message: null,
+      created_at: at,
+      updated_at: at
+  } satisfies OrdersTable)
+  const redemption: PackageRedemptionsTable = {
+    id: randomUUID(),
+    package_id: row.id,
+    item_id: item.id,
+    item: item.item,
+    type: item.type,
+    user_id: userId,
+    creator_id: actor.id,
+    target_key: target.key,
+    target: JSON.stringify(target.stored),
+    target_start_at: target.startAt,
+    order_id: orderId,
+    order_item_id: orderItemId,
+    redemption_date: at,
+    cancelation_date: null,
+    forfeited: 0
+  }
+  await insertRedemption(tx, redemption)
+  // Only the last of an item can change the package's status (to EXHAUSTED).
+  if (taken.remaining_items === 0) {
+    const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
+    await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: at }).where('id', '=', row.id).execute()
+  }
+  return redemption
+}
+
+/**
+ * Redeems from `candidates` in order (the package named, or the holder's usable packages, the one
+ * expiring first first): the first item of the type whose constraints match and which has one left.
+ */
+async function redeemFrom(tx: DbOrTx, candidates: PackagesTable[], holderId: string, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
+  const now = deps.clock.now()
+  const nowIso = now.toISOString()
+  const userId = await usingUser(tx, body.user, holderId, actor)
+  const target = await resolveTarget(tx, body.type, body.target, userId, deps.clubTimezone)
+  const again = await liveRedemption(tx, candidates.map((c) => c.id), target, body.type)
+  if (again) return { created: false, redemption: toRedemption(again) }
+
+  const errors: ValidationError[] = []
+  let matchedButEmpty = false
+  const reasons: string[] = []
+  for (const row of candidates) {
+    const reason = unusableReason(row, nowIso)
+    if (reason) {
+      reasons.push(reason)
+      continue
+    }
+    const items = await runCompiled(tx, itemsOfTypeQuery, [row.id, body.type])
+    for (const item of items) {
+      const unmatched = unmatchedConstraints(JSON.parse(item.constraints) as PackageItemConstraints, target.subject)
+      if (unmatched.length > 0) {
+        const label = candidates.length > 1 ? `package ${row.id} item ${item.item}` : `item ${item.item}`
+        errors.push(...unmatched.map((e) => ({ ...e, message: `${label}: ${e.message}`, details: { ...e.details, package: row.id, item: item.item } })))
+        continue
+      }
+      if (item.remaining_items === 0) {
+        matchedButEmpty = true
+        continue
+      }
+      const redemption = await take(tx, row, item, target, userId, actor, deps, now)
+      if (redemption) return { created: true, redemption: toRedemption(redemption) }
+      matchedButEmpty = true
+    }
+  }
+  if (candidates.length === 1 && reasons.length === 1) throw new ConflictError(`${reasons[0]}; nothing can be redeemed from it`)
+  if (matchedButEmpty) throw new ConflictError(`no ${body.type} item is left${candidates.length > 1 ? ' in any usable package' : ` in package ${candidates[0]!.id}`}`)
+  if (errors.length > 0) throw new RedemptionRefusedError(`no ${body.type} item may pay for this: ${errors.map((e) => e.message).join('; ')}`.slice(0, 1000), errors)
+  throw new ConflictError(candidates.length === 1 ? `package ${candidates[0]!.id} has no ${body.type} items` : `you hold no usable package with a ${body.type} item`)
+}
+
+export async function redeemFromPackage(db: Db, packageId: string, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
+  return db.transaction().execute(async (tx) => {
+    const row = (await runCompiled(tx, packageQuery, [packageId]))[0]
+    if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`package ${quote(packageId)} not found`)
+    return redeemFrom(tx, [row], row.user_id, body, actor, deps)
+  })
+}
+
+/** From whichever of the actor's usable packages holding a matching item expires first. */
+export async function redeemFromAny(db: Db, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
+  const nowIso = deps.clock.now().toISOString()
+  return db.transaction().execute(async (tx) => {
+    const rows = await tx
+      .selectFrom('packages')
+      .selectAll()
+      .where('user_id', '=', actor.id)
+      .where('status', '!=', 'CANCELED')
+      .where('expiration_date', '>', nowIso)
+      .where((eb) => eb.exists(eb.selectFrom('package_items').select('id').whereRef('package_items.package_id', '=', 'packages.id').where('package_items.type', '=', body.type)))
+      .orderBy('expiration_date')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute()
+    if (rows.length === 0) {
+      // Resolve the target first, so a bad target is a 400 rather than "no package".
+      await resolveTarget(tx, body.type, body.target, actor.id, deps.clubTimezone)
+      throw new ConflictError(`you hold no usable package with a ${body.type} item`)
+    }
+    return redeemFrom(tx, rows.filter((r) => usable(r, nowIso)), actor.id, body, actor, deps)
+  })
+}
+
+/**
+ * Cancels a redemption: its item comes back unless the package expired or was cancelled, or the
+ * target starts within the late-cancel window (then it stays used: forfeited). Cancelling again
+ * answers it as it is.
+ */
+export async function cancelRedemption(db: Db, packageId: string, redemptionId: string, actor: Actor, deps: RedemptionDeps): Promise<PackageItemRedemption> {
+  const now = deps.clock.now()
+  const nowIso = now.toISOString()
+  return db.transaction().execute(async (tx) => {
+    const row = await visiblePackage(tx, packageId, actor)
+    const redemption = await tx.selectFrom('package_redemptions').selectAll().where('id', '=', redemptionId).where('package_id', '=', row.id).executeTakeFirst()
+    if (!redemption) throw new NotFoundError(`redemption ${quote(redemptionId)} not found in package ${row.id}`)
+    if (redemption.cancelation_date !== null) return toRedemption(redemption)
+    const late =
+      deps.lateCancelHours > 0 && redemption.target_start_at !== null && Date.parse(redemption.target_start_at) - now.getTime() < deps.lateCancelHours * 3600 * 1000
+    const givesBack = usable(row, nowIso) && !late
+    const cancelled: PackageRedemptionsTable = { ...redemption, cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 }
+    await tx.updateTable('package_redemptions').set({ cancelation_date: nowIso, forfeited: cancelled.forfeited }).where('id', '=', redemption.id).execute()
+    if (givesBack) {
+      await tx.updateTable('package_items').set((eb) => ({ remaining_items: eb('remaining_items', '+', 1) })).where('id', '=', redemption.item_id).execute()
+      const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
+      await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: nowIso }).where('id', '=', row.id).execute()
+    }
+    return toRedemption(cancelled)
+  })
+}

@@ -1,0 +1,258 @@
+// Packages as members and staff see them: issued by staff (or a purchase, or a membership's perk),
+// read with their items' remaining counts and their redemptions, renamed or re-dated by staff, and
+// cancelled by staff with the unused share of a bought package refunded through the provider.
+import type { Package, PackageIssue, PackageItemConstraints, PackageItemRedemption, PackageListQuery, PackagePatch, PackageStatus } from '@club/contract'
+import { randomUUID } from 'node:crypto'
+import { isStaff, type Actor } from '../actor.js'
+import { divideRoundHalfUp } from '../billing/money.js'
+import type { Clock } from '../clock.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
+import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, quote } from '../errors.js'
+import { requestInstant } from '../instants.js'
+import { orderPath } from '../orders/service.js'
+import { pageRequest, paged } from '../paging.js'
+import { PaymentProviderError, type PaymentProvider } from '../payments/provider.js'
+import { issuePackage } from './issue.js'
+
+export const packagePath = (id: string) => `/apis/v2/packages/${id}`
+export const redemptionPath = (packageId: string, id: string) => `${packagePath(packageId)}/redemptions/${id}`
+
+export interface PackageDeps {
+  clock: Clock
+  clubTimezone: string
+}
+
+/** The status a reader sees: EXPIRED once the expiration date has passed, whatever was last written. */
+export function statusOf(row: Pick<PackagesTable, 'status' | 'expiration_date'>, now: Date): PackageStatus {
+  if (row.status === 'CANCELED') return 'CANCELED'
+  if (row.expiration_date <= now.toISOString()) return 'EXPIRED'
+  return row.status === 'EXHAUSTED' ? 'EXHAUSTED' : 'ACTIVE'
+}
+
+/** What is written after a count changes or the date moves: EXHAUSTED when nothing is left. */
+export const storedStatus = (items: Array<Pick<PackageItemsTable, 'remaining_items'>>) => (items.every((i) => i.remaining_items === 0) ? 'EXHAUSTED' : 'ACTIVE')
+
+export function toRedemption(row: PackageRedemptionsTable): PackageItemRedemption {
+  return {
+    id: row.id,
+    redemptionDate: row.redemption_date,
+    item: row.item,
+    user: { id: row.user_id },
+    order: { id: row.order_id },
+    orderItem: { id: row.order_item_id },
+    cancelationDate: row.cancelation_date,
+    _links: { self: { href: redemptionPath(row.package_id, row.id) }, package: { href: packagePath(row.package_id) }, order: { href: orderPath(row.order_id) } }
+  }
+}
+
+function toPackage(row: PackagesTable, items: PackageItemsTable[], redemptions: PackageRedemptionsTable[], now: Date): Package {
+  const self = packagePath(row.id)
+  const links: Record<string, { href: string }> = { self: { href: self }, redemptions: { href: `${self}/redemptions` } }
+  if (row.order_id) links.order = { href: orderPath(row.order_id) }
+  if (row.refund_order_id) links.refund = { href: orderPath(row.refund_order_id) }
+  return {
+    id: row.id,
+    displayName: row.display_name,
+    displayNamePlural: row.display_name_plural,
+    status: statusOf(row, now),
+    createdDate: row.created_at,
+    expirationDate: row.expiration_date,
+    items: {
+      items: items.map((item) => ({
+        id: item.id,
+        type: item.type as Package['items']['items'][number]['type'],
+        displayName: item.display_name,
+        displayNamePlural: item.display_name_plural,
+        totalItems: item.total_items,
+        constraints: JSON.parse(item.constraints) as PackageItemConstraints,
+        remainingItems: item.remaining_items
+      })),
+      _total: items.length,
+      _links: { self: { href: self } }
+    },
+    redemptions: { items: redemptions.map(toRedemption), _total: redemptions.length, _links: { self: { href: `${self}/redemptions` } } },
+    template: row.template_id === null ? null : { id: row.template_id },
+    order: row.order_id === null ? null : { id: row.order_id },
+    _links: links
+  }
+}
+
+/** The packages with their items and redemptions, in the order given. */
+async function answerAll(db: DbOrTx, rows: PackagesTable[], now: Date): Promise<Package[]> {
+  if (rows.length === 0) return []
+  const ids = rows.map((r) => r.id)
+  const [items, redemptions] = await Promise.all([
+    db.selectFrom('package_items').selectAll().where('package_id', 'in', ids).orderBy('package_id').orderBy('item').execute(),
+    db.selectFrom('package_redemptions').selectAll().where('package_id', 'in', ids).orderBy('redemption_date').orderBy('id').execute()
+  ])
+  return rows.map((row) =>
+    toPackage(
+      row,
+      items.filter((i) => i.package_id === row.id),
+      redemptions.filter((r) => r.package_id === row.id),
+      now
+    )
+  )
+}
+
+export async function answerPackage(db: DbOrTx, row: PackagesTable, now: Date): Promise<Package> {
+  return (await answerAll(db, [row], now))[0]!
+}
+
+/** The package if the actor holds it or is staff; anyone else is told it does not exist. */
+export async function visiblePackage(db: DbOrTx, id: string, actor: Actor): Promise<PackagesTable> {
+  const row = await db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst()
+  if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`package ${quote(id)} not found`)
+  return row
+}
+
+export async function createPackage(db: Db, input: PackageIssue, actor: Actor, deps: PackageDeps): Promise<Package> {
+  const now = deps.clock.now()
+  const expirationDate = input.expirationDate === undefined ? undefined : requestInstant(input.expirationDate, 'body.expirationDate')
+  if (expirationDate !== undefined && expirationDate <= now) throw new BadRequestError('body.expirationDate must be in the future')
+  return db.transaction().execute(async (tx) => {
+    const user = await tx.selectFrom('users').select('id').where('id', '=', input.user.id).executeTakeFirst()
+    if (!user) throw new BadRequestError(`body.user.id: no user ${quote(input.user.id)}`)
+    const id = await issuePackage(tx, {
+      templateId: input.template.id,
+      userId: user.id,
+      creatorId: actor.id,
+      source: 'STAFF',
+      issuedAt: now,
+      timezone: deps.clubTimezone,
+      expirationDate,
+      field: 'body.template.id'
+    })
+    return answerPackage(tx, await tx.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirstOrThrow(), now)
+  })
+}
+
+export async function getPackage(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<Package> {
+  return answerPackage(db, await visiblePackage(db, id, actor), clock.now())
+}
+
+/** A member's own packages; staff everyone's, or one user's. Newest first. */
+export async function listPackages(db: DbOrTx, query: PackageListQuery, actor: Actor, clock: Clock, path: string) {
+  if (query.userId !== undefined && query.userId !== actor.id && !isStaff(actor)) throw new ForbiddenError("only staff may list another user's packages")
+  const now = clock.now().toISOString()
+  const request = pageRequest(query)
+  let base = db.selectFrom('packages')
+  const userId = isStaff(actor) ? query.userId : actor.id
+  if (userId !== undefined) base = base.where('user_id', '=', userId)
+  // EXPIRED is derived: stored ACTIVE or EXHAUSTED with a passed date is EXPIRED to the reader.
+  if (query.status === 'CANCELED') base = base.where('status', '=', 'CANCELED')
+  else if (query.status === 'EXPIRED') base = base.where('status', '!=', 'CANCELED').where('expiration_date', '<=', now)
+  else if (query.status !== undefined) base = base.where('status', '=', query.status).where('expiration_date', '>', now)
+  if (query.itemType !== undefined) {
+    const itemType = query.itemType
+    base = base.where((eb) => eb.exists(eb.selectFrom('package_items').select('id').whereRef('package_items.package_id', '=', 'packages.id').where('package_items.type', '=', itemType)))
+  }
+  const [rows, count] = await Promise.all([
+    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
+    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+  ])
+  return paged(await answerAll(db, rows, clock.now()), Number(count.n), request, path, query)
+}
+
+export async function patchPackage(db: Db, id: string, patch: PackagePatch, actor: Actor, clock: Clock): Promise<Package> {
+  const expiration = patch.expirationDate === undefined ? undefined : requestInstant(patch.expirationDate, 'body.expirationDate').toISOString()
+  return db.transaction().execute(async (tx) => {
+    const row = await visiblePackage(tx, id, actor)
+    if (row.status === 'CANCELED') throw new ConflictError(`package ${row.id} was cancelled; a cancelled package is final`)
+    const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', id).execute()
+    const updated: PackagesTable = {
+      ...row,
+      display_name: patch.displayName ?? row.display_name,
+      display_name_plural: patch.displayNamePlural ?? row.display_name_plural,
+      expiration_date: expiration ?? row.expiration_date,
+      // A new date may bring an expired package back: its status follows its counts again.
+      status: storedStatus(items),
+      updated_at: clock.now().toISOString()
+    }
+    await tx
+      .updateTable('packages')
+      .set({ display_name: updated.display_name, display_name_plural: updated.display_name_plural, expiration_date: updated.expiration_date, status: updated.status, updated_at: updated.updated_at })
+      .where('id', '=', id)
+      .execute()
+    return answerPackage(tx, updated, clock.now())
+  })
+}
+
+/** The unused share of what was paid: paid x unused items / all items, rounded half up. */
+export function refundOf(paidMinor: number, items: Array<Pick<PackageItemsTable, 'total_items' | 'remaining_items'>>): number {
+  const total = items.reduce((sum, i) => sum + i.total_items, 0)
+  const unused = items.reduce((sum, i) => sum + i.remaining_items, 0)
+  return total === 0 ? 0 : divideRoundHalfUp(BigInt(paidMinor) * BigInt(unused), BigInt(total))
+}
+
+/**
+ * Cancels (final) and, for a bought package, refunds the unused share under a key of its own: the
+ * refund order is written with the cancellation, then the provider is asked. If it cannot be
+ * reached the answer is a 502 and calling cancel again retries that same refund; once made, nothing
+ * more is refunded however often it is called.
+ */
+export async function cancelPackage(db: Db, id: string, actor: Actor, provider: PaymentProvider, clock: Clock): Promise<Package> {
+  const now = clock.now()
+  const { row, refund } = await db.transaction().execute(async (tx) => {
+    const row = await visiblePackage(tx, id, actor)
+    if (row.status === 'CANCELED') {
+      const pending = row.refund_order_id === null ? undefined : await tx.selectFrom('orders').selectAll().where('id', '=', row.refund_order_id).where('status', '=', 'PENDING').executeTakeFirst()
+      return { row, refund: pending }
+    }
+    const items = await tx.selectFrom('package_items').selectAll().where('package_id', '=', id).execute()
+    const order = row.order_id === null ? undefined : await tx.selectFrom('orders').selectAll().where('id', '=', row.order_id).executeTakeFirst()
+    const amount = order?.status === 'PAID' && order.provider_ref !== null ? refundOf(row.paid_minor, items) : 0
+    let refund: OrdersTable | undefined
+    if (amount > 0 && order) {
+      const unused = items.reduce((sum, i) => sum + i.remaining_items, 0)
+      const all = items.reduce((sum, i) => sum + i.total_items, 0)
+      refund = {
+        id: randomUUID(),
+        user_id: row.user_id,
+        creator_id: actor.id,
+        kind: 'REFUND',
+        membership_subscription_id: null,
+        period_start: null,
+        status: 'PENDING',
+        currency: order.currency,
+        subtotal_minor: amount,
+        total_minor: amount,
+        lines: JSON.stringify([{ kind: 'refund', description: `${row.display_name}: ${unused} of ${all} items unused (order ${order.id})`, amount }]),
+        fees: '[]',
+        taxes: '[]',
+        provider: order.provider,
+        provider_ref: null,
+        idempotency_key: `package:${row.id}:cancel-refund`,
+        failure_code: null,
+        failure_message: null,
+        created_at: now.toISOString(),
+        updated_at: now.toISOString()
+      }
+      await tx.insertInto('orders').values(refund).execute()
+    }
+    const canceled: PackagesTable = { ...row, status: 'CANCELED', canceled_at: now.toISOString(), refund_order_id: refund?.id ?? null, updated_at: now.toISOString() }
+    await tx.updateTable('packages').set({ status: 'CANCELED', canceled_at: canceled.canceled_at, refund_order_id: canceled.refund_order_id, updated_at: canceled.updated_at }).where('id', '=', id).execute()
+    return { row: canceled, refund }
+  })
+  if (refund) await makeRefund(db, refund, row, provider, clock)
+  return answerPackage(db, row, now)
+}
+
+async function makeRefund(db: Db, refund: OrdersTable, row: PackagesTable, provider: PaymentProvider, clock: Clock): Promise<void> {
+  const charged = await db.selectFrom('orders').select(['provider_ref']).where('id', '=', row.order_id!).executeTakeFirstOrThrow()
+  let result
+  try {
+    result = await provider.refund({ reference: charged.provider_ref!, amount: refund.total_minor, currency: refund.currency, idempotencyKey: refund.idempotency_key })
+  } catch (err) {
+    if (err instanceof PaymentProviderError) {
+      throw new BadGatewayError(`package ${row.id} is cancelled, but the payment provider could not be reached for its refund; cancel it again to retry the refund`)
+    }
+    throw err
+  }
+  const update =
+    result.status === 'succeeded'
+      ? { status: 'PAID' as const, provider_ref: result.reference, failure_code: null, failure_message: null }
+      : { status: 'FAILED' as const, failure_code: 'refund_failed', failure_message: result.message.slice(0, 500) }
+  await db.updateTable('orders').set({ ...update, updated_at: clock.now().toISOString() }).where('id', '=', refund.id).where('status', '=', 'PENDING').execute()
+}
