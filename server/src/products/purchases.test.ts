@@ -294,3 +294,18 @@ t.test("a member enrolled in someone else's membership gets its discount while i
   t.equal((await call('POST', `/apis/v2/membership-subscriptions/${subscription.id}/cancellation`, staff, { immediate: true })).statusCode, 200)
   t.same(await discount(), { amount: 0, description: '' }, 'none once the membership has ended')
 })
+
+t.test("a bought package cancelled by staff refunds that unit's share of the line through the provider", async (t) => {
+  const { ctx, call, staff, member, product, card, provider } = await productsSetup(t)
+  // 2 x 10.00 + VAT 21% = 24.20: 12.10 a unit.
+  const bundle = await product({ price: 10, tax: { name: 'VAT', percentage: 21 } })
+  await card(member, '4242')
+  const order = (await call('POST', ORDERS, member, { mode: 'ORDER', items: [{ product: { id: bundle.id }, quantity: 2 }] })).json()
+  const [first] = order.items[0].packages
+  t.match((await call('GET', `/apis/v2/packages/${first.id}`, member)).json(), { status: 'ACTIVE', order: { id: order.id } })
+  const cancelled = await call('POST', `/apis/v2/packages/${first.id}/cancel`, staff)
+  t.equal(cancelled.statusCode, 200, cancelled.body)
+  const refunds = await ctx.app.db.selectFrom('orders').select(['kind', 'status', 'total_minor']).where('kind', '=', 'REFUND').execute()
+  t.same(refunds, [{ kind: 'REFUND', status: 'PAID', total_minor: 1210 }])
+  t.match(provider.list(), [{ amount: 2420 }])
+})
