@@ -12,6 +12,7 @@ import membershipRoutes from './memberships/routes.js'
 import enrollmentRoutes from './memberships/enrollment-routes.js'
 import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
+import productRoutes from './products/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -119,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Scheduled jobs (issue 14): the receivers, and what admins read of the runs.
   await app.register(webhookRoutes)
   await app.register(jobRoutes)
+  await app.register(productRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

@@ -11,6 +11,7 @@ import { jobCommands, webhookCommands } from './jobs/cli.js'
 import { createClient } from './oauth2/clients.js'
 import { membershipCommands } from './memberships/cli.js'
 import { TEST_CARDS_HELP } from './payments/test-provider.js'
+import { productCommands } from './products/cli.js'
 import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
@@ -189,12 +190,18 @@ export const commands: Record<string, Command> = {
 
   ...venueCommands,
   ...membershipCommands,
-  ...jobCommands
+  ...jobCommands,
+  ...productCommands
 }
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
 export const commandHelp: Record<string, string> = {
-  'payment-methods set': ["Sets a user's default payment method (no card number: what a payment provider would keep).", TEST_CARDS_HELP].join('\n')
+  'payment-methods set': ["Sets a user's default payment method (no card number: what a payment provider would keep).", TEST_CARDS_HELP].join('\n'),
+  'products create': [
+    'Adds a product to the catalogue (or --file product.json, the body of POST /apis/v2/admin/products).',
+    '--type PACKAGE|MEMBERSHIP|MERCHANDISE|SERVICE; --category is repeated (POD_SHOP, APPAREL, ...); --price in currency units;',
+    '--picture URL sets every size; --tax NAME:PERCENT[:inclusive]; a PACKAGE needs --package-template, a MEMBERSHIP --membership.'
+  ].join('\n')
 }
 
 /** A command that must not open the database first (every other command opens and migrates it). */

@@ -157,6 +157,12 @@ export const ConfigSchema = Type.Object({
     pattern: '^https?://[^/?#]+/?$',
     description: 'Stripe API origin (scheme, host and port); tests point it at a local server'
   }),
+  // The deprecated product-offering list (RFC 8594 Sunset).
+  PRODUCT_OFFERINGS_SUNSET: Type.String({
+    default: '2027-06-30T00:00:00Z',
+    pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$',
+    description: 'When the deprecated product-offering list may go away (a UTC instant), announced in its Sunset header'
+  }),
   // Scheduled jobs and their webhook receivers (issue 14; README "Scheduled jobs").
   ...jobSettings()
 })
@@ -237,6 +243,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   parseTrustProxy(config.TRUST_PROXY)
   parseCorsOrigins(config.CORS_ORIGINS)
   checkPayments(config)
+  if (Number.isNaN(Date.parse(config.PRODUCT_OFFERINGS_SUNSET))) {
+    throw new ConfigError(`PRODUCT_OFFERINGS_SUNSET=${JSON.stringify(config.PRODUCT_OFFERINGS_SUNSET)} is not valid: expected a UTC instant such as 2027-06-30T00:00:00Z`)
+  }
   if (!isValidTimezone(config.CLUB_TIMEZONE)) {
     throw new ConfigError(`CLUB_TIMEZONE=${JSON.stringify(config.CLUB_TIMEZONE.slice(0, 40))} is not valid: expected an IANA timezone such as Europe/Madrid`)
   }

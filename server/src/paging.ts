@@ -26,12 +26,15 @@ export function paged<T>(
   total: number,
   request: PageRequest,
   path: string,
-  query: Record<string, string | number | boolean | undefined>
+  query: Record<string, string | number | boolean | string[] | undefined>
 ): { items: T[]; _pagination: Pagination; _total: number; _links: Links } {
   const href = (page: number) => {
     const params = new URLSearchParams()
     for (const [key, value] of Object.entries(query)) {
-      if (value !== undefined && key !== 'page' && key !== 'ipp') params.set(key, String(value))
+      if (value === undefined || key === 'page' || key === 'ipp') continue
+      // A repeated filter (category=A&category=B) is repeated in the link too.
+      if (Array.isArray(value)) for (const each of value) params.append(key, each)
+      else params.set(key, String(value))
     }
     params.set('page', String(page))
     params.set('ipp', String(request.ipp))

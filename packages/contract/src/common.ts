@@ -127,6 +127,7 @@ export const apiTags = {
   'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
   packages: 'Packages of redeemable items (court bookings, guest passes, replays) and their redemptions',
+  products: 'The product catalogue, products on sale and buying them',
   'product-offerings': 'Product offerings (deprecated)',
   operations: 'Health checks for load balancers and service managers, metrics for monitoring systems',
   webhooks: 'Receivers a scheduler calls to run the scheduled jobs (Standard Webhooks signatures)',

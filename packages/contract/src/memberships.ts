@@ -205,6 +205,16 @@ export const MembershipPausePolicy = Type.Object(
 )
 export type MembershipPausePolicy = Static<typeof MembershipPausePolicy>
 
+export const MembershipProductDiscount = Type.Object(
+  {
+    categories: Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' }), { minItems: 1, maxItems: 20, uniqueItems: true }),
+    percentage: Type.Number({ minimum: 0.01, maximum: 100, description: 'At most two decimals' }),
+    description: PlanName
+  },
+  { additionalProperties: false }
+)
+export type MembershipProductDiscount = Static<typeof MembershipProductDiscount>
+
 export const MembershipPlanStatus = Type.Enum(['ACTIVE', 'ARCHIVED'])
 export type MembershipPlanStatus = Static<typeof MembershipPlanStatus>
 
@@ -227,6 +237,9 @@ export const Membership = Type.Object({
   holdDays: Type.Integer({ description: 'After grace: perks suspended, retried every 3 days, then cancelled' }),
   selfService: Type.Boolean({ description: 'Members may buy it themselves (else staff sell it)' }),
   perks: Type.Object({ packageTemplate: Nullable(ItemRef) }, { description: 'Granted every month of a valid subscription' }),
+  productDiscounts: Type.Array(MembershipProductDiscount, {
+    description: "Percentages off products of these categories for the plan's members while it is in force; the best one applies"
+  }),
   status: MembershipPlanStatus,
   createdDate: DateTime(),
   updatedDate: DateTime(),
@@ -248,7 +261,8 @@ const PlanFields = {
   graceDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 90, default: 15 })),
   holdDays: Type.Optional(Type.Integer({ minimum: 0, maximum: 180, default: 30 })),
   selfService: Type.Optional(Type.Boolean({ default: true })),
-  perks: Type.Optional(Type.Object({ packageTemplate: Nullable(ItemRef) }, { additionalProperties: false }))
+  perks: Type.Optional(Type.Object({ packageTemplate: Nullable(ItemRef) }, { additionalProperties: false })),
+  productDiscounts: Type.Optional(Type.Array(MembershipProductDiscount, { maxItems: 20 }))
 }
 
 export const MembershipCreate = Type.Object({ ...PlanFields, type: MembershipType, chargeType: ChargeType }, { additionalProperties: false })
@@ -391,14 +405,16 @@ export const OrderStatus = Type.Enum(['PENDING', 'PAID', 'FAILED', 'REQUIRES_AUT
 export type OrderStatus = Static<typeof OrderStatus>
 
 export const OrderLine = Type.Object({
-  kind: Type.String({ examples: ['base', 'initiation_fee', 'additional_member_fee', 'custom_fee', 'pause_fee'] }),
+  kind: Type.String({ examples: ['base', 'initiation_fee', 'additional_member_fee', 'custom_fee', 'pause_fee', 'product', 'discount'] }),
   description: Type.String(),
-  amount: Type.Number()
+  amount: Type.Number({ description: 'Negative for a discount' }),
+  product: Type.Optional(ItemRef),
+  quantity: Type.Optional(Type.Integer())
 })
 
 export const Order = Type.Object({
   id: Type.String(),
-  kind: Type.String({ examples: ['MEMBERSHIP', 'MEMBERSHIP_RENEWAL', 'PAUSE_FEE', 'REFUND'] }),
+  kind: Type.String({ examples: ['MEMBERSHIP', 'MEMBERSHIP_RENEWAL', 'PAUSE_FEE', 'REFUND', 'PURCHASE'] }),
   status: OrderStatus,
   currency: Type.String(),
   lines: Type.Array(OrderLine),

@@ -28,8 +28,10 @@ export const ProductOfferingCollection = Collection(ProductOffering)
 export type ProductOfferingCollection = Static<typeof ProductOfferingCollection>
 
 export const ProductOfferingQuery = Type.Object({
-  userId: Type.Optional(Type.String()),
-  category: Type.Optional(Type.Array(Type.String(), { examples: [['POD_SHOP', 'APPAREL', 'EQUIPMENT']] }))
+  userId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff only for another user; default: the caller' })),
+  category: Type.Optional(
+    Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' }), { maxItems: 20, examples: [['POD_SHOP', 'APPAREL', 'EQUIPMENT']] })
+  )
 })
 export type ProductOfferingQuery = Static<typeof ProductOfferingQuery>
 
@@ -44,7 +46,7 @@ export const productOfferingRoutes = defineRoutes({
       deprecated: true,
       security: bearerSecurity,
       querystring: ProductOfferingQuery,
-      response: { 200: ProductOfferingCollection, 401: ErrorBody, 403: ErrorBody }
+      response: { 200: ProductOfferingCollection, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody }
     }
   }
 })

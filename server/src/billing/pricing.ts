@@ -2,12 +2,16 @@
 // it becomes both call priceCharge, so the same request can never show one total and charge another.
 import { applyRate, includedTax, type BasisPoints, type Minor } from './money.js'
 
-export type ChargeLineKind = 'base' | 'initiation_fee' | 'additional_member_fee' | 'custom_fee' | 'pause_fee' | 'product'
+export type ChargeLineKind = 'base' | 'initiation_fee' | 'additional_member_fee' | 'custom_fee' | 'pause_fee' | 'product' | 'discount'
 
 export interface ChargeLine {
   kind: ChargeLineKind
   description: string
+  /** Negative only for a discount line of an order (never priced by priceCharge). */
   amount: Minor
+  /** A purchase's lines name the product bought and how many. */
+  product?: { id: string }
+  quantity?: number
 }
 
 export interface FeeRate {

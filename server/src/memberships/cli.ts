@@ -13,20 +13,31 @@ const checkPlan = valueValidator(MembershipCreate, 'plan')
 const checkQuery = valueValidator(MembershipListQuery, 'query')
 const checkJob = valueValidator(MembershipJobRequest, 'job')
 
-const amount = (value: string | undefined, name: string) => {
+/** A `--price`-like flag: an amount in currency units. */
+export const amount = (value: string | undefined, name: string) => {
   if (value === undefined) return undefined
   if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`--${name} must be an amount such as 29.90, got ${JSON.stringify(value.slice(0, 20))}`)
   return Number(value)
 }
 
 /** `--tax 'VAT:21'` or `--tax 'VAT:21:inclusive'`; `--fee 'Service:2.5'`. */
-function rate(value: string, name: 'tax' | 'fee') {
+export function rate(value: string, name: 'tax' | 'fee') {
   const match = /^([^:]+):(\d+(?:\.\d+)?)(?::(inclusive|exclusive))?$/.exec(value)
   if (!match || (name === 'fee' && match[3])) {
     throw new UsageError(name === 'tax' ? '--tax must be NAME:PERCENT or NAME:PERCENT:inclusive' : '--fee must be NAME:PERCENT')
   }
   const base = { name: match[1]!, percentage: Number(match[2]) }
   return name === 'tax' ? { ...base, inclusive: match[3] === 'inclusive' } : base
+}
+
+/** `--file body.json`: the whole request body, with no other flag beside it. */
+export function jsonFile(file: string, args: string[], what: string): unknown {
+  if (args.length !== 2) throw new UsageError(`--file takes the whole ${what}; give no other flag with it`)
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new UsageError(`--file ${file}: ${err instanceof Error ? err.message : String(err)}`)
+  }
 }
 
 function planFromFlags(args: string[]): unknown {
@@ -45,14 +56,7 @@ function planFromFlags(args: string[]): unknown {
     fee: { type: 'string', multiple: true },
     'staff-only': { type: 'boolean' }
   })
-  if (values.file !== undefined) {
-    if (args.length !== 2) throw new UsageError('--file takes the whole plan; give no other flag with it')
-    try {
-      return JSON.parse(readFileSync(values.file, 'utf8'))
-    } catch (err) {
-      throw new UsageError(`--file ${values.file}: ${err instanceof Error ? err.message : String(err)}`)
-    }
-  }
+  if (values.file !== undefined) return jsonFile(values.file, args, 'plan')
   for (const required of ['name', 'type', 'charge-type'] as const) {
     if (values[required] === undefined) throw new UsageError(`missing required flag --${required} (or --file plan.json)`)
   }

@@ -1,8 +1,6 @@
 // Enrollments: adding members to a membership, what they add to the renewals (to the cent), the one
 // active enrollment per type (raced), and enrollments ending with their subscription.
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { fileURLToPath } from 'node:url'
 import { Migrator } from 'kysely'
 import t from 'tap'
 import { migrateToLatest } from '../db/database.js'
@@ -11,6 +9,7 @@ import { createClient } from '../oauth2/clients.js'
 import type { TestPaymentProvider } from '../payments/index.js'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
 import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { secondServer } from '../test-support/second-server.js'
 import { monthlyPlan } from './test-fixtures.js'
 
 const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
@@ -207,26 +206,6 @@ t.test('one active enrollment per membership type: a clear 409, also for two req
   const rows = await ctx.app.db.selectFrom('membership_enrollments').select('id').where('user_id', '=', raced.id).execute()
   t.equal(rows.length, 1, 'one row')
 })
-
-/** A second server process (`dist/main.js`, as `pnpm start` runs it) on the test's database file. */
-async function secondServer(t: { teardown(fn: () => unknown): void }, databaseUrl: string): Promise<string> {
-  const main = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
-  // SCHEDULER=external: its catch-up would run the CHARGE job at the real time, years past the test's clock.
-  const env = { ...process.env, DATABASE_URL: databaseUrl, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', PASSWORD_HASH_COST: '1024', SCHEDULER: 'external' }
-  const child = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  t.teardown(() => void child.kill('SIGKILL'))
-  let out = ''
-  return new Promise((resolve, reject) => {
-    const read = (d: Buffer) => {
-      out += d
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (match) resolve(match[1]!)
-    }
-    child.stdout.on('data', read)
-    child.stderr.on('data', read)
-    child.on('exit', (code) => reject(new Error(`the second server exited (${code}) before listening: ${out}`)))
-  })
-}
 
 t.test('two processes enrolling one user at once: one 201 and one 409, never a 5xx', async (t) => {
   const { ctx, call, owner, member } = await setup(t)

@@ -82,12 +82,35 @@ t.test('an admin creates a plan; amounts come back in currency units, rates as p
     holdDays: 30,
     selfService: true,
     perks: { packageTemplate: null },
+    productDiscounts: [],
     status: 'ACTIVE',
     createdDate: '2026-03-01T10:00:00.000Z',
     updatedDate: '2026-03-01T10:00:00.000Z',
     _links: { self: { href: `${PLANS}/${plan.id}` } }
   })
   t.same((await call('GET', `${PLANS}/${plan.id}`, admin)).json(), plan, 'GET answers the same')
+})
+
+t.test("a plan's product discounts: kept in basis points, replaced whole by a patch, checked", async (t) => {
+  const { ctx, admin, call } = await setup(t)
+  const discounts = [{ categories: ['POD_SHOP', 'APPAREL'], percentage: 12.5, description: 'Members 12.5% off' }]
+  const plan = (await call('POST', PLANS, admin, { ...monthly, productDiscounts: discounts })).json()
+  t.same(plan.productDiscounts, discounts)
+  const stored = await ctx.app.db.selectFrom('memberships').select('product_discounts').where('id', '=', plan.id).executeTakeFirstOrThrow()
+  t.same(JSON.parse(stored.product_discounts), [{ categories: ['POD_SHOP', 'APPAREL'], basisPoints: 1250, description: 'Members 12.5% off' }])
+  const patched = await call('PATCH', `${PLANS}/${plan.id}`, admin, { productDiscounts: [{ categories: ['EQUIPMENT'], percentage: 5, description: '5% off' }] })
+  t.same(patched.json().productDiscounts, [{ categories: ['EQUIPMENT'], percentage: 5, description: '5% off' }])
+  t.same((await call('PATCH', `${PLANS}/${plan.id}`, admin, { displayName: 'Renamed' })).json().productDiscounts, patched.json().productDiscounts, 'kept when not sent')
+  for (const bad of [
+    { categories: ['POD_SHOP'], percentage: 10.125, description: 'x' },
+    { categories: ['POD_SHOP'], percentage: 0, description: 'x' },
+    { categories: [], percentage: 10, description: 'x' },
+    { categories: ['pod shop'], percentage: 10, description: 'x' }
+  ]) {
+    const res = await call('POST', PLANS, admin, { ...monthly, productDiscounts: [bad] })
+    t.equal(res.statusCode, 400, JSON.stringify(bad))
+    t.match(errorOf(res).message, /productDiscounts/)
+  }
 })
 
 t.test('money is kept in minor units and rates in basis points', async (t) => {

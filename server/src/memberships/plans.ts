@@ -50,7 +50,24 @@ export interface Plan {
   holdDays: number
   selfService: boolean
   perkTemplateId: string | null
+  productDiscounts: ProductDiscount[]
   status: MembershipsTable['status']
+}
+
+/** A plan's percentage off products of some categories (products/pricing.ts picks the best). */
+export interface ProductDiscount {
+  categories: string[]
+  rate: BasisPoints
+  description: string
+}
+
+/** The stored JSON of memberships.product_discounts. */
+export function parseProductDiscounts(json: string): ProductDiscount[] {
+  return (JSON.parse(json) as Array<{ categories: string[]; basisPoints: BasisPoints; description: string }>).map((d) => ({
+    categories: d.categories,
+    rate: d.basisPoints,
+    description: d.description
+  }))
 }
 
 export const membershipPath = (id: string) => `/apis/v2/admin/memberships/${id}`
@@ -78,6 +95,7 @@ export function toPlan(row: MembershipsTable): Plan {
     holdDays: row.hold_days,
     selfService: row.self_service === 1,
     perkTemplateId: row.perk_template_id,
+    productDiscounts: parseProductDiscounts(row.product_discounts),
     status: row.status
   }
 }
@@ -112,6 +130,7 @@ export function toMembership(row: MembershipsTable): Membership {
     holdDays: row.hold_days,
     selfService: row.self_service === 1,
     perks: { packageTemplate: row.perk_template_id === null ? null : { id: row.perk_template_id } },
+    productDiscounts: plan.productDiscounts.map((d) => ({ categories: d.categories, percentage: toPercentage(d.rate), description: d.description })),
     status: row.status,
     createdDate: row.created_at,
     updatedDate: row.updated_at,
@@ -176,6 +195,11 @@ async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
   }
   const taxes = (input.taxes ?? []).map((t, i) => ({ name: t.name, basisPoints: basisPoints(t.percentage, `taxes/${i}/percentage`), inclusive: t.inclusive ?? false }))
   const fees = (input.fees ?? []).map((f, i) => ({ name: f.name, basisPoints: basisPoints(f.percentage, `fees/${i}/percentage`) }))
+  const productDiscounts = (input.productDiscounts ?? []).map((d, i) => ({
+    categories: d.categories,
+    basisPoints: basisPoints(d.percentage, `productDiscounts/${i}/percentage`),
+    description: d.description
+  }))
   return {
     display_name: input.displayName,
     description: input.description ?? null,
@@ -202,7 +226,7 @@ async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
     hold_days: input.holdDays ?? 30,
     self_service: (input.selfService ?? true) ? 1 : 0,
     perk_template_id: templateId,
-    product_discounts: '[]',
+    product_discounts: JSON.stringify(productDiscounts),
     status: input.status ?? 'ACTIVE'
   }
 }
@@ -247,6 +271,7 @@ function mergedInput(current: Membership, patch: MembershipPatch): PlanInput {
     holdDays: patch.holdDays ?? current.holdDays,
     selfService: patch.selfService ?? current.selfService,
     perks: patch.perks ?? current.perks,
+    productDiscounts: patch.productDiscounts ?? current.productDiscounts,
     status: patch.status ?? current.status
   }
 }

@@ -260,6 +260,57 @@ async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMeth
   }
 }
 
+/** The member's open subscriptions of a type, newest first; a DRAFT older than its lifetime no longer counts. */
+async function openOfType(tx: DbOrTx, memberId: string, type: Plan['type'], now: Date): Promise<MembershipSubscriptionsTable[]> {
+  const open = await tx
+    .selectFrom('membership_subscriptions as s')
+    .innerJoin('memberships as m', 'm.id', 's.membership_id')
+    .selectAll('s')
+    .where('s.member_id', '=', memberId)
+    .where('m.type', '=', type)
+    .where('s.status', 'in', ['DRAFT', 'REQUIRES_AUTHENTICATION', 'CONFIRMED'])
+    .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', now.toISOString())]))
+    .orderBy('s.created_at', 'desc')
+    .execute()
+  return open.filter((row) => !(row.status === 'DRAFT' && now.getTime() - Date.parse(row.created_at) > DRAFT_LIFETIME_MS))
+}
+
+/**
+ * Enrolled in someone else's membership of this type counts as holding one (their own enrollment as
+ * an owner goes with an open subscription).
+ */
+async function refuseEnrolledElsewhere(tx: DbOrTx, memberId: string, type: Plan['type'], now: Date): Promise<void> {
+  const enrolled = await activeEnrollmentOfType(tx, memberId, type, now.toISOString())
+  if (enrolled && enrolled.is_owner === 0) {
+    throw new ConflictError(`the member is enrolled in a ${type} membership (enrollment ${enrolled.id} in subscription ${enrolled.subscription_id})`)
+  }
+}
+
+/**
+ * A subscription whose first period a product purchase pays (products/purchases.ts): written DRAFT in
+ * the transaction that writes the purchase's order, under the same rule as an ORDER here (one open
+ * subscription per type), and settled by settleFirstCharge in the transaction that records the charge.
+ */
+export async function draftPurchasedSubscription(
+  tx: DbOrTx,
+  input: { id: string; plan: Plan; memberId: string; creatorId: string; orderId: string; timezone: string; now: Date }
+): Promise<MembershipSubscriptionsTable> {
+  const { plan, memberId, now } = input
+  if (plan.status !== 'ACTIVE') throw new ConflictError(`the membership ${plan.id} is no longer on sale`)
+  const open = (await openOfType(tx, memberId, plan.type, now))[0]
+  if (open) throw new ConflictError(`the member already holds a ${plan.type} membership (subscription ${open.id}, ${open.status})`)
+  await refuseEnrolledElsewhere(tx, memberId, plan.type, now)
+  const row: MembershipSubscriptionsTable = {
+    ...price(plan, input.timezone, now).row,
+    id: input.id,
+    member_id: memberId,
+    creator_id: input.creatorId,
+    last_order_id: input.orderId
+  }
+  await tx.insertInto('membership_subscriptions').values(row).execute()
+  return row
+}
+
 export interface CreatedSubscription {
   created: boolean
   subscription: MembershipSubscription
@@ -293,31 +344,14 @@ export async function createSubscription(db: Db, request: MembershipSubscription
 
   // Who holds what is decided inside one IMMEDIATE transaction, so two orders (or two processes) queue.
   const { row, order } = await db.transaction().execute(async (tx) => {
-    const open = await tx
-      .selectFrom('membership_subscriptions as s')
-      .innerJoin('memberships as m', 'm.id', 's.membership_id')
-      .selectAll('s')
-      .where('s.member_id', '=', memberId)
-      .where('m.type', '=', plan.type)
-      .where('s.status', 'in', ['DRAFT', 'REQUIRES_AUTHENTICATION', 'CONFIRMED'])
-      .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', now.toISOString())]))
-      .orderBy('s.created_at', 'desc')
-      .execute()
-    for (const existing of open) {
-      const stale = existing.status === 'DRAFT' && now.getTime() - Date.parse(existing.created_at) > DRAFT_LIFETIME_MS
-      if (stale) continue
+    for (const existing of await openOfType(tx, memberId, plan.type, now)) {
       if (existing.status === 'DRAFT' && existing.membership_id === plan.id && existing.last_order_id) {
         const pending = await tx.selectFrom('orders').selectAll().where('id', '=', existing.last_order_id).executeTakeFirstOrThrow()
         return { row: existing, order: pending }
       }
       throw new ConflictError(`the member already holds a ${plan.type} membership (subscription ${existing.id}, ${existing.status})`)
     }
-    // Enrolled in someone else's membership of this type counts as holding one (their own enrollment
-    // as an owner goes with the open subscription found above).
-    const enrolled = await activeEnrollmentOfType(tx, memberId, plan.type, now.toISOString())
-    if (enrolled && enrolled.is_owner === 0) {
-      throw new ConflictError(`the member is enrolled in a ${plan.type} membership (enrollment ${enrolled.id} in subscription ${enrolled.subscription_id})`)
-    }
+    await refuseEnrolledElsewhere(tx, memberId, plan.type, now)
     const id = randomUUID()
     const provider = plan.chargeType === 'FREE' ? null : deps.provider.name
     const orderRow = newMembershipOrder({
@@ -430,9 +464,8 @@ interface Recorded {
   errors: ValidationError[] | null
 }
 
-/** Writes a charge's outcome to the order and the subscription, once: a later outcome for a settled order changes nothing. */
-async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, order: OrdersTable, outcome: ChargeResult, plan: Plan, now: Date): Promise<Recorded> {
-  const at = now.toISOString()
+/** What a charge's outcome makes of a first charge: the subscription's status, the order's, and what the member is told. */
+function firstChargeOutcome(outcome: ChargeResult) {
   let errors: ValidationError[] | null = null
   let status: MembershipSubscriptionsTable['status']
   let orderStatus: OrdersTable['status']
@@ -456,43 +489,65 @@ async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, orde
       }
     ]
   }
-  const reference = outcome.reference === '' ? null : outcome.reference
-  const updated = await db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
-    if (current.status === 'CONFIRMED' || current.status === 'CHARGE_FAILED') return { settled: true, row: current }
-    await tx
-      .updateTable('orders')
-      .set({
-        status: orderStatus,
-        provider_ref: reference,
-        failure_code: failure?.code ?? null,
-        failure_message: failure?.message ?? null,
-        updated_at: at
-      })
-      .where('id', '=', order.id)
-      .execute()
-    const failed = status === 'CHARGE_FAILED'
-    const next: MembershipSubscriptionsTable = {
-      ...current,
-      status,
-      // Stored errors carry no client secret: it is handed to the customer once, in this answer.
-      errors: errors === null ? null : JSON.stringify(errors.map((e) => ({ ...e, details: null }))),
-      last_charge_date: status === 'CONFIRMED' && plan.chargeType !== 'FREE' ? at : current.last_charge_date,
-      // A refused first charge leaves nothing in force: no cycle, no renewal, no grant.
-      billing_cycle_start: failed ? null : current.billing_cycle_start,
-      billing_cycle_end: failed ? null : current.billing_cycle_end,
-      next_charge_date: failed ? null : current.next_charge_date,
-      next_grant_date: failed ? null : current.next_grant_date,
-      end_date: failed ? null : current.end_date,
+  return { status, orderStatus, failure, errors }
+}
+
+/** Writes a charge's outcome to its order (status, the provider's reference, why it failed). */
+export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: ChargeResult, at: string): Promise<OrdersTable['status']> {
+  const { orderStatus, failure } = firstChargeOutcome(outcome)
+  await tx
+    .updateTable('orders')
+    .set({
+      status: orderStatus,
+      provider_ref: outcome.reference === '' ? null : outcome.reference,
+      failure_code: failure?.code ?? null,
+      failure_message: failure?.message ?? null,
       updated_at: at
-    }
-    const { id: _id, ...changes } = next
-    await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', row.id).execute()
-    if (status === 'CONFIRMED') await addOwnerEnrollment(tx, next, plan.type, at)
-    return { settled: false, row: next }
+    })
+    .where('id', '=', orderId)
+    .execute()
+  return orderStatus
+}
+
+/**
+ * Writes a first charge's outcome to the subscription (and the owner's enrollment once CONFIRMED),
+ * inside the caller's transaction; the order is the caller's to record. A subscription already
+ * settled (a parallel confirm) is left as it is.
+ */
+export async function settleFirstCharge(tx: DbOrTx, id: string, outcome: ChargeResult, plan: Plan, at: string): Promise<Recorded & { settled: boolean }> {
+  const { status, errors } = firstChargeOutcome(outcome)
+  const current = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  if (current.status === 'CONFIRMED' || current.status === 'CHARGE_FAILED') return { settled: true, row: current, errors: storedErrors(current) }
+  const failed = status === 'CHARGE_FAILED'
+  const next: MembershipSubscriptionsTable = {
+    ...current,
+    status,
+    // Stored errors carry no client secret: it is handed to the customer once, in this answer.
+    errors: errors === null ? null : JSON.stringify(errors.map((e) => ({ ...e, details: null }))),
+    last_charge_date: status === 'CONFIRMED' && plan.chargeType !== 'FREE' ? at : current.last_charge_date,
+    // A refused first charge leaves nothing in force: no cycle, no renewal, no grant.
+    billing_cycle_start: failed ? null : current.billing_cycle_start,
+    billing_cycle_end: failed ? null : current.billing_cycle_end,
+    next_charge_date: failed ? null : current.next_charge_date,
+    next_grant_date: failed ? null : current.next_grant_date,
+    end_date: failed ? null : current.end_date,
+    updated_at: at
+  }
+  const { id: _id, ...changes } = next
+  await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', id).execute()
+  if (status === 'CONFIRMED') await addOwnerEnrollment(tx, next, plan.type, at)
+  return { settled: false, row: next, errors }
+}
+
+/** Writes a charge's outcome to the order and the subscription, once: a later outcome for a settled order changes nothing. */
+async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, order: OrdersTable, outcome: ChargeResult, plan: Plan, now: Date): Promise<Recorded> {
+  const at = now.toISOString()
+  return db.transaction().execute(async (tx) => {
+    const current = await tx.selectFrom('membership_subscriptions').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
+    if (current.status !== 'CONFIRMED' && current.status !== 'CHARGE_FAILED') await recordOrderOutcome(tx, order.id, outcome, at)
+    const { row: settled, errors } = await settleFirstCharge(tx, row.id, outcome, plan, at)
+    return { row: settled, errors }
   })
-  // Settled before (a parallel confirm): its own stored outcome is the answer.
-  return updated.settled ? { row: updated.row, errors: storedErrors(updated.row) } : { row: updated.row, errors }
 }
 
 /** A subscription its owner or staff may see; anyone else is told it does not exist. */

@@ -17,7 +17,13 @@ export function toOrder(row: OrdersTable): Order {
     kind: row.kind,
     status: row.status,
     currency: row.currency,
-    lines: (JSON.parse(row.lines) as ChargeLine[]).map((l) => ({ kind: l.kind, description: l.description, amount: units(l.amount) })),
+    lines: (JSON.parse(row.lines) as ChargeLine[]).map((l) => ({
+      kind: l.kind,
+      description: l.description,
+      amount: units(l.amount),
+      ...(l.product ? { product: { id: l.product.id } } : {}),
+      ...(l.quantity !== undefined ? { quantity: l.quantity } : {})
+    })),
     subtotal: units(row.subtotal_minor),
     fees: (JSON.parse(row.fees) as PricedFee[]).map((f) => ({ name: f.name, percentage: toPercentage(f.rate), amount: units(f.amount) })),
     taxes: (JSON.parse(row.taxes) as PricedTax[]).map((t) => ({ name: t.name, percentage: toPercentage(t.rate), inclusive: t.inclusive, amount: units(t.amount) })),

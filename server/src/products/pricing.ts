@@ -1,0 +1,85 @@
+// One product line's price for one buyer: price x quantity, less the best discount of the buyer's
+// memberships for the product's categories, then the product's tax (BILLING.md, "Money"). A PREVIEW,
+// an ORDER and the deprecated offering list all call priceItem, so they cannot disagree.
+import { currencyExponent, fromMinor, applyRate, toPercentage, type Minor } from '../billing/money.js'
+import { priceCharge, PricingError, type PricedCharge } from '../billing/pricing.js'
+import type { DbOrTx } from '../db/database.js'
+import { BadRequestError } from '../errors.js'
+import { parseProductDiscounts, type ProductDiscount } from '../memberships/plans.js'
+import { productTaxes, type CatalogueProduct } from './catalogue.js'
+
+/**
+ * The product discounts of the memberships the user holds now: owned or enrolled in (an enrollment
+ * active now, in a subscription in force), except in HOLD, where a membership's perks are suspended.
+ */
+export async function memberDiscounts(db: DbOrTx, userId: string, now: Date): Promise<ProductDiscount[]> {
+  const at = now.toISOString()
+  const rows = await db
+    .selectFrom('membership_enrollments as e')
+    .innerJoin('membership_subscriptions as s', 's.id', 'e.subscription_id')
+    .innerJoin('memberships as m', 'm.id', 's.membership_id')
+    .select('m.product_discounts')
+    .where('e.user_id', '=', userId)
+    .where('e.start_date', '<=', at)
+    .where((eb) => eb.or([eb('e.end_date', 'is', null), eb('e.end_date', '>', at)]))
+    .where('s.status', '=', 'CONFIRMED')
+    .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', at)]))
+    .where('s.condition', '!=', 'HOLD')
+    .where('m.product_discounts', '!=', '[]')
+    .execute()
+  return rows.flatMap((r) => parseProductDiscounts(r.product_discounts))
+}
+
+/** The largest discount naming one of the categories; the first listed wins a tie. */
+export function bestDiscount(discounts: ProductDiscount[], categories: string[]): ProductDiscount | null {
+  let best: ProductDiscount | null = null
+  for (const discount of discounts) {
+    if (!discount.categories.some((c) => categories.includes(c))) continue
+    if (best === null || discount.rate > best.rate) best = discount
+  }
+  return best
+}
+
+export interface PricedItem {
+  product: CatalogueProduct
+  quantity: number
+  /** price x quantity */
+  amount: Minor
+  discount: { amount: Minor; description: string }
+  /** The line after the discount, priced with the product's tax: its subtotal, taxes and total. */
+  charge: PricedCharge
+  /** The taxes' amounts together (an inclusive one is inside the subtotal). */
+  taxAmount: Minor
+  taxDescription: string
+}
+
+export function priceItem(product: CatalogueProduct, quantity: number, discounts: ProductDiscount[]): PricedItem {
+  const { row } = product
+  const amount = row.price_minor * quantity
+  if (!Number.isSafeInteger(amount)) throw new BadRequestError(`the amount of ${quantity} x ${row.sku} is too large`)
+  const best = bestDiscount(discounts, product.categories)
+  const discount = best === null ? 0 : applyRate(amount, best.rate)
+  const taxes = productTaxes(row)
+  let charge: PricedCharge
+  try {
+    charge = priceCharge([{ kind: 'product', description: row.name, amount: amount - discount }], [], taxes)
+  } catch (err) {
+    if (err instanceof PricingError) throw new BadRequestError(err.message)
+    throw err
+  }
+  return {
+    product,
+    quantity,
+    amount,
+    discount: { amount: discount, description: best === null ? '' : best.description },
+    charge,
+    taxAmount: charge.taxes.reduce((sum, t) => sum + t.amount, 0),
+    taxDescription: taxes.map((t) => `${t.name} ${toPercentage(t.rate)}%${t.inclusive ? ' included' : ''}`).join(', ')
+  }
+}
+
+/** Minor units to the API's currency units in the product's currency. */
+export function unitsOf(currency: string): (minor: Minor) => number {
+  const exponent = currencyExponent(currency)
+  return (minor) => fromMinor(minor, exponent)
+}
