@@ -1,9 +1,11 @@
-// Packages in the benchmark: one package per member, each with a REPLAY item large enough never to
-// run out, redeemed over HTTP in turn across the members (each request a target of its own, so each
-// takes an item: the write path with its conditional update, order line and redemption row).
+// Packages and products in the benchmark: one package per member, each with a REPLAY item large
+// enough never to run out, redeemed over HTTP in turn across the members (each request a target of
+// its own, so each takes an item: the write path with its conditional update, order line and
+// redemption row); and a catalogue of 20 products the deprecated offering list prices per member.
 import { randomUUID } from 'node:crypto'
 import type { Db } from '@club/server/db/database.js'
 import { issuePackage } from '@club/server/packages/issue.js'
+import { createProduct } from '@club/server/products/catalogue.js'
 import { createTemplate } from '@club/server/templates/service.js'
 import { load } from './harness.js'
 import type { Scenario } from './scenarios.js'
@@ -11,7 +13,12 @@ import type { Scenario } from './scenarios.js'
 export interface SeededPackages {
   /** Per package: its id and its holder's access token. */
   redeemable: Array<{ id: string; token: string }>
+  /** Members' access tokens, for the offering list (each asks for their own). */
+  memberTokens: string[]
 }
+
+const CATEGORIES = ['POD_SHOP', 'APPAREL', 'EQUIPMENT', 'SERVICES']
+const picture = { small: { href: 'https://cdn.example.org/s.png' }, medium: { href: 'https://cdn.example.org/m.png' }, large: { href: 'https://cdn.example.org/l.png' } }
 
 export async function seedPackages(db: Db, holders: Array<{ userId: string; token: string }>): Promise<SeededPackages> {
   const now = new Date()
@@ -25,7 +32,24 @@ export async function seedPackages(db: Db, holders: Array<{ userId: string; toke
     }
     return issued
   })
-  return { redeemable: ids.map((id, i) => ({ id, token: holders[i]!.token })) }
+  // 20 products, 5 per category, VAT on some, so each offering prices a discount and a tax line.
+  for (let i = 0; i < 20; i++) {
+    await createProduct(
+      db,
+      {
+        sku: `BENCH-${i}`,
+        name: `Product ${i}`,
+        type: i === 0 ? 'PACKAGE' : 'MERCHANDISE',
+        categories: [CATEGORIES[i % CATEGORIES.length]!],
+        price: 10 + i * 2.5,
+        picture,
+        tax: i % 2 === 0 ? { name: 'VAT', percentage: 21, inclusive: false } : null,
+        packageTemplate: i === 0 ? { id: templateId } : null
+      },
+      { clock: { now: () => now }, currency: 'EUR' }
+    )
+  }
+  return { redeemable: ids.map((id, i) => ({ id, token: holders[i]!.token })), memberTokens: holders.map((h) => h.token) }
 }
 
 export const redemptionScenario: Scenario = {
@@ -42,6 +66,22 @@ export const redemptionScenario: Scenario = {
       paths: redeemable.map((p) => `/apis/v2/packages/${p.id}/redemptions`),
       headers: (i) => ({ authorization: `Bearer ${redeemable[i % redeemable.length]!.token}` }),
       jsonBody: (i) => ({ type: 'REPLAY', target: { replay: { id: `bench-${run}-${i}` } } }),
+      durationSeconds,
+      connections
+    })
+  }
+}
+
+export const offeringListScenario: Scenario = {
+  name: 'GET product-offerings (Bearer, deprecated)',
+  target: 0.3,
+  run: (server, seeded, durationSeconds, connections) => {
+    const tokens = seeded.packages!.memberTokens
+    return load({
+      name: 'product offerings',
+      url: server.url,
+      paths: ['/apis/v2/product-offerings?category=POD_SHOP&category=APPAREL&category=EQUIPMENT'],
+      headers: (i) => ({ authorization: `Bearer ${tokens[i % tokens.length]!}` }),
       durationSeconds,
       connections
     })

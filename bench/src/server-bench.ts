@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
 import { load, machine, repoRoot, startNode, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
-import { redemptionScenario, seedPackages } from './packages.js'
+import { offeringListScenario, redemptionScenario, seedPackages } from './packages.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
 import {
   collectEtags,
@@ -210,7 +210,7 @@ async function main() {
     const full = { ...seeded(), etags: await collectEtags(server, serverIds) }
     process.stdout.write(`measuring ${DURATION}s per route and as much baseline before each, ${CONNECTIONS} connections, ${REPEAT}x…\n`)
     const rows: Row[] = []
-    for (const scenario of [...extraScenarios, ...foundation, membershipScenario, redemptionScenario]) {
+    for (const scenario of [...extraScenarios, ...foundation, membershipScenario, redemptionScenario, offeringListScenario]) {
       if (ONLY && !scenario.name.includes(ONLY)) continue
       rows.push(await measure(scenario, baseline, server, full))
       // What a request that misses the caches costs (after a write, or a key not asked lately).

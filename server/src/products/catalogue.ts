@@ -6,7 +6,7 @@ import type { Product, ProductCreate, ProductListQuery, ProductPatch, ProductsOn
 import { currencyExponent, fromMinor, MoneyError, toBasisPoints, toMinor, toPercentage, type BasisPoints, type Minor } from '../billing/money.js'
 import type { TaxRate } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
-import type { DbOrTx } from '../db/database.js'
+import { readThrough, type DbOrTx } from '../db/database.js'
 import type { ProductsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -244,9 +244,15 @@ export async function deleteProduct(db: DbOrTx, id: string, deps: CatalogueDeps)
   })
 }
 
-/** Products on sale in any of `categories` (all when none): what the offering list and the shop show. */
-export async function productsOnSale(db: DbOrTx, filter: { categories?: string[]; areaId?: string; type?: ProductsTable['type'] }) {
-  return (await productPage(db, { ...filter, status: 'ON_SALE' }, null)).products
+const onSaleCache = { name: 'products-on-sale', tables: ['products', 'product_categories', 'product_areas'], share: 0.01 }
+
+/**
+ * Products on sale in any of `categories` (all when none): what the offering list and the shop show.
+ * Kept in the read cache until the catalogue changes (the answer is shared: callers must not change it).
+ */
+export async function productsOnSale(db: DbOrTx, filter: { categories?: string[]; areaId?: string; type?: ProductsTable['type'] }): Promise<readonly CatalogueProduct[]> {
+  const key = JSON.stringify([[...(filter.categories ?? [])].sort(), filter.areaId ?? null, filter.type ?? null])
+  return readThrough(db, onSaleCache, key, async () => (await productPage(db, { ...filter, status: 'ON_SALE' }, null)).products)
 }
 
 async function productPage(

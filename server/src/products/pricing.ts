@@ -3,6 +3,7 @@
 // an ORDER and the deprecated offering list all call priceItem, so they cannot disagree.
 import { currencyExponent, fromMinor, applyRate, toPercentage, type Minor } from '../billing/money.js'
 import { priceCharge, PricingError, type PricedCharge } from '../billing/pricing.js'
+import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { DbOrTx } from '../db/database.js'
 import { BadRequestError } from '../errors.js'
 import { parseProductDiscounts, type ProductDiscount } from '../memberships/plans.js'
@@ -12,21 +13,25 @@ import { productTaxes, type CatalogueProduct } from './catalogue.js'
  * The product discounts of the memberships the user holds now: owned or enrolled in (an enrollment
  * active now, in a subscription in force), except in HOLD, where a membership's perks are suspended.
  */
-export async function memberDiscounts(db: DbOrTx, userId: string, now: Date): Promise<ProductDiscount[]> {
-  const at = now.toISOString()
-  const rows = await db
+const discountsQuery = compiledOnce((db) =>
+  db
     .selectFrom('membership_enrollments as e')
     .innerJoin('membership_subscriptions as s', 's.id', 'e.subscription_id')
     .innerJoin('memberships as m', 'm.id', 's.membership_id')
     .select('m.product_discounts')
-    .where('e.user_id', '=', userId)
-    .where('e.start_date', '<=', at)
-    .where((eb) => eb.or([eb('e.end_date', 'is', null), eb('e.end_date', '>', at)]))
+    .where('e.user_id', '=', '')
+    .where('e.start_date', '<=', '')
+    .where((eb) => eb.or([eb('e.end_date', 'is', null), eb('e.end_date', '>', '')]))
     .where('s.status', '=', 'CONFIRMED')
-    .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', at)]))
+    .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', '')]))
     .where('s.condition', '!=', 'HOLD')
     .where('m.product_discounts', '!=', '[]')
-    .execute()
+)
+
+export async function memberDiscounts(db: DbOrTx, userId: string, now: Date): Promise<ProductDiscount[]> {
+  const at = now.toISOString()
+  // Parameters in the builder's order (the query is compiled once: it runs on every offering list and order).
+  const rows = await runCompiled(db, discountsQuery, [userId, at, at, 'CONFIRMED', at, 'HOLD', '[]'])
   return rows.flatMap((r) => parseProductDiscounts(r.product_discounts))
 }
 
