@@ -2,9 +2,11 @@
 // priced for one user by priceItem, the function a PREVIEW order of one unit uses.
 import type { ProductOffering, ProductOfferingCollection, ProductOfferingQuery } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
-import type { DbOrTx } from '../db/database.js'
+import { randomUUID } from 'node:crypto'
+import { readThrough, type DbOrTx } from '../db/database.js'
 import { ForbiddenError, NotFoundError, quote } from '../errors.js'
-import { productPath, productsOnSale } from './catalogue.js'
+import { productPath, productsOnSale, type CatalogueProduct } from './catalogue.js'
+import type { ProductDiscount } from '../memberships/plans.js'
 import { memberDiscounts, priceItem, unitsOf } from './pricing.js'
 
 export const PRODUCT_OFFERINGS_PATH = '/apis/v2/product-offerings'
@@ -25,14 +27,40 @@ export function deprecationHeaders(sunset: string): Record<string, string> {
   }
 }
 
-/** A member sees their own offerings; staff anyone's. */
-export async function listProductOfferings(db: DbOrTx, query: ProductOfferingQuery, actor: Actor, now: Date): Promise<ProductOfferingCollection> {
+/** Whose offerings: a member sees their own; staff anyone's. */
+async function offeringsUser(db: DbOrTx, query: ProductOfferingQuery, actor: Actor): Promise<string> {
   const userId = query.userId ?? actor.id
   if (userId !== actor.id) {
     if (!isStaff(actor)) throw new ForbiddenError("only staff may list another user's product offerings")
     if (!(await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst())) throw new NotFoundError(`user ${quote(userId)} not found`)
   }
-  const [products, discounts] = await Promise.all([productsOnSale(db, { categories: query.category }), memberDiscounts(db, userId, now)])
+  return userId
+}
+
+/**
+ * Stands for the user's id in a kept answer (a token no product text can hold by chance): every user
+ * with the same discounts gets the same offerings but for their id.
+ */
+const USER_PLACEHOLDER = `user-${randomUUID()}`
+const offeringsCache = { name: 'product-offerings', tables: ['products', 'product_categories', 'product_areas'], share: 0.01 }
+
+/**
+ * The list as JSON, serialized once per (categories, discounts) while the catalogue stays as it is:
+ * the discounts are read for each request (they follow the user's memberships and the time), the
+ * pricing and serialization of the offerings are not.
+ */
+export async function listProductOfferingsJson(db: DbOrTx, query: ProductOfferingQuery, actor: Actor, now: Date, serialize: (c: ProductOfferingCollection) => string): Promise<string> {
+  const userId = await offeringsUser(db, query, actor)
+  const discounts = await memberDiscounts(db, userId, now)
+  // The categories in the order asked: the answer's self link repeats them so.
+  const key = JSON.stringify([query.category ?? [], discounts])
+  const json = await readThrough(db, offeringsCache, key, async () =>
+    serialize(offerings(await productsOnSale(db, { categories: query.category }), discounts, USER_PLACEHOLDER, query))
+  )
+  return json.split(USER_PLACEHOLDER).join(userId)
+}
+
+function offerings(products: readonly CatalogueProduct[], discounts: ProductDiscount[], userId: string, query: ProductOfferingQuery): ProductOfferingCollection {
   const self = new URLSearchParams({ userId })
   for (const category of query.category ?? []) self.append('category', category)
   const items = products.map((product): ProductOffering => {

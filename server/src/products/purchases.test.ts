@@ -239,6 +239,11 @@ t.test('the offering list: deprecated headers on every answer, a member for them
   t.same(forMember.json().items.map((o: { discount: { amount: number } }) => o.discount.amount), [2.5, 3], "priced with the member's discounts, by name")
   const forStaff = await call('GET', `${OFFERINGS}?category=POD_SHOP`, staff)
   t.equal(forStaff.json().items[0].discount.amount, 0, 'staff for themself: no membership, no discount')
+  t.equal(forStaff.json().items[0].user.id, staff.id)
+  // The answer is kept per (categories, discounts): another user, or a changed catalogue, is never given a kept one.
+  t.equal((await call('GET', `${OFFERINGS}?category=POD_SHOP`, member)).json().items[0].user.id, member.id)
+  t.equal((await call('PATCH', `/apis/v2/admin/products/${bundle.id}`, setup.admin, { price: 40 })).statusCode, 200)
+  t.match((await call('GET', `${OFFERINGS}?category=POD_SHOP`, member)).json().items[0], { product: { price: 40 }, discount: { amount: 6 } }, 'a price change is seen at once')
 
   const refused = await call('GET', `${OFFERINGS}?userId=${staff.id}`, member)
   t.equal(refused.statusCode, 403)
