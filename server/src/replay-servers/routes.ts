@@ -57,8 +57,13 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
 
   app.route({
     ...replayServerDeviceRoutes.status,
+    // Every box polls every few seconds: its request line is at debug unless the poll fails or a
+    // report changed the record.
+    config: { quietLog: true },
     handler: async (request, reply) => {
-      const { body, etag } = await polls.poll(request.params.serverId, request.query, (answer) => reply.serialize(answer) as string)
+      const { sent, changed } = await polls.poll(request.params.serverId, request.query, (answer) => reply.serialize(answer) as string)
+      const { body, etag } = sent
+      if (changed) request.changedSomething = true
       // The answer may carry the access token: no shared cache may keep it.
       reply.header('etag', etag).header('cache-control', 'no-store')
       // No payload at all (the 304 schema's null only documents that): send(null) serialises "null"

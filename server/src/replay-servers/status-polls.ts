@@ -85,19 +85,22 @@ export class StatusPolls {
   }
 
   /**
-   * A box's poll: its answer, and a sighting written with the next flush (a changed report at once).
-   * An unknown or superseded serverId is a 404, which tells the box to register again.
+   * A box's poll: its answer, and a sighting written with the next flush (a changed report at once:
+   * then `changed`, which the request line is logged for). An unknown or superseded serverId is a
+   * 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<SentStatus> {
+  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
     const serverIdHash = sha256Hex(serverId)
     const changes = await this.statusChanges()
-    const entry = this.kept(serverIdHash, changes) ?? (await this.load(serverIdHash, changes))
+    let changed = false
+    const entry = this.kept(serverIdHash, changes) ?? (await this.load(serverIdHash, changes, () => (changed = true)))
     const now = this.deps.clock.now()
     const report = reportedChanges(entry.row, reported)
     if (report) {
       // Rare (a new version or address): the write also moves the change counter, so the next poll
       // reads the record afresh.
       await recordReport(this.db, entry.row, report, now)
+      changed = true
     } else {
       entry.seenAt = now.getTime()
       this.unrecorded.set(entry.row.id, entry)
@@ -105,8 +108,8 @@ export class StatusPolls {
     // The one part that depends on the poll: whether the version it reports is the target.
     const pendingUpdate = pendingUpdateOf(entry.row, reported.version)
     // Serialised once per entry and shape, so the ETag is the hash of exactly what is sent.
-    if (pendingUpdate) return (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate))
-    return (entry.sent ??= sent(serialize, entry.answer))
+    if (pendingUpdate) return { sent: (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate)), changed }
+    return { sent: (entry.sent ??= sent(serialize, entry.answer)), changed }
   }
 
   /** The kept answer, when nothing changed since it was read (`changes` is the count read for this poll). */
@@ -121,12 +124,13 @@ export class StatusPolls {
   }
 
   /** The record read afresh, and kept. */
-  private async load(serverIdHash: string, changes: number): Promise<Entry> {
+  private async load(serverIdHash: string, changes: number, onWrite: () => void): Promise<Entry> {
     const row = await findPolledReplayServer(this.db, serverIdHash)
     const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
       await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now())
+      onWrite()
     }
     // Tagged with the counter read BEFORE the record: a change that lands in between moves the
     // counter past the tag, so the next poll reads the record again.
