@@ -34,6 +34,8 @@ const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3))
  * skips the growth check), for profiling one route.
  */
 const ONLY = process.env.BENCH_ONLY
+/** BENCH_GROWTH=0 skips the growth check's smaller sizes (the 100,000 figures still come from the main run). */
+const GROWTH = process.env.BENCH_GROWTH !== '0'
 const only = (name: string) => !ONLY || ONLY.split('|').some((part) => name.includes(part))
 /** Node arguments for the server process, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
@@ -268,7 +270,7 @@ async function main() {
     const sizes = [1000, 10_000, 100_000].map((n) => Math.max(10, Math.round(n * SCALE)))
     const growthScenarios = extraScenarios.filter((s) => s.growth)
     const growth: Array<{ templates: number; seedSeconds: number; rows: Row[] }> = []
-    for (const size of ONLY ? [] : sizes.slice(0, -1)) {
+    for (const size of ONLY || !GROWTH ? [] : sizes.slice(0, -1)) {
       const seedMs = await templates.seedTo(size)
       process.stdout.write(`  ${size} templates (+${round(seedMs / 1000, 1)}s); measuring the growth scenarios…\n`)
       const server = await startServer(CACHES_OFF)
