@@ -18,6 +18,29 @@ export interface Started {
   stop(): Promise<void>
 }
 
+/** The processes this bench started, by the URL they listen on: load() reads their CPU time. */
+const pidByUrl = new Map<string, number>()
+
+/**
+ * A process's CPU time so far (user and system, all its threads), in seconds, from /proc/<pid>/stat;
+ * undefined off Linux. Unlike requests per second, CPU time per request hardly changes with what
+ * else the machine runs, so it is the steadier measure on a shared machine.
+ */
+export function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces, hence the last ')'): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch {
+    return undefined
+  }
+}
+
+/** USER_HZ: Linux reports /proc times in hundredths of a second on every common architecture. */
+const CLOCK_TICKS = 100
+
 /** Asks a child to stop (SIGTERM) and waits for it to exit. */
 function stopChild(child: ChildProcess): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -45,6 +68,7 @@ export async function startNode(script: string, env: Record<string, string>, arg
         child.stdout!.off('data', onData)
         child.stdout!.resume()
         seen = ''
+        pidByUrl.set(match[1]!, child.pid!)
         resolve(match[1]!)
       }
     }
@@ -84,6 +108,7 @@ export async function startLoggingTo(logFile: string, script: string, env: Recor
     await new Promise((resolve) => setTimeout(resolve, 50))
     url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(readFileSync(logFile, 'utf8'))?.[1]
   }
+  pidByUrl.set(url, child.pid!)
   return {
     url,
     child,
@@ -129,6 +154,8 @@ export interface LoadResult {
   requests: number
   non2xx: number
   errors: number
+  /** CPU time the server process spent per request during the measured run, in µs, when it is ours. */
+  cpuMicrosPerRequest?: number
 }
 
 export interface LoadOptions {
@@ -178,7 +205,10 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     } as autocannon.Options)
   }
   if (WARMUP_SECONDS > 0) await run(WARMUP_SECONDS)
+  const pid = pidByUrl.get(options.url)
+  const cpuBefore = processCpuSeconds(pid)
   const result = await run(options.durationSeconds)
+  const cpuAfter = processCpuSeconds(pid)
   const statusCounts = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}
   const expected = options.expectStatus ? statusCounts[String(options.expectStatus)]?.count ?? 0 : 0
   return {
@@ -188,7 +218,10 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     latencyP99Ms: result.latency.p99,
     requests: result.requests.total,
     non2xx: result.non2xx - expected,
-    errors: result.errors + result.timeouts
+    errors: result.errors + result.timeouts,
+    ...(cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
+      ? { cpuMicrosPerRequest: Math.round(((cpuAfter - cpuBefore) * 1e6) / result.requests.total) }
+      : {})
   }
 }
 

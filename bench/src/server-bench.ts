@@ -87,6 +87,8 @@ interface Pair {
   /** The 1-minute load average when the pair started, and the host's steal time during it (/proc/stat). */
   loadAverage: number
   stealPercent: number | undefined
+  /** CPU time per request of each process during its run (µs; /proc/<pid>/stat). */
+  cpuMicrosPerRequest: { bare?: number; pino?: number; route?: number }
 }
 
 interface Row extends LoadResult {
@@ -97,6 +99,12 @@ interface Row extends LoadResult {
   /** Median over the pairs of the route's share of each baseline. */
   ratio: number
   ratioPino: number
+  /**
+   * Median over the pairs of the bare (pino) baseline's CPU time per request over the route's: what
+   * share of the baseline's throughput the route would reach with a core to itself.
+   */
+  cpuRatio?: number
+  cpuRatioPino?: number
   target: string
   pairs: Pair[]
   /** Bytes the server wrote to its log per request served, over the measured runs. */
@@ -145,20 +153,25 @@ async function measure(scenario: Scenario, baselines: Baselines, server: Started
       pinoRequestsPerSecond: pino.requestsPerSecond,
       requestsPerSecond: result.requestsPerSecond,
       loadAverage,
-      stealPercent: stealPercent(cpu, cpuTimes())
+      stealPercent: stealPercent(cpu, cpuTimes()),
+      cpuMicrosPerRequest: { bare: bare.cpuMicrosPerRequest, pino: pino.cpuMicrosPerRequest, route: result.cpuMicrosPerRequest }
     }
     pairs.push(pair)
     runs.push(result)
     process.stdout.write(
       `  ${scenario.name} pair ${r + 1}/${REPEAT}: bare ${bare.requestsPerSecond}, pino ${pino.requestsPerSecond}, route ${result.requestsPerSecond} req/s ` +
         `(${percent(result.requestsPerSecond / bare.requestsPerSecond)} / ${percent(result.requestsPerSecond / pino.requestsPerSecond)}); ` +
-        `load ${loadAverage}, steal ${pair.stealPercent ?? '?'}%\n`
+        `load ${loadAverage}, steal ${pair.stealPercent ?? '?'}%; CPU µs per request ${pair.cpuMicrosPerRequest.bare}/${pair.cpuMicrosPerRequest.pino}/${pair.cpuMicrosPerRequest.route}\n`
     )
   }
   const shares = pairs.map((p) => p.requestsPerSecond / p.bareRequestsPerSecond)
   const ratio = median(shares)
   const ratioPino = median(pairs.map((p) => p.requestsPerSecond / p.pinoRequestsPerSecond))
   const kept = shares.indexOf(ratio)
+  const cpuShares = (baseline: 'bare' | 'pino') => {
+    const all = pairs.map((p) => (p.cpuMicrosPerRequest[baseline] ?? 0) / (p.cpuMicrosPerRequest.route ?? 0)).filter((x) => Number.isFinite(x) && x > 0)
+    return all.length === pairs.length ? round(median(all)) : undefined
+  }
   const p99 = median(runs.map((r) => r.latencyP99Ms))
   return {
     ...runs[kept]!,
@@ -168,6 +181,8 @@ async function measure(scenario: Scenario, baselines: Baselines, server: Started
     pinoBaselineRequestsPerSecond: pairs[kept]!.pinoRequestsPerSecond,
     ratio: round(ratio),
     ratioPino: round(ratioPino),
+    cpuRatio: cpuShares('bare'),
+    cpuRatioPino: cpuShares('pino'),
     target: verdict(scenario, ratio, ratioPino, p99),
     pairs,
     logBytesPerRequest: requests > 0 ? Math.round(logBytes / requests) : 0
@@ -185,6 +200,8 @@ function print(rows: Row[]) {
         'vs bare': percent(r.ratio),
         'vs pino': percent(r.ratioPino),
         'pairs vs bare': r.pairs.map((p) => percent(p.requestsPerSecond / p.bareRequestsPerSecond)).join(' '),
+        'CPU share bare/pino': r.cpuRatio === undefined ? '?' : `${percent(r.cpuRatio)}/${percent(r.cpuRatioPino ?? 0)}`,
+        'route CPU µs/req': median(r.pairs.map((p) => p.cpuMicrosPerRequest.route ?? 0)),
         'load / steal': r.pairs.map((p) => `${p.loadAverage}/${p.stealPercent ?? '?'}%`).join(' '),
         target: r.target,
         'p50 ms': r.latencyP50Ms,
@@ -291,7 +308,7 @@ async function main() {
     const server = await startServer()
     const uncached = await startServer(CACHES_OFF)
     const full = { ...seeded(), etags: await collectEtags(server, serverIds) }
-    process.stdout.write(`measuring ${DURATION}s per route and as much baseline before each, ${CONNECTIONS} connections, ${REPEAT}x…\n`)
+    process.stdout.write(`measuring ${DURATION}s per route after as much of each baseline (bare, pino), ${CONNECTIONS} connections, ${REPEAT} pairs…\n`)
     const rows: Row[] = []
     for (const scenario of [...extraScenarios, ...foundation, membershipScenario]) {
       const uncachedScenario = { ...scenario, name: `${scenario.name}${UNCACHED}`, target: scenario.uncached?.target, pinoTarget: undefined, p99Ms: scenario.uncached?.p99Ms }
