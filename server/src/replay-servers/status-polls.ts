@@ -44,6 +44,19 @@ export interface StatusPollsOptions {
   log: FastifyBaseLogger
 }
 
+/** What a poll's query may hold: what the box reports about itself (ReplayServerStatusQuery). */
+const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp'])
+
+/** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  if (header === etag) return true
+  return header.split(',').some((tag) => {
+    const t = tag.trim()
+    return t === '*' || t.replace(/^W\//, '') === etag
+  })
+}
+
 /** Serialises a status answer by the route's own response schema (the route passes reply.serialize). */
 export type SerializeStatus = (answer: ReplayServerStatusAnswer) => string
 
@@ -102,14 +115,41 @@ export class StatusPolls {
       await recordReport(this.db, entry.row, report, now)
       changed = true
     } else {
-      entry.seenAt = now.getTime()
-      this.unrecorded.set(entry.row.id, entry)
+      this.sighted(entry, now)
     }
     // The one part that depends on the poll: whether the version it reports is the target.
     const pendingUpdate = pendingUpdateOf(entry.row, reported.version)
     // Serialised once per entry and shape, so the ETag is the hash of exactly what is sent.
     if (pendingUpdate) return { sent: (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate)), changed }
     return { sent: (entry.sent ??= sent(serialize, entry.answer)), changed }
+  }
+
+  /**
+   * The ETag of a poll answered "not modified" before the route validates anything, or undefined
+   * when the poll needs the full route. Most polls carry the ETag of what the box already has and
+   * report what is already recorded; those are answered here, with their sighting noted, at less
+   * than the cost of a full poll. Only a kept answer can match, so only a box that exists, and only
+   * when the query holds nothing but the reported fields, each a single value equal to the record's
+   * (nothing to write, nothing unvalidated kept).
+   */
+  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined): Promise<string | undefined> {
+    if (ifNoneMatch === undefined || !this.entries.has(serverId)) return undefined
+    const reported = query as Record<string, unknown>
+    for (const key in reported) {
+      if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
+    }
+    const entry = this.kept(serverId, await this.statusChanges())
+    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery)) return undefined
+    const answer = pendingUpdateOf(entry.row, reported.version as string | undefined) ? entry.sentWithUpdate : entry.sent
+    if (!answer || !matchesIfNoneMatch(ifNoneMatch, answer.etag)) return undefined
+    this.sighted(entry, this.deps.clock.now())
+    return answer.etag
+  }
+
+  /** A poll of a kept answer that reported nothing new: its lastSeenAt goes with the next flush. */
+  private sighted(entry: Entry, now: Date): void {
+    entry.seenAt = now.getTime()
+    this.unrecorded.set(entry.row.id, entry)
   }
 
   /** The kept answer, when nothing changed since it was read (`changes` is the count read for this poll). */
