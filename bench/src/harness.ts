@@ -2,7 +2,7 @@
 // description, and where results go.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -13,7 +13,41 @@ export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..'
 export interface Started {
   url: string
   child: ChildProcess
+  /** Where the process's stdout goes when started by startLoggingTo. */
+  logFile?: string
   stop(): Promise<void>
+}
+
+/** The processes this bench started, by the URL they listen on: load() reads their CPU time. */
+const pidByUrl = new Map<string, number>()
+
+/**
+ * A process's CPU time so far (user and system, all its threads), in seconds, from /proc/<pid>/stat;
+ * undefined off Linux. Unlike requests per second, CPU time per request hardly changes with what
+ * else the machine runs, so it is the steadier measure on a shared machine.
+ */
+export function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces, hence the last ')'): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS
+  } catch {
+    return undefined
+  }
+}
+
+/** USER_HZ: Linux reports /proc times in hundredths of a second on every common architecture. */
+const CLOCK_TICKS = 100
+
+/** Asks a child to stop (SIGTERM) and waits for it to exit. */
+function stopChild(child: ChildProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve()
+    child.once('exit', () => resolve())
+    child.kill('SIGTERM')
+  })
 }
 
 /** Starts a Node script that logs Fastify's "Server listening at" line, and waits for that line. */
@@ -34,6 +68,7 @@ export async function startNode(script: string, env: Record<string, string>, arg
         child.stdout!.off('data', onData)
         child.stdout!.resume()
         seen = ''
+        pidByUrl.set(match[1]!, child.pid!)
         resolve(match[1]!)
       }
     }
@@ -43,13 +78,72 @@ export async function startNode(script: string, env: Record<string, string>, arg
   return {
     url,
     child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve()
-        child.once('exit', () => resolve())
-        child.kill('SIGTERM')
-      })
+    stop: () => stopChild(child)
   }
+}
+
+/**
+ * Starts a Node script with its stdout written to `logFile` (a plain file, not a pipe: what a user's
+ * `pnpm start > server.log` pays), and waits for its "Server listening at" line in that file.
+ */
+export async function startLoggingTo(logFile: string, script: string, env: Record<string, string>, args: string[] = []): Promise<Started> {
+  const out = openSync(logFile, 'a')
+  const child = spawn(process.execPath, [...args, script], {
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', out, 'pipe']
+  })
+  closeSync(out)
+  let stderr = ''
+  child.stderr!.on('data', (d) => (stderr += d))
+  let exited: string | undefined
+  child.once('exit', (code) => (exited = `${script} exited with ${code} before listening: ${stderr}`))
+  const deadline = Date.now() + 60_000
+  let url: string | undefined
+  while (!url) {
+    if (exited) throw new Error(exited)
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`${script} did not say "Server listening at" within 60 s: ${stderr}`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(readFileSync(logFile, 'utf8'))?.[1]
+  }
+  pidByUrl.set(url, child.pid!)
+  return {
+    url,
+    child,
+    logFile,
+    stop: () => stopChild(child)
+  }
+}
+
+/** Bytes in a file now (0 when absent): the log written during a run is the difference. */
+export function fileSize(file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * The host's CPU time counters from /proc/stat: `steal` is time a hypervisor gave this virtual
+ * machine's CPUs to someone else, which no load average shows. Undefined off Linux.
+ */
+export function cpuTimes(): { total: number; steal: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number)
+    // user nice system idle iowait irq softirq steal guest guest_nice; guest time is already in user.
+    return { total: fields.slice(0, 8).reduce((a, b) => a + b, 0), steal: fields[7] ?? 0 }
+  } catch {
+    return undefined
+  }
+}
+
+/** The share of CPU time stolen between two readings of cpuTimes(), in percent. */
+export function stealPercent(before: ReturnType<typeof cpuTimes>, after: ReturnType<typeof cpuTimes>): number | undefined {
+  if (!before || !after || after.total === before.total) return undefined
+  return Math.round(((after.steal - before.steal) / (after.total - before.total)) * 1000) / 10
 }
 
 export interface LoadResult {
@@ -60,6 +154,8 @@ export interface LoadResult {
   requests: number
   non2xx: number
   errors: number
+  /** CPU time the server process spent per request during the measured run, in µs, when it is ours. */
+  cpuMicrosPerRequest?: number
 }
 
 export interface LoadOptions {
@@ -115,7 +211,10 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     } as autocannon.Options)
   }
   if (WARMUP_SECONDS > 0) await run(WARMUP_SECONDS)
+  const pid = pidByUrl.get(options.url)
+  const cpuBefore = processCpuSeconds(pid)
   const result = await run(options.durationSeconds)
+  const cpuAfter = processCpuSeconds(pid)
   const statusCounts = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {}
   const expected = options.expectStatus ? statusCounts[String(options.expectStatus)]?.count ?? 0 : 0
   return {
@@ -125,7 +224,10 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     latencyP99Ms: result.latency.p99,
     requests: result.requests.total,
     non2xx: result.non2xx - expected,
-    errors: result.errors + result.timeouts
+    errors: result.errors + result.timeouts,
+    ...(cpuBefore !== undefined && cpuAfter !== undefined && result.requests.total > 0
+      ? { cpuMicrosPerRequest: Math.round(((cpuAfter - cpuBefore) * 1e6) / result.requests.total) }
+      : {})
   }
 }
 

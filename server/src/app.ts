@@ -14,7 +14,7 @@ import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
-import { createLogger } from './logging.js'
+import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
 import oauth2Routes from './oauth2/routes.js'
 import { TokenEndpoint } from './oauth2/service.js'
@@ -58,6 +58,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
   const app = Fastify({
     loggerInstance: createLogger(config.LOG_LEVEL, options.logStream) as FastifyBaseLogger,
+    // One line per request at the answer, not Fastify's pair of lines (incoming, completed).
+    logController: new RequestLog(),
     // Fastify takes a hop count too, though its types leave numbers out.
     trustProxy: parseTrustProxy(config.TRUST_PROXY) as boolean | string[],
     bodyLimit: config.BODY_LIMIT_BYTES,
@@ -88,6 +90,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     ownsDb: !options.db
   })
   await app.register(requestId)
+  await app.register(requestLogging)
   await app.register(metrics)
   await app.register(background)
   await app.register(backups)

@@ -1,9 +1,14 @@
-// The root logger. Secrets never reach the log: credential headers and secret-named fields are
-// redacted, and URLs lose the path segments and query values that carry secrets.
+// The root logger, and the one line each request is logged with. Secrets never reach the log: the
+// request line is built from the method, the URL with its secret parts blanked, the status and the
+// time (never headers or bodies), and the few known places a credential could appear in a logged
+// object are redacted by exact path. No wildcard paths: pino walks those over every line written.
 import type { IncomingMessage } from 'node:http'
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
 import pino, { type DestinationStream, type Logger } from 'pino'
 import pretty from 'pino-pretty'
 
+/** Top-level fields of a logged object that would hold a secret, should anyone log one. */
 const SECRET_FIELDS = [
   'password', 'newPassword', 'client_secret', 'clientSecret', 'secret', 'token', 'accessToken', 'access_token',
   'refresh_token', 'refreshToken', 'apiKey', 'code', 'verificationCode', 'serverId', 'sso', 'sig', 'code_verifier'
@@ -14,23 +19,48 @@ export const redactPaths = [
   'req.headers["x-api-key"]',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
-  ...SECRET_FIELDS.flatMap((f) => [f, `*.${f}`])
+  ...SECRET_FIELDS
 ]
 
 const SECRET_QUERY = /token|code|secret|password|sig|sso|key|verifier/i
+const DEVICE_PATH = /(\/replay-servers\/device\/)[^/?]+/
 
 /** The request URL as it may be logged: the device's serverId and secret query values blanked. */
 export function redactUrl(url: string): string {
-  const [path, query] = url.split('?', 2) as [string, string | undefined]
+  const q = url.indexOf('?')
+  const path = q === -1 ? url : url.slice(0, q)
   // Whatever follows it: a probing or buggy box must not write its only secret to the log.
-  const safePath = path.replace(/(\/replay-servers\/device\/)[^/]+/, '$1[redacted]')
-  if (!query) return safePath
-  const params = new URLSearchParams(query)
+  const safePath = path.includes('/replay-servers/device/') ? path.replace(DEVICE_PATH, '$1[redacted]') : path
+  if (q === -1) return safePath
+  const params = new URLSearchParams(url.slice(q + 1))
   for (const key of [...params.keys()]) if (SECRET_QUERY.test(key)) params.set(key, '[redacted]')
   return `${safePath}?${params.toString()}`
 }
 
-export function createLogger(level: string, stream?: DestinationStream): Logger {
+/** How long a line may wait in the buffer of the default destination before it is written. */
+const FLUSH_INTERVAL_MS = 200
+
+/**
+ * Standard output as pino's default destination, except that lines are written 4 KB at a time (or
+ * after FLUSH_INTERVAL_MS, whichever comes first) rather than one write per line: under load the
+ * write calls cost more than the lines. Whatever is buffered is written when the process exits.
+ */
+function bufferedStdout(): DestinationStream {
+  const destination = pino.destination({ dest: 1, sync: false, minLength: 4096 })
+  const timer = setInterval(() => {
+    // flush() throws while the file descriptor is not open yet (the first tick after start).
+    try {
+      destination.flush()
+    } catch {
+      // the next tick writes it
+    }
+  }, FLUSH_INTERVAL_MS)
+  timer.unref()
+  destination.on('close', () => clearInterval(timer))
+  return destination
+}
+
+export function createLogger(level: string, stream: DestinationStream = bufferedStdout()): Logger {
   return pino(
     {
       level,
@@ -58,3 +88,52 @@ export function consoleStream(isTty: boolean, destination: NodeJS.WritableStream
   if (!isTty) return undefined
   return pretty({ destination, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
 }
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * A route machines call every few seconds (status polls, health checks, metrics scrapes): its
+     * request line is at debug, unless it failed or changed something (`request.changedSomething`).
+     */
+    quietLog?: boolean
+  }
+  interface FastifyRequest {
+    /** Set by a quiet route's handler when the request changed something worth an info line. */
+    changedSomething: boolean
+  }
+}
+
+/**
+ * One line per request, written once the answer is sent, in place of Fastify's pair (incoming,
+ * completed): method, redacted URL, status, time in ms, and the request id (reqId, from the request's
+ * logger). Quiet routes' lines are at debug unless they failed or changed something.
+ */
+export class RequestLog extends LogController {
+  constructor() {
+    super({ disableRequestLogging: false })
+  }
+
+  override incomingRequest(): void {}
+
+  override routeNotFound(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const statusCode = reply.statusCode
+    const quiet = request.routeOptions.config.quietLog === true && statusCode < 400 && !request.changedSomething && !error
+    // The server's loggers are pino's (createLogger), whose level check spares building a line nobody writes.
+    const log = request.log as unknown as Logger
+    if (!log.isLevelEnabled(quiet ? 'debug' : 'info')) return
+    const line = { method: request.method, url: redactUrl(request.url), statusCode, responseTime: Math.round(reply.elapsedTime * 100) / 100 }
+    if (error) log.warn({ ...line, err: error }, 'request')
+    else if (quiet) log.debug(line, 'request')
+    else log.info(line, 'request')
+  }
+}
+
+/** What the request line needs on every request: whether a quiet route changed something. */
+export const requestLogging = fp(
+  async function requestLogging(app: FastifyInstance) {
+    app.decorateRequest('changedSomething', false)
+  },
+  { name: 'request-logging' }
+)

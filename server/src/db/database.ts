@@ -86,11 +86,6 @@ export function sqliteOf(db: Db): SQLite.Database {
   return caches.sqlite
 }
 
-/** Tells the read caches a request began (see ChangeTracker.requestStarted). */
-export function requestStarted(db: Db): void {
-  cachesOf.get(db)?.tracker.requestStarted()
-}
-
 /** A kind of answer kept in memory: its name, the tables it is read from, its part of READ_CACHE_ENTRIES. */
 export interface ReadCacheSpec {
   name: string

@@ -1,5 +1,6 @@
 // The operator's routes: liveness, readiness and metrics. No user credential, not rate limited, and
-// not logged at info: probes and scrapes every few seconds would bury every other line.
+// their request lines at debug unless they fail: probes and scrapes every few seconds would bury
+// every other line.
 import { timingSafeEqual } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { healthRoutes } from '@club/contract'
@@ -7,7 +8,7 @@ import { sha256Hex } from '../crypto.js'
 import { ServiceUnavailableError, UnauthorizedError } from '../errors.js'
 import { checkReadiness, readinessChecks } from './readiness.js'
 
-const quiet = { logLevel: 'warn' as const, config: { rateLimit: false as const } }
+const quiet = { config: { rateLimit: false as const, quietLog: true } }
 
 /** Whether `authorization` is "Bearer <token>", compared in constant time (hashes of equal length). */
 function bearerMatches(authorization: string | undefined, token: string): boolean {

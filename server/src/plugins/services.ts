@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import { requestStarted, type Db } from '../db/database.js'
+import type { Db } from '../db/database.js'
 import type { PaymentProvider } from '../payments/provider.js'
 
 declare module 'fastify' {
@@ -31,11 +31,6 @@ export default fp<ServicesOptions>(
     app.decorate('config', options.config)
     app.decorate('clock', options.clock)
     app.decorate('paymentProvider', options.paymentProvider)
-    // Read caches check other processes' commits once per request (db/read-cache.ts).
-    app.addHook('onRequest', (_request, _reply, done) => {
-      requestStarted(options.db)
-      done()
-    })
     if (options.ownsDb) app.addHook('onClose', async () => options.db.destroy())
   },
   { name: 'services' }

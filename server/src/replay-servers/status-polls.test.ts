@@ -226,3 +226,29 @@ t.test('after DEVICE_TOKEN_SECRET changes, polls hand out the new key\'s token a
   t.equal((await statusOf()).accessToken, newToken, 'the same token on the next poll')
   t.equal((await authenticateDeviceToken(restarted.db, newToken)).replayServerId, id, 'and it still works')
 })
+
+t.test('a poll answered "not modified" before validation is still seen, validated and recorded like any other', async (t) => {
+  const ctx = await testApp(t, NO_TIMED_FLUSH)
+  const other = await anotherProcess(t, ctx)
+  const { id, serverId } = await registeredBox(ctx, { version: '1.0.0', localIp: '10.0.0.7' })
+  const first = await poll(ctx, serverId, 'version=1.0.0&localIp=10.0.0.7')
+  const etag = first.headers.etag as string
+  const same = { 'if-none-match': etag }
+
+  ctx.clock.advance(60_000)
+  const quick = await poll(ctx, serverId, 'version=1.0.0&localIp=10.0.0.7', same)
+  t.equal(quick.statusCode, 304)
+  t.equal(quick.body, '')
+  t.match(quick.headers, { etag, 'cache-control': 'no-store', 'x-request-id': String })
+  await ctx.app.replayServerPolls.flush()
+  t.equal((await other.stored(id)).last_seen_at, '2026-03-01T10:01:00.000Z', 'its sighting is written')
+
+  t.equal((await poll(ctx, serverId, 'version=1.0.0&extra=1', same)).statusCode, 400, 'an unknown query field is refused as before')
+  t.equal((await poll(ctx, serverId, 'version=1.0.0&version=1.0.0', same)).statusCode, 400, 'so is a field given twice')
+  t.equal((await poll(ctx, serverId, 'localIp=not-an-ip', same)).statusCode, 400, 'a changed report is validated')
+  t.equal((await poll(ctx, serverId.toUpperCase(), '', same)).statusCode, 404, 'another serverId gets nothing kept for this one')
+
+  const upgraded = await poll(ctx, serverId, 'version=1.1.0&localIp=10.0.0.7', same)
+  t.equal(upgraded.statusCode, 304, 'the answer itself did not change')
+  t.equal((await other.stored(id)).version, '1.1.0', 'but the new version is written at once')
+})

@@ -44,6 +44,19 @@ export interface StatusPollsOptions {
   log: FastifyBaseLogger
 }
 
+/** What a poll's query may hold: what the box reports about itself (ReplayServerStatusQuery). */
+const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp'])
+
+/** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false
+  if (header === etag) return true
+  return header.split(',').some((tag) => {
+    const t = tag.trim()
+    return t === '*' || t.replace(/^W\//, '') === etag
+  })
+}
+
 /** Serialises a status answer by the route's own response schema (the route passes reply.serialize). */
 export type SerializeStatus = (answer: ReplayServerStatusAnswer) => string
 
@@ -54,8 +67,9 @@ function sent(serialize: SerializeStatus, answer: ReplayServerStatusAnswer, pend
 
 export class StatusPolls {
   /**
-   * Answers by serverId hash, oldest first. Only boxes that exist are kept, so unknown serverIds
-   * cannot grow it.
+   * Answers by serverId, oldest first: hashing the serverId on every poll cost about 3% of a poll's
+   * time, so it is hashed only to read the record. Only boxes that exist are kept, so unknown
+   * serverIds cannot grow it; the serverIds stay in this process's memory, never on disk or in the log.
    */
   private readonly entries = new Map<string, Entry>()
   /** The status change counter last read; when it moves, every entry is out of date. */
@@ -85,48 +99,78 @@ export class StatusPolls {
   }
 
   /**
-   * A box's poll: its answer, and a sighting written with the next flush (a changed report at once).
-   * An unknown or superseded serverId is a 404, which tells the box to register again.
+   * A box's poll: its answer, and a sighting written with the next flush (a changed report at once:
+   * then `changed`, which the request line is logged for). An unknown or superseded serverId is a
+   * 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<SentStatus> {
-    const serverIdHash = sha256Hex(serverId)
+  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
     const changes = await this.statusChanges()
-    const entry = this.kept(serverIdHash, changes) ?? (await this.load(serverIdHash, changes))
+    let changed = false
+    const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
     const now = this.deps.clock.now()
     const report = reportedChanges(entry.row, reported)
     if (report) {
       // Rare (a new version or address): the write also moves the change counter, so the next poll
       // reads the record afresh.
       await recordReport(this.db, entry.row, report, now)
+      changed = true
     } else {
-      entry.seenAt = now.getTime()
-      this.unrecorded.set(entry.row.id, entry)
+      this.sighted(entry, now)
     }
     // The one part that depends on the poll: whether the version it reports is the target.
     const pendingUpdate = pendingUpdateOf(entry.row, reported.version)
     // Serialised once per entry and shape, so the ETag is the hash of exactly what is sent.
-    if (pendingUpdate) return (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate))
-    return (entry.sent ??= sent(serialize, entry.answer))
+    if (pendingUpdate) return { sent: (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate)), changed }
+    return { sent: (entry.sent ??= sent(serialize, entry.answer)), changed }
+  }
+
+  /**
+   * The ETag of a poll answered "not modified" before the route validates anything, or undefined
+   * when the poll needs the full route. Most polls carry the ETag of what the box already has and
+   * report what is already recorded; those are answered here, with their sighting noted, at less
+   * than the cost of a full poll. Only a kept answer can match, so only a box that exists, and only
+   * when the query holds nothing but the reported fields, each a single value equal to the record's
+   * (nothing to write, nothing unvalidated kept).
+   */
+  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined): Promise<string | undefined> {
+    if (ifNoneMatch === undefined || !this.entries.has(serverId)) return undefined
+    const reported = query as Record<string, unknown>
+    for (const key in reported) {
+      if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
+    }
+    const entry = this.kept(serverId, await this.statusChanges())
+    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery)) return undefined
+    const answer = pendingUpdateOf(entry.row, reported.version as string | undefined) ? entry.sentWithUpdate : entry.sent
+    if (!answer || !matchesIfNoneMatch(ifNoneMatch, answer.etag)) return undefined
+    this.sighted(entry, this.deps.clock.now())
+    return answer.etag
+  }
+
+  /** A poll of a kept answer that reported nothing new: its lastSeenAt goes with the next flush. */
+  private sighted(entry: Entry, now: Date): void {
+    entry.seenAt = now.getTime()
+    this.unrecorded.set(entry.row.id, entry)
   }
 
   /** The kept answer, when nothing changed since it was read (`changes` is the count read for this poll). */
-  private kept(serverIdHash: string, changes: number): Entry | undefined {
+  private kept(serverId: string, changes: number): Entry | undefined {
     if (changes !== this.changes) {
       this.entries.clear()
       this.changes = changes
     }
-    const kept = this.entries.get(serverIdHash)
+    const kept = this.entries.get(serverId)
     // Checked per entry too: polls interleave, and one may have filled an entry under an older count.
     return kept?.changes === changes ? kept : undefined
   }
 
   /** The record read afresh, and kept. */
-  private async load(serverIdHash: string, changes: number): Promise<Entry> {
-    const row = await findPolledReplayServer(this.db, serverIdHash)
+  private async load(serverId: string, changes: number, onWrite: () => void): Promise<Entry> {
+    const row = await findPolledReplayServer(this.db, sha256Hex(serverId))
     const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
       await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now())
+      onWrite()
     }
     // Tagged with the counter read BEFORE the record: a change that lands in between moves the
     // counter past the tag, so the next poll reads the record again.
@@ -134,10 +178,10 @@ export class StatusPolls {
     if (this.options.maxEntries > 0) {
       // The longest kept goes first. Not least recently used: moving an entry on every hit cost more
       // than it saves, since every box polls at the same interval.
-      if (!this.entries.has(serverIdHash) && this.entries.size >= this.options.maxEntries) {
+      if (!this.entries.has(serverId) && this.entries.size >= this.options.maxEntries) {
         this.entries.delete(this.entries.keys().next().value!)
       }
-      this.entries.set(serverIdHash, entry)
+      this.entries.set(serverId, entry)
     }
     return entry
   }
