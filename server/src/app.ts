@@ -11,6 +11,7 @@ import membershipRoutes from './memberships/routes.js'
 import enrollmentRoutes from './memberships/enrollment-routes.js'
 import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
+import replayRoutes from './replays/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -112,6 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(enrollmentRoutes)
   await app.register(orderRoutes)
   await app.register(packageRoutes)
+  await app.register(replayRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

@@ -117,6 +117,7 @@ export const apiTags = {
   'replay-servers': 'What a venue recording box calls: registration and its status poll',
   'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
+  replays: "A player's replay of a court: asked for, cut and uploaded by the box, downloaded",
   packages: 'Packages of redeemable items (court bookings, guest passes, replays) and their redemptions',
   'product-offerings': 'Product offerings (deprecated)',
   operations: 'Health checks for load balancers and service managers, metrics for monitoring systems'

@@ -13,6 +13,8 @@ import * as m0010 from './0010_memberships.js'
 import * as m0011 from './0011_enrollments.js'
 import * as m0012 from './0012_pauses.js'
 import * as m0013 from './0013_packages.js'
+// 0014 is the webhooks issue's (branch issue-14).
+import * as m0015 from './0015_replays.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -27,5 +29,6 @@ export const migrations: Record<string, Migration> = {
   '0010_memberships': m0010,
   '0011_enrollments': m0011,
   '0012_pauses': m0012,
-  '0013_packages': m0013
+  '0013_packages': m0013,
+  '0015_replays': m0015
 }
