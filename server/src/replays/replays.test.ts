@@ -1,8 +1,8 @@
 // Replays through the API: which camera, the request's rules, the box's status answer, each status
 // transition the box reports, the download link and its expiry, the package item, the timeout.
-import t from 'tap'
+import t, { type Test } from 'tap'
 
-type Tap = Parameters<Parameters<typeof t.test>[1]>[0]
+type Tap = Test
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
