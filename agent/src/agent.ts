@@ -111,6 +111,7 @@ export class Agent {
       bucket: () => this.openBucket(),
       stateDir: config.stateDir,
       uploadAttempts: config.uploadAttempts,
+      flushSeconds: config.replayFlushSeconds,
       log,
       signal: this.abort.signal
     })

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { DeviceReplay } from '@club/contract'
-import { exportFailureReason, planReplays, uploadRetryDelay } from './plan.js'
+import { cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay } from './plan.js'
 
 const replay = (id: string, status: DeviceReplay['status']): DeviceReplay => ({ id, status, cameraId: 'cam-a', start: '2026-03-01T10:00:00Z', end: '2026-03-01T10:00:10Z' })
 
@@ -28,4 +28,8 @@ t.test('exportFailureReason: no footage is its own reason', async (t) => {
   t.equal(exportFailureReason(404), 'no_footage')
   t.equal(exportFailureReason(422), 'camera_error')
   t.equal(exportFailureReason(undefined), 'camera_error')
+})
+
+t.test('cutNotBefore: the end plus the keyframe margin', async (t) => {
+  t.equal(cutNotBefore({ end: '2026-03-01T10:00:10.000Z' }, 2.5), Date.parse('2026-03-01T10:00:12.500Z'))
 })

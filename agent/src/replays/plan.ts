@@ -29,3 +29,11 @@ export function uploadRetryDelay(attempt: number, random: () => number): number 
 export function exportFailureReason(statusCode: number | undefined): 'no_footage' | 'camera_error' {
   return statusCode === 404 ? 'no_footage' : 'camera_error'
 }
+
+/**
+ * When a replay can be cut: the recording writes a fragment at each keyframe, so footage up to `end`
+ * is on disk only a keyframe interval later. Cutting at once would give a clip short by that much.
+ */
+export function cutNotBefore(replay: Pick<DeviceReplay, 'end'>, marginSeconds: number): number {
+  return Date.parse(replay.end) + marginSeconds * 1000
+}

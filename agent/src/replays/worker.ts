@@ -11,7 +11,7 @@ import type { DeviceReplay } from '@club/contract'
 import type { Bucket } from '@club/storage'
 import type { Logger } from '../log.js'
 import type { ReplayClient } from './client.js'
-import { exportFailureReason, planReplays, uploadRetryDelay, type ReplayStep } from './plan.js'
+import { cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay, type ReplayStep } from './plan.js'
 
 /** A clip cut for a replay, as the export answers it. */
 export interface CutClip {
@@ -28,6 +28,9 @@ export interface ReplayWorkerOptions {
   /** Where clips cut but not yet stored are written down. */
   stateDir: string
   uploadAttempts: number
+  /** Seconds after a replay's end before it is cut (more than the cameras' keyframe interval). */
+  flushSeconds: number
+  now?: () => number
   log: Logger
   signal: AbortSignal
   random?: () => number
@@ -90,6 +93,8 @@ export class ReplayWorker {
       pending = { clipPath: step.clipPath, duration: (await this.readPending(replay.id))?.duration ?? 0 }
     } else {
       await client.report(replay.id, { status: 'EXPORTING' })
+      const wait = cutNotBefore(replay, this.options.flushSeconds) - (this.options.now ?? Date.now)()
+      if (wait > 0) await sleep(wait, undefined, { signal: this.options.signal })
       let clip: CutClip
       try {
         clip = await this.options.cut(replay)
