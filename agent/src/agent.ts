@@ -52,6 +52,7 @@ export class Agent {
   private readonly decoders: Decoders<ClipRequest, Clip>
   private readonly access: LocalAccess
   private readonly replays: ReplayWorker
+  private replaysResumed = false
   /** The bucket clips go to, opened once per bucket URL and credentials file. */
   private bucket?: { key: string; opened: Promise<Bucket> }
   private readonly abort = new AbortController()
@@ -196,7 +197,12 @@ export class Agent {
     if (answer.status === 'APPROVED') {
       if (answer.config) await this.applyConfig(answer.config)
       if (answer.pendingUpdate) this.runUpdate(answer.pendingUpdate.version)
-      if (answer.replayRequests) void this.replays.pickUp()
+      // Also on the first answer after a start: replays this box began before it restarted are no longer
+      // counted as waiting (REQUESTED) but still listed for it (EXPORTING, UPLOADING).
+      if (answer.replayRequests || !this.replaysResumed) {
+        this.replaysResumed = true
+        void this.replays.pickUp()
+      }
     } else {
       this.serverConfig = undefined
       this.cleanup.setEnabled(false)
