@@ -3,14 +3,9 @@
 // AWS SDK v3) and gs:// (Google Cloud Storage, through its official client). The agent uploads
 // through it; the server signs download links and deletes through the same drivers (flydrive's idea,
 // without its framework). Nothing here logs: keys and signatures stay out of every message.
-import { createReadStream } from 'node:fs'
-import { copyFile, mkdir, readFile, rm, stat } from 'node:fs/promises'
+import { copyFile, mkdir, readFile, rm } from 'node:fs/promises'
 import { dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
-import { Upload } from '@aws-sdk/lib-storage'
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { Storage } from '@google-cloud/storage'
 
 export interface SignedUrlOptions {
   expiresInSeconds: number
@@ -51,13 +46,13 @@ export function parseBucketUrl(url: string): BucketAddress {
 }
 
 /** The key of `location` in `address`'s bucket, or an error when it lies elsewhere. */
-function keyOf(address: BucketAddress, location: string): string {
+export function keyOf(address: BucketAddress, location: string): string {
   const own = `${address.scheme}://${address.bucket}/`
   if (!location.startsWith(own)) throw new BucketError(`the location is not in bucket ${address.scheme}://${address.bucket}`)
   return decodeURIComponent(location.slice(own.length))
 }
 
-function joinKey(prefix: string, key: string): string {
+export function joinKey(prefix: string, key: string): string {
   return prefix ? `${prefix}/${key}` : key
 }
 
@@ -102,10 +97,12 @@ export async function openBucket(url: string, options: BucketOptions = {}): Prom
   switch (address.scheme) {
     case 'file':
       return new FileBucket(url, address.prefix)
+    // The cloud SDKs are loaded only for a bucket that needs them: together they would add tens of
+    // megabytes to every box, most of which keep clips in one kind of bucket or none.
     case 's3':
-      return new S3Bucket(url, address, credentials as S3Credentials | undefined, options.maxAttempts ?? 2)
+      return new (await import('./s3.js')).S3Bucket(url, address, credentials as S3Credentials | undefined, options.maxAttempts ?? 2)
     case 'gs':
-      return new GcsBucket(url, address, credentials as GcsCredentials | undefined)
+      return new (await import('./gcs.js')).GcsBucket(url, address, credentials as GcsCredentials | undefined)
   }
 }
 
@@ -154,96 +151,6 @@ export class FileBucket implements Bucket {
 
   async signedUrl(): Promise<string> {
     throw new BucketError('a file:// bucket has no signed links of its own: the server serves them')
-  }
-}
-
-export class S3Bucket implements Bucket {
-  readonly client: S3Client
-
-  constructor(
-    readonly url: string,
-    private readonly address: BucketAddress,
-    credentials: S3Credentials | undefined,
-    maxAttempts: number
-  ) {
-    this.client = new S3Client({
-      region: credentials?.region ?? 'us-east-1',
-      ...(credentials?.endpoint ? { endpoint: credentials.endpoint } : {}),
-      // Path-style: S3-compatible stores rarely have a DNS name per bucket.
-      forcePathStyle: credentials?.forcePathStyle ?? credentials?.endpoint !== undefined,
-      ...(credentials ? { credentials: { accessKeyId: credentials.accessKeyId, secretAccessKey: credentials.secretAccessKey, ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}) } } : {}),
-      // SDK 3.729+ adds CRC checksums (and aws-chunked bodies) to every upload by default, which many
-      // S3-compatible stores refuse; only where the API requires one.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-      maxAttempts
-    })
-  }
-
-  async upload(localPath: string, key: string): Promise<string> {
-    const fullKey = joinKey(this.address.prefix, key)
-    const size = (await stat(localPath)).size
-    // Multipart above 5 MiB parts (lib-storage), a plain PUT below: a 30 s clip is a few megabytes.
-    const upload = new Upload({
-      client: this.client,
-      params: { Bucket: this.address.bucket, Key: fullKey, Body: createReadStream(localPath), ContentType: 'video/mp4', ContentLength: size },
-      partSize: 5 * 1024 * 1024,
-      queueSize: 2,
-      leavePartsOnError: false
-    })
-    await upload.done()
-    return `s3://${this.address.bucket}/${fullKey}`
-  }
-
-  async remove(location: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.address.bucket, Key: keyOf(this.address, location) }))
-  }
-
-  async signedUrl(location: string, options: SignedUrlOptions): Promise<string> {
-    const command = new GetObjectCommand({ Bucket: this.address.bucket, Key: keyOf(this.address, location) })
-    return getSignedUrl(this.client, command, { expiresIn: options.expiresInSeconds, signingDate: options.now })
-  }
-}
-
-export class GcsBucket implements Bucket {
-  readonly storage: Storage
-
-  constructor(
-    readonly url: string,
-    private readonly address: BucketAddress,
-    credentials: GcsCredentials | undefined
-  ) {
-    this.storage = new Storage({
-      ...(credentials ? { credentials: { client_email: credentials.client_email, private_key: credentials.private_key } } : {}),
-      ...(credentials?.project_id ? { projectId: credentials.project_id } : {}),
-      ...(credentials?.apiEndpoint ? { apiEndpoint: credentials.apiEndpoint } : {}),
-      // One try per call: the agent's own backoff decides when to try again.
-      retryOptions: { autoRetry: false }
-    })
-  }
-
-  async upload(localPath: string, key: string): Promise<string> {
-    const fullKey = joinKey(this.address.prefix, key)
-    await this.storage.bucket(this.address.bucket).upload(localPath, {
-      destination: fullKey,
-      // A resumable session: a large clip on a venue's uplink survives a dropped connection.
-      resumable: true,
-      contentType: 'video/mp4',
-      validation: false
-    })
-    return `gs://${this.address.bucket}/${fullKey}`
-  }
-
-  async remove(location: string): Promise<void> {
-    await this.storage.bucket(this.address.bucket).file(keyOf(this.address, location)).delete({ ignoreNotFound: true })
-  }
-
-  async signedUrl(location: string, options: SignedUrlOptions): Promise<string> {
-    const [url] = await this.storage
-      .bucket(this.address.bucket)
-      .file(keyOf(this.address, location))
-      .getSignedUrl({ version: 'v4', action: 'read', accessibleAt: options.now, expires: options.now.getTime() + options.expiresInSeconds * 1000 })
-    return url
   }
 }
 
