@@ -11,7 +11,7 @@ export const ReplayFailureReason = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: '^[a-z][a-z0-9_]*$',
-  examples: ['box_unreachable', 'no_footage', 'camera_error', 'upload_failed']
+  description: 'box_unreachable, no_footage, camera_error, upload_failed, or another the box names'
 })
 
 const CameraId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' })

@@ -196,18 +196,17 @@ t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, give
 })
 
 t.test('the server tells the box at once, at its serverUrl, with its token', async (t) => {
-  const calls: Array<{ url?: string; authorization?: string }> = []
+  let told: (call: { url?: string; authorization?: string }) => void
+  const call = new Promise<{ url?: string; authorization?: string }>((resolve) => (told = resolve))
   const box = createServer((req, res) => {
-    calls.push({ url: req.url, authorization: req.headers.authorization })
+    told({ url: req.url, authorization: req.headers.authorization })
     res.writeHead(202).end()
   })
   await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve))
   t.teardown(() => box.close())
-  const { venue, member, call, device } = await setup(t, {}, { serverUrl: `http://127.0.0.1:${(box.address() as AddressInfo).port}` })
-  t.equal((await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).statusCode, 201)
-  for (let i = 0; i < 100 && calls.length === 0; i++) await new Promise((resolve) => setImmediate(resolve))
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  t.same(calls, [{ url: '/replay-requests', authorization: device.authorization }])
+  const { venue, member, call: api, device } = await setup(t, {}, { serverUrl: `http://127.0.0.1:${(box.address() as AddressInfo).port}` })
+  t.equal((await api('POST', REPLAYS, member, { court: { id: venue.court1.id } })).statusCode, 201)
+  t.same(await call, { url: '/replay-requests', authorization: device.authorization })
 })
 
 t.test('deleteExpiredReplays (replays/cleanup): the file:// clip and the replay expire after the retention', async (t) => {
