@@ -5,6 +5,8 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
 import type { Clip, ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
 import { LocalPassword } from './access/local-password.js'
@@ -26,6 +28,8 @@ import { snapshotArgs } from './recorder/pipeline.js'
 import type { FfmpegRunner } from './recorder/runner.js'
 import { listSegments } from './recorder/segments.js'
 import { Recorder } from './recorder/supervisor.js'
+import { ReplayClient } from './replays/client.js'
+import { ReplayWorker } from './replays/worker.js'
 
 export interface AgentOptions {
   config: AgentConfig
@@ -47,6 +51,10 @@ export class Agent {
   private readonly exporter: ClipExporter
   private readonly decoders: Decoders<ClipRequest, Clip>
   private readonly access: LocalAccess
+  private readonly replays: ReplayWorker
+  private replaysResumed = false
+  /** The bucket clips go to, opened once per bucket URL and credentials file. */
+  private bucket?: { key: string; opened: Promise<Bucket> }
   private readonly abort = new AbortController()
   private http?: FastifyInstance
   private polling?: Promise<void>
@@ -94,6 +102,21 @@ export class Agent {
       },
       log
     })
+    this.replays = new ReplayWorker({
+      client: new ReplayClient({
+        // The configuration's apiBaseUrl, else the server this box registered with.
+        baseUrl: () => this.serverConfig?.apiBaseUrl ?? config.serverUrl,
+        accessToken: () => this.state.load().accessToken,
+        timeoutMs: config.requestTimeoutSeconds * 1000
+      }),
+      cut: (replay) => this.cutReplay(replay),
+      bucket: () => this.openBucket(),
+      stateDir: config.stateDir,
+      uploadAttempts: config.uploadAttempts,
+      flushSeconds: config.replayFlushSeconds,
+      log,
+      signal: this.abort.signal
+    })
     this.poller = new StatusPoller({
       client: new ControlClient({ baseUrl: config.serverUrl, timeoutMs: config.requestTimeoutSeconds * 1000 }),
       state: this.state,
@@ -129,7 +152,11 @@ export class Agent {
         snapshot: (id) => this.snapshot(id),
         exportClip: (request) => this.exportClip(request),
         exportJob: (id) => this.decoders.job(id),
-        exportJobs: () => this.decoders.listJobs()
+        exportJobs: () => this.decoders.listJobs(),
+        replayRequests: () => {
+          // The server's notice: the replays are fetched from it, so the notice itself carries nothing to trust.
+          void this.replays.pickUp()
+        }
       },
       this.access,
       log
@@ -171,6 +198,12 @@ export class Agent {
     if (answer.status === 'APPROVED') {
       if (answer.config) await this.applyConfig(answer.config)
       if (answer.pendingUpdate) this.runUpdate(answer.pendingUpdate.version)
+      // Also on the first answer after a start: replays this box began before it restarted are no longer
+      // counted as waiting (REQUESTED) but still listed for it (EXPORTING, UPLOADING).
+      if (answer.replayRequests || !this.replaysResumed) {
+        this.replaysResumed = true
+        void this.replays.pickUp()
+      }
     } else {
       this.serverConfig = undefined
       this.cleanup.setEnabled(false)
@@ -231,6 +264,37 @@ export class Agent {
     } finally {
       await rm(dir, { recursive: true, force: true })
     }
+  }
+
+  /**
+   * Cuts a replay with the box's clip export, kept in the clips folder (no bucket here: the replay
+   * worker uploads it, with retries, and reports each step).
+   */
+  private async cutReplay(replay: { cameraId: string; start: string; end: string }): Promise<{ path: string; duration: number }> {
+    const config = this.serverConfig
+    if (!config) throw new HttpError(422, 'this box has no approved configuration')
+    const clip = await this.exporter.export(
+      { cameraId: replay.cameraId, start: new Date(replay.start), end: new Date(replay.end) },
+      this.recorder.camera(replay.cameraId),
+      { ...config, cloudStorageBucket: undefined },
+      this.recorder.correctionError(replay.cameraId)
+    )
+    return { path: fileURLToPath(clip.location), duration: clip.duration }
+  }
+
+  private openBucket(): Promise<Bucket> {
+    const config = this.serverConfig
+    if (!config?.cloudStorageBucket) return Promise.reject(new Error('no cloudStorageBucket is configured'))
+    const key = `${config.cloudStorageBucket}\n${config.cloudCredentialsPath ?? ''}`
+    if (this.bucket?.key !== key) {
+      const opened = openBucket(config.cloudStorageBucket, config.cloudCredentialsPath ? { credentialsPath: config.cloudCredentialsPath } : {})
+      // An unreadable credentials file is read again on the next attempt.
+      opened.catch(() => {
+        if (this.bucket?.opened === opened) this.bucket = undefined
+      })
+      this.bucket = { key, opened }
+    }
+    return this.bucket.opened
   }
 
   /** Refuses at once what can be refused without footage; queues the rest behind the running exports. */

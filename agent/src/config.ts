@@ -36,7 +36,14 @@ export const AgentConfigSchema = Type.Object(
     logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
     ffmpegPath: Type.String({ default: 'ffmpeg', minLength: 1, description: 'The ffmpeg binary' }),
     ffprobePath: Type.String({ default: 'ffprobe', minLength: 1, description: 'The ffprobe binary' }),
-    requestTimeoutSeconds: Int({ default: 15, minimum: 1, description: 'Timeout of one call to the server' })
+    requestTimeoutSeconds: Int({ default: 15, minimum: 1, description: 'Timeout of one call to the server' }),
+    replayFlushSeconds: Type.Number({
+      default: 2.5,
+      minimum: 0,
+      maximum: 60,
+      description: "Seconds after a replay's end before it is cut: the recording writes footage at each keyframe, so more than the cameras' keyframe interval"
+    }),
+    uploadAttempts: Int({ default: 8, minimum: 1, maximum: 100, description: 'Tries to upload a replay clip (backoff from 1 s doubling to 30 s) before it fails with upload_failed' })
   },
   { additionalProperties: false }
 )

@@ -41,7 +41,8 @@ async function localApi(t: { teardown(fn: () => unknown): void }, limits: Partia
       },
       exportClip: (request) => decoders.submitExport(request) as never,
       exportJob: (id) => decoders.job(id) as never,
-      exportJobs: () => decoders.listJobs() as never
+      exportJobs: () => decoders.listJobs() as never,
+      replayRequests: () => {}
     },
     {
       password: passwordCheck ?? password,

@@ -29,6 +29,8 @@ export interface LocalApiHandlers {
   exportClip(request: ClipRequest): { job: ClipExportJob; finished: Promise<Clip> }
   exportJob(id: string): ClipExportJob | undefined
   exportJobs(): ClipExportJob[]
+  /** The server says replays wait for this box: fetch them (not awaited). */
+  replayRequests(): void
 }
 
 /** The installer's way in: the local password, the sessions it opens, the count of attempts. */
@@ -179,6 +181,13 @@ export async function buildLocalApi(
     }
   })
   app.route({ ...agentLocalApi.exportJobs, handler: async () => handlers.exportJobs() })
+  app.route({
+    ...agentLocalApi.replayRequests,
+    handler: async (_request, reply) => {
+      handlers.replayRequests()
+      return reply.code(202).send(null)
+    }
+  })
   app.route({
     ...agentLocalApi.exportJob,
     handler: async (request) => {

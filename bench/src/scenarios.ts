@@ -1,7 +1,7 @@
 // The template and replay-server volumes, seeded through the server's own services so that every
 // row, reference, search entry and version record is exactly what the API would have written, and
 // the scenarios that read them.
-import { randomUUID } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { deviceTokenKey, approveReplayServer, registerReplayServer, setReplayServerConfig } from '@club/server/replay-servers/service.js'
 import { createTemplate, patchTemplate } from '@club/server/templates/service.js'
 import type { Clock } from '@club/server/clock.js'
@@ -27,6 +27,8 @@ export interface Seeded {
   serverIds: string[]
   /** The ETag each of those boxes last received, filled in once the server runs. */
   etags: string[]
+  /** serverIds of approved boxes with a replay waiting (their answers carry replayRequests). */
+  waitingServerIds?: string[]
   /** Membership subscriptions to read, and the CHARGE job's due date (bench/src/memberships.ts). */
   memberships?: SeededMemberships
   /** One package per member to redeem from (bench/src/packages.ts). */
@@ -173,6 +175,32 @@ export async function seedReplayServers(db: Db, count: number, venue: Venue): Pr
   return serverIds
 }
 
+/**
+ * One waiting replay (REQUESTED) for each of `serverIds`' boxes, on a court of its area, asked by
+ * `userId`: their status answers carry replayRequests. Straight inserts (the API would also call the
+ * box). The server must run with a REPLAY_REQUEST_TIMEOUT_SECONDS longer than the run.
+ */
+export async function seedWaitingReplays(db: Db, serverIds: string[], userId: string): Promise<void> {
+  const now = new Date().toISOString()
+  for (const serverId of serverIds) {
+    const box = await db
+      .selectFrom('replay_servers')
+      .select(['id', 'area_id'])
+      .where('server_id_hash', '=', createHash('sha256').update(serverId).digest('hex'))
+      .executeTakeFirstOrThrow()
+    const courtId = randomUUID()
+    await db.insertInto('courts').values({ id: courtId, area_id: box.area_id!, pod_id: null, name: 'Court', slug: `court-${courtId}`, created_at: now, updated_at: now }).execute()
+    await db
+      .insertInto('replays')
+      .values({
+        id: randomUUID(), user_id: userId, court_id: courtId, replay_server_id: box.id, camera_id: 'cam-1', start_at: now, end_at: now,
+        status: 'REQUESTED', reason: null, location: null, duration_seconds: null, size_bytes: null, sha256: null,
+        package_id: null, redemption_id: null, created_at: now, updated_at: now
+      })
+      .execute()
+  }
+}
+
 export const statusPath = (serverId: string) => `/apis/v2/replay-servers/device/${serverId}/status`
 
 /** Polls every box once, as a box would after approval, and keeps the ETag each received. */
@@ -227,6 +255,12 @@ export const scenarios: Scenario[] = [
         durationSeconds,
         connections
       })
+  },
+  {
+    name: 'GET replay-servers/device/{serverId}/status (replay waiting)',
+    target: 0.6,
+    run: (server, seeded, durationSeconds, connections) =>
+      load({ name: 'status poll, replay waiting', url: server.url, paths: (seeded.waitingServerIds ?? []).map(statusPath), durationSeconds, connections })
   },
   {
     name: 'GET templates/{id} (Bearer)',

@@ -17,6 +17,7 @@ import { BENCH_PASSWORD, seedUsers } from './seed.js'
 import {
   collectEtags,
   scenarios as extraScenarios,
+  seedWaitingReplays,
   SEARCH_TERM,
   seedReplayServers,
   seedVenue,
@@ -234,6 +235,8 @@ async function main() {
   // benchmark is one client IP making every request: at the defaults nearly every answer is a 429.
   const env = {
     LOG_LEVEL: 'info',
+    // The seeded waiting replays must stay waiting for the whole run.
+    REPLAY_REQUEST_TIMEOUT_SECONDS: '604800',
     API_KEY_RATE_LIMIT_MAX: '1000000000',
     TOKEN_RATE_LIMIT_MAX: '1000000000'
   }
@@ -247,7 +250,11 @@ async function main() {
     const staffTokens = users.accessTokens.filter((_, i) => i % 10 === 0)
     const staffIds = (await db.selectFrom('users').select('id').where('role', 'in', ['staff', 'admin']).execute()).map((u) => u.id)
     const venue = await seedVenue(db)
-    const serverIds = await seedReplayServers(db, Math.round(5000 * SCALE), venue)
+    const allServerIds = await seedReplayServers(db, Math.round(5000 * SCALE), venue)
+    // A tenth of the approved boxes have a replay waiting: polled apart, so the plain poll's row stays comparable.
+    const waitingServerIds = allServerIds.filter((_, i) => i % 10 === 0)
+    const serverIds = allServerIds.filter((_, i) => i % 10 !== 0)
+    await seedWaitingReplays(db, waitingServerIds, staffIds[0]!)
     const seeding: Record<string, number> = { usersAndReplayServersSeconds: round((performance.now() - t) / 1000, 1) }
     process.stdout.write(`  ${users.emails.length} users, ${serverIds.length} approved replay servers in ${seeding.usersAndReplayServersSeconds}s\n`)
     // Every member of the seeded users reads their own subscription; the rest are members of their own.
@@ -277,6 +284,7 @@ async function main() {
       searchTerm: SEARCH_TERM,
       searchMatches: Math.floor(templates.ids.length / 100),
       serverIds,
+      waitingServerIds,
       etags: [],
       memberships,
       packages

@@ -13,6 +13,7 @@ import enrollmentRoutes from './memberships/enrollment-routes.js'
 import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
+import replayRoutes from './replays/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -124,6 +125,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(webhookRoutes)
   await app.register(jobRoutes)
   await app.register(productRoutes)
+  await app.register(replayRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

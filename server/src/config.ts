@@ -138,6 +138,20 @@ export const ConfigSchema = Type.Object({
     maximum: 60000,
     description: "How long the server waits for a box's camera snapshot before answering 504"
   }),
+  REPLAY_DEFAULT_SECONDS: Int({ default: 30, minimum: 1, maximum: 3600, description: 'Length of a replay when the request names none' }),
+  REPLAY_MAX_SECONDS: Int({ default: 300, minimum: 1, maximum: 3600, description: 'Longest replay a player may ask for' }),
+  REPLAY_URL_TTL_SECONDS: Int({ default: 900, minimum: 1, maximum: 604800, description: "How long a READY replay's downloadUrl stays valid" }),
+  REPLAY_REQUEST_TIMEOUT_SECONDS: Int({
+    default: 120,
+    minimum: 1,
+    description: 'A replay no box has started within this many seconds fails with reason box_unreachable'
+  }),
+  REPLAYS_REQUIRE_PACKAGE: Type.Boolean({ default: false, description: 'Each replay redeems a REPLAY package item (402 when none is left), given back if it fails' }),
+  REPLAY_STORAGE_CREDENTIALS: Type.String({
+    default: '',
+    description: "Path of the credentials file (JSON) for the boxes' s3:// or gs:// bucket, with which the server signs download links and deletes clips"
+  }),
+  REPLAY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'Replays older than this are expired by the replays/cleanup job: clip deleted, status EXPIRED' }),
   DEVICE_TOKEN_SECRET: Type.String({
     default: '',
     pattern: '^$|^.{32,}$',
@@ -193,8 +207,7 @@ function jobSettings() {
     REMINDER_RENEWAL_DAYS: Int({ default: 3, minimum: 1, maximum: 60, description: 'Members are reminded of a renewal this many days ahead' }),
     REMINDER_PACKAGE_DAYS: Int({ default: 7, minimum: 1, maximum: 365, description: 'Members are reminded of a package expiring with items left this many days ahead' }),
     RETENTION_DAYS: Int({ default: 90, minimum: 1, maximum: 3650, description: 'How long mail records, job runs and webhook deliveries are kept' }),
-    USER_DELETION_GRACE_DAYS: Int({ default: 30, minimum: 0, maximum: 365, description: "Days between a member's DELETE /users/current and the erasure of their personal data" }),
-    REPLAY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'How long replays are kept before replays-cleanup deletes them' })
+    USER_DELETION_GRACE_DAYS: Int({ default: 30, minimum: 0, maximum: 365, description: "Days between a member's DELETE /users/current and the erasure of their personal data" })
   }
 }
 

@@ -49,14 +49,17 @@ export class TestServer {
   app?: Awaited<ReturnType<typeof buildApp>>
   port = 0
 
-  constructor(readonly dir: string) {}
+  /** `env`: settings over the tests' defaults; `port`: a fixed one (links the server sends name it). */
+  constructor(readonly dir: string, readonly env: Record<string, string> = {}, port = 0) {
+    this.port = port
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`
   }
 
   async start(): Promise<void> {
-    this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn' }) })
+    this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn', ...this.env }) })
     await this.app.listen({ port: this.port, host: '127.0.0.1' })
     this.port = (this.app.server.address() as AddressInfo).port
   }
@@ -68,9 +71,22 @@ export class TestServer {
 
   /** An admin's Authorization header. */
   async admin(): Promise<string> {
+    return (await this.user('admin')).authorization
+  }
+
+  /** A user of `role` and their Authorization header. */
+  async user(role: 'member' | 'staff' | 'admin'): Promise<{ id: string; authorization: string }> {
     const app = this.app!
     const ctx = { app, clock: new ManualClock(new Date().toISOString()), config: testConfig(this.dir), dir: this.dir, logs: () => '' } as TestApp
-    return (await userWithToken(ctx, 'admin')).authorization
+    return userWithToken(ctx, role)
+  }
+
+  /** A court of `areaId`, inserted directly. */
+  async court(areaId: string): Promise<string> {
+    const now = new Date().toISOString()
+    const id = crypto.randomUUID()
+    await this.app!.db.insertInto('courts').values({ id, area_id: areaId, pod_id: null, name: 'Court 1', slug: `court-${id}`, created_at: now, updated_at: now }).execute()
+    return id
   }
 
   /** An area to approve boxes for, inserted directly (the venue endpoints are another module's). */

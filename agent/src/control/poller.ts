@@ -10,6 +10,8 @@ import type { StateStore } from './state.js'
 const DEFAULT_POLL_SECONDS = 30
 const BACKOFF_BASE_MS = 2_000
 export const BACKOFF_CAP_MS = 5 * 60_000
+/** How often a box polls while replays wait for it and its fetch of them has not yet emptied the list. */
+export const REPLAY_WAITING_POLL_MS = 2_000
 
 /** `seconds` spread by up to ±10%, so a venue full of boxes rebooted together does not poll in step. */
 export function jittered(ms: number, random: () => number): number {
@@ -46,6 +48,8 @@ export class StatusPoller {
   /** Whether the last call reached the server. */
   connected = false
   lastContactAt?: Date
+  /** Replays waiting for this box, as the last full answer said: while any, polls come sooner. */
+  private replayRequests = 0
   private failures = 0
   private etag?: string
   private readonly random: () => number
@@ -119,6 +123,7 @@ export class StatusPoller {
     const { state, identity, log } = this.options
     const previous = this.status
     this.status = answer.status
+    this.replayRequests = answer.replayRequests ?? 0
     if (answer.status === 'APPROVED') {
       state.update((s) => ({ ...s, accessToken: answer.accessToken ?? s.accessToken, config: answer.config ?? s.config }))
       if (previous !== 'APPROVED') log.info({ deviceId: identity.deviceId, area: answer.area?.id }, 'approved')
@@ -133,6 +138,7 @@ export class StatusPoller {
   }
 
   private nextDelay(intervalMs: number): number {
+    if (this.replayRequests > 0 && this.status === 'APPROVED') return jittered(Math.min(intervalMs, REPLAY_WAITING_POLL_MS), this.random)
     return this.status === 'REJECTED' || this.status === 'REVOKED' ? jittered(slowPollMs(intervalMs / 1000), this.random) : jittered(intervalMs, this.random)
   }
 

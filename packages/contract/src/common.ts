@@ -126,6 +126,7 @@ export const apiTags = {
   'replay-servers': 'What a venue recording box calls: registration and its status poll',
   'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
+  replays: "A player's replay of a court: asked for, cut and uploaded by the box, downloaded",
   packages: 'Packages of redeemable items (court bookings, guest passes, replays) and their redemptions',
   products: 'The product catalogue, products on sale and buying them',
   'product-offerings': 'Product offerings (deprecated)',

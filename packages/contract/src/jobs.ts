@@ -71,7 +71,7 @@ export const SummaryFigures = Type.Object({
     pendingApproval: Type.Integer(),
     notSeenForAnHour: Type.Integer({ description: 'Approved boxes whose last poll is over an hour before the summary was made' })
   }),
-  replaysMade: Nullable(Type.Integer({ description: 'null until the server keeps a catalogue of replays' })),
+  replaysMade: Type.Integer({ description: 'Replays requested that day and delivered (READY, or EXPIRED since)' }),
   failedJobRuns: Type.Integer()
 })
 export type SummaryFigures = Static<typeof SummaryFigures>

@@ -180,6 +180,21 @@ export const agentLocalApi = defineRoutes({
       response: { 200: ClipExportJob, ...authErrors, 404: ErrorBody }
     }
   },
+  replayRequests: {
+    method: 'POST',
+    url: '/replay-requests',
+    schema: {
+      operationId: 'runAgentReplayRequests',
+      summary: 'The server says replays are waiting: the box fetches them from the server now',
+      description:
+        credential +
+        'No body. Answers 202 at once; the box fetches its waiting replays from the server (the same as when a status ' +
+        'poll says replayRequests), so a call lost on the way costs only the wait for the next poll.',
+      tags: ['agent'],
+      security: bearerSecurity,
+      response: { 202: Type.Null(), ...authErrors }
+    }
+  },
   signIn: {
     method: 'POST',
     url: '/session',

@@ -40,7 +40,13 @@ export const Camera = Type.Object(
     rotation: Type.Optional(Type.Number({ minimum: -360, maximum: 360, description: 'Degrees, clockwise' })),
     scale: Type.Optional(Type.Number({ minimum: 0.1, maximum: 4, description: 'Output size factor' })),
     vignette: Type.Optional(Type.Number({ minimum: 0, maximum: Math.PI / 2, description: 'Vignette angle, radians' })),
-    lutPath: Type.Optional(FilePath)
+    lutPath: Type.Optional(FilePath),
+    courtIds: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+        maxItems: 64,
+        description: "The courts this camera films (courts of the box's area); a replay of a court is cut from one of them"
+      })
+    )
   },
   { additionalProperties: false }
 )
@@ -99,7 +105,10 @@ export const ReplayServerStatusAnswer = Type.Object({
   accessToken: Type.Optional(Type.String({ description: 'Present only when approved' })),
   area: Type.Optional(ItemRef),
   pendingUpdate: Type.Optional(PendingUpdate),
-  config: Type.Optional(ReplayServerConfig)
+  config: Type.Optional(ReplayServerConfig),
+  replayRequests: Type.Optional(
+    Type.Integer({ minimum: 1, description: 'Replays waiting for this box (absent when none): fetch them from the device replay routes' })
+  )
 })
 export type ReplayServerStatusAnswer = Static<typeof ReplayServerStatusAnswer>
 

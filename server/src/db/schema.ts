@@ -607,6 +607,27 @@ export interface SummariesTable {
   created_at: string
 }
 
+/** A player's replay of a court (migration 0015). */
+export interface ReplaysTable {
+  id: string
+  user_id: string
+  court_id: string
+  replay_server_id: string | null
+  camera_id: string
+  start_at: string
+  end_at: string
+  status: 'REQUESTED' | 'EXPORTING' | 'UPLOADING' | 'READY' | 'FAILED' | 'EXPIRED'
+  reason: string | null
+  location: string | null
+  duration_seconds: number | null
+  size_bytes: number | null
+  sha256: string | null
+  package_id: string | null
+  redemption_id: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -653,4 +674,5 @@ export interface Database {
   event_locks: EventLocksTable
   reminders_sent: RemindersSentTable
   summaries: SummariesTable
+  replays: ReplaysTable
 }

@@ -25,7 +25,7 @@ t.test('club jobs run records a run with the cli trigger', async (t) => {
   t.equal(run.code, 0, run.stderr)
   t.match(run.json(), { job: 'summary', trigger: 'cli', delivery: null, date: '2026-03-02T00:05:00.000Z', status: 'succeeded', counts: { made: 1 } })
   const replays = await club('jobs', 'run', 'replays-cleanup')
-  t.match(replays.json(), { job: 'replays-cleanup', counts: {}, note: /no replay catalogue/ })
+  t.match(replays.json(), { job: 'replays-cleanup', counts: {}, note: null }, 'no replay old enough: nothing expired')
   const unknown = await club('jobs', 'run', 'nightly')
   t.equal(unknown.code, 2)
   t.match(unknown.stderr, /NAME one of court-locking, reminder, summary/)

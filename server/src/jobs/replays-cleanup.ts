@@ -1,12 +1,15 @@
-// The replays/cleanup job: deletes replays older than REPLAY_RETENTION_DAYS from their storage and
-// catalogue. The catalogue comes with the replays issue (15); until then there is nothing to count,
-// and the run says so rather than report a clean zero.
-import type { JobResult } from './runs.js'
+// The replays/cleanup job: replays older than REPLAY_RETENTION_DAYS lose their clip from the bucket
+// they were stored in (file://, s3:// or gs://) and become EXPIRED in the catalogue, one at a time, so
+// a run that stops half way leaves every replay either whole or expired. A clip the store could not
+// delete is left for the next run.
+import { deleteExpiredReplays } from '../replays/service.js'
+import { ReplayStorage } from '../replays/storage.js'
 import type { ScheduledJobDeps } from './deps.js'
+import type { JobResult } from './runs.js'
 
-export async function runReplaysCleanup(deps: ScheduledJobDeps, _date: Date): Promise<JobResult> {
-  return {
-    counts: {},
-    note: `the server keeps no replay catalogue yet (the replays issue adds it): nothing was counted or deleted; replays older than ${deps.config.REPLAY_RETENTION_DAYS} days will be deleted once it exists`
-  }
+export async function runReplaysCleanup(deps: ScheduledJobDeps, date: Date): Promise<JobResult> {
+  // Deleting needs only the bucket's credentials; no download link is signed here.
+  const storage = new ReplayStorage({ credentialsPath: deps.config.REPLAY_STORAGE_CREDENTIALS, linkKey: '', publicBaseUrl: deps.config.PUBLIC_BASE_URL })
+  const expired = await deleteExpiredReplays(deps.db, storage, date, deps.config.REPLAY_RETENTION_DAYS)
+  return { counts: expired > 0 ? { expired } : {} }
 }

@@ -126,7 +126,7 @@ t.test("a day's figures from SQL, kept and mailed once", async (t) => {
     },
     packages: { sold: 1, purchaseOrders: { count: 1, amount: 25 }, redeemed: 2 },
     recordingBoxes: { pendingApproval: 1, notSeenForAnHour: 2 },
-    replaysMade: null,
+    replaysMade: 0,
     failedJobRuns: 1
   })
   t.match(summary.text, /Memberships sold: 2 \(79\.90 EUR\)/)

@@ -76,6 +76,16 @@ export async function dayFigures(db: DbOrTx, range: { start: string; end: string
       .where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', anHourAgo)]))
       .executeTakeFirst()
   )
+  // Replays requested that day which were delivered (READY then, or EXPIRED since by the cleanup).
+  const replaysMade = await countOf(
+    db
+      .selectFrom('replays')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('created_at', '>=', range.start)
+      .where('created_at', '<', range.end)
+      .where('status', 'in', ['READY', 'EXPIRED'])
+      .executeTakeFirst()
+  )
   const failedJobRuns = await countOf(
     db
       .selectFrom('job_runs')
@@ -95,8 +105,7 @@ export async function dayFigures(db: DbOrTx, range: { start: string; end: string
     },
     packages: { sold: packagesSold, purchaseOrders: await orders(['PURCHASE'], 'PAID'), redeemed },
     recordingBoxes: { pendingApproval, notSeenForAnHour: notSeen },
-    // The replays issue (15) builds the catalogue this would count.
-    replaysMade: null,
+    replaysMade,
     failedJobRuns
   }
 }
@@ -115,7 +124,7 @@ function lines(f: SummaryFigures, currency: string): Array<[string, string]> {
     ['Package items redeemed', String(f.packages.redeemed)],
     ['Recording boxes awaiting approval', String(f.recordingBoxes.pendingApproval)],
     ['Recording boxes not seen for over an hour', String(f.recordingBoxes.notSeenForAnHour)],
-    ['Replays made', f.replaysMade === null ? 'not counted yet' : String(f.replaysMade)],
+    ['Replays made', String(f.replaysMade)],
     ['Job runs failed', String(f.failedJobRuns)]
   ]
 }

@@ -72,6 +72,7 @@ const servedOperationIds = [
   'createPod',
   'createProduct',
   'createRegion',
+  'createReplay',
   'createSeries',
   'createTemplate',
   'createTemplateFromEvent',
@@ -87,6 +88,7 @@ const servedOperationIds = [
   'deletePod',
   'deleteProduct',
   'deleteRegion',
+  'deleteReplay',
   'deleteReplayServer',
   'deleteSeries',
   'deleteTemplate',
@@ -108,6 +110,8 @@ const servedOperationIds = [
   'getProduct',
   'getReadiness',
   'getRegion',
+  'getReplay',
+  'getReplayDownload',
   'getReplayServer',
   'getReplayServerCameraSnapshot',
   'getReplayServerStatus',
@@ -116,6 +120,7 @@ const servedOperationIds = [
   'getTemplateVersion',
   'listAreas',
   'listCourts',
+  'listDeviceReplays',
   'listEvents',
   'listJobRuns',
   'listMembershipEnrollments',
@@ -132,6 +137,7 @@ const servedOperationIds = [
   'listProductsOnSale',
   'listRegions',
   'listReplayServers',
+  'listReplays',
   'listSeries',
   'listSummaries',
   'listTemplateVersions',
@@ -150,6 +156,7 @@ const servedOperationIds = [
   'runSummaryJob',
   'runUserCleanupJob',
   'setAreaSessionPeriods',
+  'setDeviceReplayStatus',
   'setReplayServerConfig',
   'setReplayServerTargetVersion',
   'updateArea',
@@ -193,6 +200,7 @@ t.test('every operation has a unique, stable operationId by the convention', asy
       'exportAgentClip',
       'listAgentClipExports',
       'getAgentClipExport',
+      'runAgentReplayRequests',
       'createAgentSession',
       'deleteAgentSession'
     ]
@@ -212,7 +220,8 @@ t.test('every operation states its security; the open ones say so with []', asyn
       if (operation.security?.length === 0) open.push(operation.operationId)
     }
   }
-  t.same(open.sort(), ['createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
+  // getReplayDownload: a file:// replay's signed link, the signature its credential.
+  t.same(open.sort(), ['createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
   t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })

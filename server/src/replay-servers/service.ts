@@ -185,7 +185,12 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'local_ip',
       'area_id',
       'config',
-      'target_version'
+      'target_version',
+      // Replays waiting for this box (migration 0015's triggers move the status change counter when
+      // one starts or stops waiting, so this is read only when the kept answer is out of date).
+      sql<number>`(select count(*) from replays where replays.replay_server_id = replay_servers.id and replays.status = 'REQUESTED')`.as(
+        'replay_requests'
+      )
     ])
     .where('server_id_hash', '=', serverIdHash)
 
@@ -222,7 +227,9 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
       status: row.status,
       accessToken,
       area: { id: row.area_id },
-      config: row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig)
+      config: row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig),
+      // Absent when none wait, so an idle box's answer (and its ETag) is what it always was.
+      ...(row.replay_requests > 0 ? { replayRequests: row.replay_requests } : {})
     },
     // Differs from the stored one only after DEVICE_TOKEN_SECRET changed: the token in use becomes the new key's.
     tokenHash: sha256Hex(accessToken)
@@ -418,7 +425,26 @@ export function checkReplayServerConfig(value: unknown): ReplayServerConfig {
 /** Replaces the configuration; a bad one changes nothing. */
 export async function setReplayServerConfig(db: Db, id: string, value: unknown, deps: ReplayServerDeps) {
   const config = checkReplayServerConfig(value)
-  return change(db, id, deps, () => ({ config: JSON.stringify(config) }))
+  return change(db, id, deps, async (row, tx) => {
+    await checkCourtIds(tx, config, row.area_id)
+    return { config: JSON.stringify(config) }
+  })
+}
+
+/** Each camera's courtIds must be courts of the box's area: a replay of a court is asked of the box filming it. */
+async function checkCourtIds(tx: DbOrTx, config: ReplayServerConfig, areaId: string | null): Promise<void> {
+  const named = config.cameras.flatMap((camera, i) => (camera.courtIds ?? []).map((courtId, j) => ({ courtId, field: `cameras[${i}].courtIds[${j}]` })))
+  if (named.length === 0) return
+  if (areaId === null) throw new BadRequestError(`${named[0]!.field}: the box has no area yet; approve it for an area before naming its courts`)
+  const courts = await tx
+    .selectFrom('courts')
+    .select('id')
+    .where('area_id', '=', areaId)
+    .where('id', 'in', [...new Set(named.map((n) => n.courtId))])
+    .execute()
+  const known = new Set(courts.map((c) => c.id))
+  const unknown = named.find((n) => !known.has(n.courtId))
+  if (unknown) throw new BadRequestError(`${unknown.field} ${quote(unknown.courtId)} is not a court of the box's area ${areaId}`)
 }
 
 const targetVersionShape = valueValidator(ReplayServerTargetVersion, 'body')

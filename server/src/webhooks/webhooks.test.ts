@@ -22,7 +22,7 @@ t.test('a delivery signed with the secret runs its job; every wrong one is a 401
     t.equal(res.body, '', `${path}: no content`)
   }
   t.equal((await runsOf(ctx, 'court-locking')).length, 1)
-  t.match(await runsOf(ctx, 'replays-cleanup'), [{ trigger: 'webhook', status: 'succeeded', note: /no replay catalogue/ }])
+  t.match(await runsOf(ctx, 'replays-cleanup'), [{ trigger: 'webhook', status: 'succeeded', note: null }])
 
   const refused = async (label: string, delivery: Parameters<typeof deliver>[2], message: RegExp) => {
     const res = await deliver(ctx, REPLAYS, delivery)

@@ -14,6 +14,7 @@ import * as m0011 from './0011_enrollments.js'
 import * as m0012 from './0012_pauses.js'
 import * as m0013 from './0013_packages.js'
 import * as m0014 from './0014_scheduled_jobs.js'
+import * as m0015 from './0015_replays.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -29,5 +30,6 @@ export const migrations: Record<string, Migration> = {
   '0011_enrollments': m0011,
   '0012_pauses': m0012,
   '0013_packages': m0013,
-  '0014_scheduled_jobs': m0014
+  '0014_scheduled_jobs': m0014,
+  '0015_replays': m0015
 }

@@ -1,0 +1,56 @@
+// The box's calls about replays to the server (its device routes, with its access token), at the
+// configuration's apiBaseUrl or else the server it registered with.
+import { DeviceReplay, replayDeviceRoutes, type DeviceReplayStatusChange } from '@club/contract'
+import Type from 'typebox'
+import { Value } from 'typebox/value'
+import { ServerUnavailableError } from '../control/client.js'
+
+const DeviceReplays = Type.Array(DeviceReplay)
+
+export interface ReplayClientOptions {
+  baseUrl: () => string
+  accessToken: () => string | undefined
+  timeoutMs: number
+}
+
+export class ReplayClient {
+  constructor(private readonly options: ReplayClientOptions) {}
+
+  async waiting(): Promise<DeviceReplay[]> {
+    const json = await this.call('GET', replayDeviceRoutes.list.url)
+    if (!Value.Check(DeviceReplays, json)) throw new ServerUnavailableError('the waiting replays do not match the contract')
+    return json
+  }
+
+  async report(id: string, change: DeviceReplayStatusChange): Promise<void> {
+    await this.call('PUT', replayDeviceRoutes.setStatus.url.replace(':id', encodeURIComponent(id)), change)
+  }
+
+  private async call(method: string, path: string, body?: unknown): Promise<unknown> {
+    const token = this.options.accessToken()
+    if (!token) throw new ServerUnavailableError('this box has no access token yet')
+    const url = `${this.options.baseUrl().replace(/\/$/, '')}${path}`
+    let res: Response
+    try {
+      res = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(this.options.timeoutMs)
+      })
+    } catch (err) {
+      throw new ServerUnavailableError(`cannot reach the server: ${(err as Error).message}`)
+    }
+    const text = await res.text()
+    if (res.status !== 200) {
+      let message = ''
+      try {
+        message = (JSON.parse(text) as { message?: string }).message ?? ''
+      } catch {
+        // not the error shape
+      }
+      throw new ServerUnavailableError(`${method} ${path} answered ${res.status} ${message}`.trim(), res.status)
+    }
+    return JSON.parse(text) as unknown
+  }
+}

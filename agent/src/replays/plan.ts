@@ -1,0 +1,39 @@
+// The replay worker's decisions, pure: which waiting replays to take up, what to do with each, how
+// long to wait before uploading again, which reason a failure is reported with.
+import type { DeviceReplay } from '@club/contract'
+
+/** What to do for a replay the server lists: cut it (again), or only upload the clip already cut. */
+export type ReplayStep = { kind: 'export'; replay: DeviceReplay } | { kind: 'upload'; replay: DeviceReplay; clipPath: string }
+
+/**
+ * The steps for the replays the server lists, oldest first, leaving out those already being worked
+ * on. A replay UPLOADING whose clip this box still holds (it restarted mid-upload) is uploaded again;
+ * any other is cut again (its clip, if any, was lost with the restart).
+ */
+export function planReplays(waiting: readonly DeviceReplay[], running: ReadonlySet<string>, pendingUploads: ReadonlyMap<string, string>): ReplayStep[] {
+  return waiting
+    .filter((replay) => !running.has(replay.id))
+    .map((replay) => {
+      const clipPath = pendingUploads.get(replay.id)
+      return replay.status === 'UPLOADING' && clipPath !== undefined ? { kind: 'upload', replay, clipPath } : { kind: 'export', replay }
+    })
+}
+
+/** Delay before upload attempt `attempt + 1` (attempt 1, 2, ...): doubling from 1 s, at most 30 s, ±10%. */
+export function uploadRetryDelay(attempt: number, random: () => number): number {
+  const ms = Math.min(1000 * 2 ** Math.max(0, attempt - 1), 30_000)
+  return Math.round(ms * (0.9 + 0.2 * random()))
+}
+
+/** The reason a failed export is reported with: no footage (the export's 404) or a camera's problem. */
+export function exportFailureReason(statusCode: number | undefined): 'no_footage' | 'camera_error' {
+  return statusCode === 404 ? 'no_footage' : 'camera_error'
+}
+
+/**
+ * When a replay can be cut: the recording writes a fragment at each keyframe, so footage up to `end`
+ * is on disk only a keyframe interval later. Cutting at once would give a clip short by that much.
+ */
+export function cutNotBefore(replay: Pick<DeviceReplay, 'end'>, marginSeconds: number): number {
+  return Date.parse(replay.end) + marginSeconds * 1000
+}

@@ -1,0 +1,187 @@
+// Takes up the replays the server lists for this box, one at a time: cuts each with the box's clip
+// export, uploads it to the configuration's bucket with retries and backoff, reports each step, and
+// removes the local clip once stored. A clip cut but not yet stored is written down in the state
+// folder first, so a box restarted mid-upload uploads it again instead of cutting it again.
+import { createHash } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { DeviceReplay } from '@club/contract'
+import type { Bucket } from '@club/storage'
+import type { Logger } from '../log.js'
+import type { ReplayClient } from './client.js'
+import { cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay, type ReplayStep } from './plan.js'
+
+/** A clip cut for a replay, as the export answers it. */
+export interface CutClip {
+  path: string
+  duration: number
+}
+
+export interface ReplayWorkerOptions {
+  client: Pick<ReplayClient, 'waiting' | 'report'>
+  /** Cuts the replay's interval with the box's export; throws an error with `statusCode` 404 when there is no footage. */
+  cut(replay: DeviceReplay): Promise<CutClip>
+  /** The bucket of the configuration now in force; throws when none is configured or it cannot be opened. */
+  bucket(): Promise<Bucket>
+  /** Where clips cut but not yet stored are written down. */
+  stateDir: string
+  uploadAttempts: number
+  /** Seconds after a replay's end before it is cut (more than the cameras' keyframe interval). */
+  flushSeconds: number
+  now?: () => number
+  log: Logger
+  signal: AbortSignal
+  random?: () => number
+}
+
+interface PendingUpload {
+  clipPath: string
+  duration: number
+}
+
+export class ReplayWorker {
+  private readonly running = new Set<string>()
+  private busy: Promise<void> | undefined
+  private again = false
+  private readonly pendingDir: string
+
+  constructor(private readonly options: ReplayWorkerOptions) {
+    this.pendingDir = join(options.stateDir, 'replay-uploads')
+  }
+
+  /** Fetches the waiting replays and works through them; called again while busy, it fetches once more after. */
+  pickUp(): Promise<void> {
+    if (this.busy) {
+      this.again = true
+      return this.busy
+    }
+    this.busy = this.drain()
+      .catch((err: unknown) => this.options.log.warn({ err: (err as Error).message }, 'fetching waiting replays failed; the next poll tries again'))
+      .finally(() => {
+        this.busy = undefined
+      })
+    return this.busy
+  }
+
+  private async drain(): Promise<void> {
+    do {
+      this.again = false
+      const waiting = await this.options.client.waiting()
+      const steps = planReplays(waiting, this.running, await this.pendingUploads())
+      for (const step of steps) {
+        if (this.options.signal.aborted) return
+        this.running.add(step.replay.id)
+        try {
+          await this.run(step)
+        } catch (err) {
+          // A report the server did not take: the replay is still listed, and the next pick-up does it again.
+          this.options.log.warn({ replayId: step.replay.id, err: (err as Error).message }, 'a replay step failed; it is taken up again on the next pick-up')
+        } finally {
+          this.running.delete(step.replay.id)
+        }
+      }
+    } while (this.again && !this.options.signal.aborted)
+  }
+
+  private async run(step: ReplayStep): Promise<void> {
+    const { client, log } = this.options
+    const replay = step.replay
+    let pending: PendingUpload
+    if (step.kind === 'upload') {
+      pending = { clipPath: step.clipPath, duration: (await this.readPending(replay.id))?.duration ?? 0 }
+    } else {
+      await client.report(replay.id, { status: 'EXPORTING' })
+      const wait = cutNotBefore(replay, this.options.flushSeconds) - (this.options.now ?? Date.now)()
+      if (wait > 0) await sleep(wait, undefined, { signal: this.options.signal })
+      let clip: CutClip
+      try {
+        clip = await this.options.cut(replay)
+      } catch (err) {
+        const reason = exportFailureReason((err as { statusCode?: number }).statusCode)
+        log.warn({ replayId: replay.id, cameraId: replay.cameraId, reason, err: (err as Error).message }, 'a replay could not be cut')
+        await client.report(replay.id, { status: 'FAILED', reason, message: (err as Error).message.slice(0, 500) })
+        return
+      }
+      pending = { clipPath: clip.path, duration: clip.duration }
+      await this.writePending(replay.id, pending)
+    }
+    await client.report(replay.id, { status: 'UPLOADING' })
+    const location = await this.upload(replay, pending.clipPath)
+    if (location === null) {
+      await client.report(replay.id, { status: 'FAILED', reason: 'upload_failed' })
+    } else {
+      const { size, sha256 } = await fileFacts(pending.clipPath)
+      await client.report(replay.id, { status: 'READY', location, durationSeconds: pending.duration, sizeBytes: size, sha256 })
+      log.info({ replayId: replay.id, cameraId: replay.cameraId, sizeBytes: size, durationSeconds: pending.duration }, 'replay stored')
+    }
+    // Stored (or given up): the box keeps no copy.
+    await rm(pending.clipPath, { force: true })
+    await rm(this.pendingPath(replay.id), { force: true })
+  }
+
+  /** Uploads with retries and backoff; answers the location, or null once every attempt failed. */
+  private async upload(replay: DeviceReplay, clipPath: string): Promise<string | null> {
+    const { uploadAttempts, log, signal } = this.options
+    const random = this.options.random ?? Math.random
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const bucket = await this.options.bucket()
+        return await bucket.upload(clipPath, `${replay.cameraId}/${replay.id}.mp4`)
+      } catch (err) {
+        if (attempt >= uploadAttempts) {
+          log.error({ replayId: replay.id, attempts: attempt, err: (err as Error).message }, 'a replay could not be uploaded')
+          return null
+        }
+        const retryInMs = uploadRetryDelay(attempt, random)
+        log.warn({ replayId: replay.id, attempt, retryInMs, err: (err as Error).message }, 'uploading a replay failed; trying again')
+        await sleep(retryInMs, undefined, { signal })
+      }
+    }
+  }
+
+  private pendingPath(id: string): string {
+    return join(this.pendingDir, `${id.replace(/[^A-Za-z0-9-]/g, '_')}.json`)
+  }
+
+  private async writePending(id: string, pending: PendingUpload): Promise<void> {
+    await mkdir(this.pendingDir, { recursive: true, mode: 0o700 })
+    await writeFile(this.pendingPath(id), JSON.stringify(pending))
+  }
+
+  private async readPending(id: string): Promise<PendingUpload | undefined> {
+    try {
+      return JSON.parse(await readFile(this.pendingPath(id), 'utf8')) as PendingUpload
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Clips cut and not yet stored whose file is still there, by replay id. */
+  private async pendingUploads(): Promise<Map<string, string>> {
+    const found = new Map<string, string>()
+    let names: string[] = []
+    try {
+      names = await readdir(this.pendingDir)
+    } catch {
+      return found
+    }
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const id = name.slice(0, -'.json'.length)
+      const pending = await this.readPending(id)
+      if (pending && (await stat(pending.clipPath).then(() => true, () => false))) found.set(id, pending.clipPath)
+    }
+    return found
+  }
+}
+
+async function fileFacts(path: string): Promise<{ size: number; sha256: string }> {
+  const hash = createHash('sha256')
+  let size = 0
+  for await (const chunk of createReadStream(path)) {
+    hash.update(chunk as Buffer)
+    size += (chunk as Buffer).length
+  }
+  return { size, sha256: hash.digest('hex') }
+}

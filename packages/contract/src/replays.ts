@@ -1,0 +1,198 @@
+// Replays: a player asks for the last seconds of a court, the recording box filming it cuts the
+// clip and uploads it to the club's bucket, and the player downloads it through a short-lived link.
+import Type, { type Static } from 'typebox'
+import { DateTime, ErrorBody, ItemRef, Nullable, PageQuery, PagedCollection, apiKeyOrBearerSecurity, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+
+export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED'])
+export type ReplayStatus = Static<typeof ReplayStatus>
+
+/** Why a replay failed. The box may name others; these are the ones the platform itself knows. */
+export const ReplayFailureReason = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  pattern: '^[a-z][a-z0-9_]*$',
+  description: 'box_unreachable, no_footage, camera_error, upload_failed, or another the box names'
+})
+
+const CameraId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' })
+
+export const ReplayRequest = Type.Object(
+  {
+    court: ItemRef,
+    seconds: Type.Optional(Type.Integer({ minimum: 1, description: 'How much to cut before `end` (default REPLAY_DEFAULT_SECONDS, at most REPLAY_MAX_SECONDS)' })),
+    end: Type.Optional(DateTime({ description: 'Where the replay ends (default now; not in the future)' })),
+    cameraId: Type.Optional(CameraId)
+  },
+  { additionalProperties: false }
+)
+export type ReplayRequest = Static<typeof ReplayRequest>
+
+export const Replay = Type.Object({
+  id: Type.String(),
+  status: ReplayStatus,
+  reason: Type.Optional(ReplayFailureReason),
+  user: ItemRef,
+  court: ItemRef,
+  camera: Type.Object({ id: Type.String() }),
+  start: DateTime(),
+  end: DateTime(),
+  durationSeconds: Nullable(Type.Number({ description: 'As measured in the uploaded file' })),
+  sizeBytes: Nullable(Type.Integer()),
+  downloadUrl: Type.Optional(Type.String({ description: 'When READY: a link valid REPLAY_URL_TTL_SECONDS' })),
+  downloadUrlExpiresAt: Type.Optional(DateTime()),
+  createdDate: DateTime(),
+  updatedDate: DateTime(),
+  _links: Type.Object({ self: Type.Object({ href: Type.String() }) })
+})
+export type Replay = Static<typeof Replay>
+
+export const ReplayListQuery = Type.Object(
+  {
+    court: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A court id' })),
+    status: Type.Optional(ReplayStatus),
+    user: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "A user id (staff only; a member sees their own)" })),
+    ...PageQuery
+  },
+  { additionalProperties: false }
+)
+export type ReplayListQuery = Static<typeof ReplayListQuery>
+
+export const ReplayIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
+export type ReplayIdParams = Static<typeof ReplayIdParams>
+
+export const ReplayDownloadQuery = Type.Object(
+  {
+    expires: Type.Integer({ minimum: 0, description: 'Unix time (seconds) after which the link fails' }),
+    signature: Type.String({ minLength: 1, maxLength: 200 })
+  },
+  { additionalProperties: false }
+)
+export type ReplayDownloadQuery = Static<typeof ReplayDownloadQuery>
+
+/** A waiting replay as the box that must cut it sees it. */
+export const DeviceReplay = Type.Object({
+  id: Type.String(),
+  status: ReplayStatus,
+  cameraId: Type.String(),
+  start: DateTime(),
+  end: DateTime()
+})
+export type DeviceReplay = Static<typeof DeviceReplay>
+
+export const DeviceReplayStatusChange = Type.Union([
+  Type.Object({ status: Type.Literal('EXPORTING') }, { additionalProperties: false }),
+  Type.Object({ status: Type.Literal('UPLOADING') }, { additionalProperties: false }),
+  Type.Object(
+    {
+      status: Type.Literal('READY'),
+      location: Type.String({ minLength: 1, maxLength: 2000, pattern: '^(file|s3|gs)://', description: 'Where the clip is stored' }),
+      durationSeconds: Type.Number({ minimum: 0 }),
+      sizeBytes: Type.Integer({ minimum: 0 }),
+      sha256: Type.String({ pattern: '^[0-9a-f]{64}$' })
+    },
+    { additionalProperties: false }
+  ),
+  Type.Object({ status: Type.Literal('FAILED'), reason: ReplayFailureReason, message: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: false })
+])
+export type DeviceReplayStatusChange = Static<typeof DeviceReplayStatusChange>
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody }
+
+export const replayRoutes = defineRoutes({
+  create: {
+    method: 'POST',
+    url: '/apis/v2/replays',
+    schema: {
+      operationId: 'createReplay',
+      summary: 'Ask for a replay of a court',
+      description:
+        'A member for themself (staff too). The box filming the court is told at once. 402: REPLAYS_REQUIRE_PACKAGE is on and ' +
+        'no REPLAY package item is left; 409: no camera films the court (or the named camera does not).',
+      tags: ['replays'],
+      security: apiKeyOrBearerSecurity,
+      body: ReplayRequest,
+      response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody }
+    }
+  },
+  list: {
+    method: 'GET',
+    url: '/apis/v2/replays',
+    schema: {
+      operationId: 'listReplays',
+      summary: 'Replays, newest first: your own, or (staff) anyone\'s',
+      tags: ['replays'],
+      security: apiKeyOrBearerSecurity,
+      querystring: ReplayListQuery,
+      response: { 200: PagedCollection(Replay), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
+    }
+  },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/replays/:id',
+    schema: {
+      operationId: 'getReplay',
+      summary: 'One replay; when READY, with a download link',
+      tags: ['replays'],
+      security: apiKeyOrBearerSecurity,
+      params: ReplayIdParams,
+      response: { 200: Replay, ...errors }
+    }
+  },
+  delete: {
+    method: 'DELETE',
+    url: '/apis/v2/replays/:id',
+    schema: {
+      operationId: 'deleteReplay',
+      summary: 'Remove a replay: its stored clip and its record',
+      tags: ['replays'],
+      security: apiKeyOrBearerSecurity,
+      params: ReplayIdParams,
+      response: { 204: Type.Null(), ...errors }
+    }
+  },
+  download: {
+    method: 'GET',
+    url: '/apis/v2/replays/:id/download',
+    schema: {
+      operationId: 'getReplayDownload',
+      summary: 'The clip of a replay kept in a file:// bucket, by its signed link',
+      description: 'No authorization: the signature is the credential. 403 once expired or when the signature does not match.',
+      tags: ['replays'],
+      security: noSecurity,
+      params: ReplayIdParams,
+      querystring: ReplayDownloadQuery,
+      response: { 200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'video/mp4' }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody }
+    }
+  }
+})
+
+export const replayDeviceRoutes = defineRoutes({
+  list: {
+    method: 'GET',
+    url: '/apis/v2/replay-servers/device/replays',
+    schema: {
+      operationId: 'listDeviceReplays',
+      summary: "The replays this box must still cut or upload, oldest first",
+      description: "The box's access token as Bearer. REQUESTED, EXPORTING and UPLOADING ones (a box restarted mid-way does them again).",
+      tags: ['replay-servers'],
+      security: bearerSecurity,
+      response: { 200: Type.Array(DeviceReplay), 401: ErrorBody }
+    }
+  },
+  setStatus: {
+    method: 'PUT',
+    url: '/apis/v2/replay-servers/device/replays/:id/status',
+    schema: {
+      operationId: 'setDeviceReplayStatus',
+      summary: "A replay's progress as the box reports it",
+      description:
+        'EXPORTING, UPLOADING, READY (with where the clip is) or FAILED (with a reason). A replay already READY, FAILED or ' +
+        'EXPIRED is final: 409.',
+      tags: ['replay-servers'],
+      security: bearerSecurity,
+      params: ReplayIdParams,
+      body: DeviceReplayStatusChange,
+      response: { 200: DeviceReplay, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody }
+    }
+  }
+})

@@ -1,0 +1,226 @@
+// Replays through the API: which camera, the request's rules, the box's status answer, each status
+// transition the box reports, the download link and its expiry, the package item, the timeout.
+import t, { type Test } from 'tap'
+
+type Tap = Test
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { testVenue } from '../test-support/venue.js'
+import { caller, issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
+import { adminOf, approve, camera, poll, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
+import { chooseCamera, deleteExpiredReplays, replayInterval, transitionError } from './service.js'
+import { ReplayStorage } from './storage.js'
+
+const REPLAYS = '/apis/v2/replays'
+const DEVICE = '/apis/v2/replay-servers/device/replays'
+const SHA = 'a'.repeat(64)
+
+/** A venue with one approved box whose camera cam-1 films court1, its bucket a folder. */
+async function setup(t: Tap, env: Record<string, string> = {}, box: { serverUrl?: string } = {}) {
+  const ctx = await testApp(t, env)
+  const venue = await testVenue(ctx)
+  const admin = await adminOf(ctx)
+  const { serverId, id } = await registeredBox(ctx, box.serverUrl ? { serverUrl: box.serverUrl } : {})
+  t.equal((await approve(ctx, admin, id, { areaId: venue.hall.id })).statusCode, 200)
+  const bucketDir = join(ctx.dir, 'bucket')
+  const bucket = pathToFileURL(bucketDir).href
+  const res = await putConfig(ctx, admin, id, { cloudStorageBucket: bucket, cameras: [camera('cam-1', { courtIds: [venue.court1.id] }), camera('cam-2')] })
+  t.equal(res.statusCode, 200, res.body)
+  const status = (await poll(ctx, serverId)).json()
+  const device = { authorization: `Bearer ${status.accessToken}` }
+  const member = await userWithToken(ctx, 'member')
+  return { ctx, venue, admin, serverId, boxId: id, device, member, bucketDir, bucket, call: caller(ctx) }
+}
+
+/** A clip as the box would have stored it in the bucket folder. */
+function storedClip(bucketDir: string, name = 'cam-1/clip.mp4'): string {
+  const path = join(bucketDir, name)
+  mkdirSync(join(path, '..'), { recursive: true })
+  writeFileSync(path, Buffer.from('not really an mp4, but bytes'))
+  return pathToFileURL(path).href
+}
+
+t.test('chooseCamera: the named camera when it films the court, else the first enabled one that does', async (t) => {
+  const boxes = [
+    { id: 'b1', config: { cleanupEnabled: false, cameras: [{ id: 'off', feed: 'rtsp://x', isEnabled: false, courtIds: ['c1'] }, { id: 'a', feed: 'rtsp://x', isEnabled: true, courtIds: ['c2'] }] } },
+    { id: 'b2', config: { cleanupEnabled: false, cameras: [{ id: 'b', feed: 'rtsp://x', isEnabled: true, courtIds: ['c1', 'c2'] }] } }
+  ]
+  t.same(chooseCamera(boxes, 'c1', undefined), { replayServerId: 'b2', cameraId: 'b' })
+  t.same(chooseCamera(boxes, 'c2', undefined), { replayServerId: 'b1', cameraId: 'a' })
+  t.same(chooseCamera(boxes, 'c2', 'b'), { replayServerId: 'b2', cameraId: 'b' })
+  t.match(chooseCamera(boxes, 'c1', 'a'), { missing: 'camera a does not film court c1' })
+  t.match(chooseCamera(boxes, 'c3', undefined), { missing: /no camera films court c3/ })
+})
+
+t.test('replayInterval: default and longest length, end not in the future', async (t) => {
+  const now = new Date('2026-03-01T10:00:00Z')
+  const settings = { defaultSeconds: 30, maxSeconds: 300 }
+  t.same(replayInterval({}, now, settings), { start: new Date('2026-03-01T09:59:30Z'), end: now })
+  t.same(replayInterval({ seconds: 10, end: '2026-03-01T09:00:00Z' }, now, settings).start, new Date('2026-03-01T08:59:50Z'))
+  t.throws(() => replayInterval({ seconds: 301 }, now, settings), /at most 300 s/)
+  t.throws(() => replayInterval({ end: '2026-03-01T10:00:05Z' }, now, settings), /in the future/)
+})
+
+t.test('transitionError: forward only, never out of a final status', async (t) => {
+  t.equal(transitionError('REQUESTED', 'EXPORTING'), null)
+  t.equal(transitionError('REQUESTED', 'FAILED'), null)
+  t.match(transitionError('REQUESTED', 'UPLOADING'), /exported before/)
+  t.equal(transitionError('EXPORTING', 'UPLOADING'), null)
+  t.equal(transitionError('UPLOADING', 'EXPORTING'), null, 'a restarted box begins again')
+  t.equal(transitionError('UPLOADING', 'READY'), null)
+  for (const final of ['READY', 'FAILED', 'EXPIRED'] as const) t.match(transitionError(final, 'EXPORTING'), /already/)
+})
+
+t.test("a camera's courtIds must be courts of the box's area, and show in the admin answer and the status config", async (t) => {
+  const { ctx, venue, admin, boxId, serverId } = await setup(t)
+  const other = await putConfig(ctx, admin, boxId, { cameras: [camera('cam-1', { courtIds: [venue.court2.id] })] })
+  t.equal(other.statusCode, 400)
+  t.match(errorOf(other).message, `cameras[0].courtIds[0] ${venue.court2.id} is not a court of the box's area`)
+  const shown = await ctx.app.inject({ url: `/apis/v2/admin/replay-servers/${boxId}`, headers: { authorization: admin } })
+  t.same(shown.json().config.cameras[0].courtIds, [venue.court1.id])
+  t.same((await poll(ctx, serverId)).json().config.cameras[0].courtIds, [venue.court1.id])
+})
+
+t.test('a request is checked: court, camera, length, end', async (t) => {
+  const { venue, member, call, ctx } = await setup(t)
+  const future = new Date(ctx.clock.now().getTime() + 60_000).toISOString()
+  const cases: Array<[object, number, RegExp | string]> = [
+    [{ court: { id: venue.court1.id }, end: future }, 400, 'is in the future'],
+    [{ court: { id: venue.court1.id }, seconds: 301 }, 400, 'at most 300 s'],
+    [{ court: { id: 'nope' } }, 400, 'body.court.id: no court nope'],
+    [{ court: { id: venue.court2.id } }, 409, `no camera films court ${venue.court2.id}`],
+    [{ court: { id: venue.court1.id }, cameraId: 'cam-2' }, 409, `camera cam-2 does not film court ${venue.court1.id}`],
+    [{ court: { id: venue.court1.id }, seconds: 0 }, 400, 'seconds']
+  ]
+  for (const [body, status, message] of cases) {
+    const res = await call('POST', REPLAYS, member, body)
+    t.equal(res.statusCode, status, JSON.stringify(body))
+    t.match(errorOf(res).message, message)
+  }
+  t.equal((await call('POST', REPLAYS, undefined, { court: { id: venue.court1.id } })).statusCode, 401)
+})
+
+t.test('a replay from request to READY: the status poll, each transition, the download link and its expiry', async (t) => {
+  const { ctx, venue, member, call, serverId, device, bucketDir } = await setup(t)
+  const idle = await poll(ctx, serverId)
+  t.notOk('replayRequests' in idle.json(), 'none waiting: not in the answer')
+  t.equal((await poll(ctx, serverId, '', { 'if-none-match': idle.headers.etag as string })).statusCode, 304, 'the idle poll stays a 304')
+
+  const created = await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })
+  t.equal(created.statusCode, 201)
+  const replay = created.json()
+  t.match(replay, {
+    status: 'REQUESTED',
+    court: { id: venue.court1.id },
+    camera: { id: 'cam-1' },
+    user: { id: member.id },
+    start: '2026-03-01T09:59:50.000Z',
+    end: '2026-03-01T10:00:00.000Z',
+    _links: { self: { href: `${REPLAYS}/${replay.id}` } }
+  })
+  const waiting = await poll(ctx, serverId, '', { 'if-none-match': idle.headers.etag as string })
+  t.equal(waiting.statusCode, 200, 'a waiting replay changes the answer')
+  t.equal(waiting.json().replayRequests, 1)
+
+  const list = await call('GET', DEVICE, device)
+  t.same(list.json(), [{ id: replay.id, status: 'REQUESTED', cameraId: 'cam-1', start: replay.start, end: replay.end }])
+  t.equal((await call('GET', DEVICE, member)).statusCode, 401, 'a user token is not a device token')
+
+  const step = (body: object) => call('PUT', `${DEVICE}/${replay.id}/status`, device, body)
+  t.equal((await step({ status: 'UPLOADING' })).statusCode, 409, 'not uploaded before exported')
+  t.equal((await step({ status: 'EXPORTING' })).statusCode, 200)
+  const afterStart = await poll(ctx, serverId, '', { 'if-none-match': waiting.headers.etag as string })
+  t.notOk('replayRequests' in afterStart.json(), 'no longer waiting once started')
+  t.equal((await call('GET', `${REPLAYS}/${replay.id}`, member)).json().status, 'EXPORTING')
+  t.equal((await step({ status: 'UPLOADING' })).statusCode, 200)
+  const outside = await step({ status: 'READY', location: 'file:///etc/passwd', durationSeconds: 10, sizeBytes: 5, sha256: SHA })
+  t.equal(outside.statusCode, 400, 'a location outside the bucket is refused')
+  const location = storedClip(bucketDir)
+  t.equal((await step({ status: 'READY', location, durationSeconds: 10.02, sizeBytes: 28, sha256: SHA })).statusCode, 200)
+  t.equal((await step({ status: 'FAILED', reason: 'camera_error' })).statusCode, 409, 'READY is final')
+
+  const ready = (await call('GET', `${REPLAYS}/${replay.id}`, member)).json()
+  t.match(ready, { status: 'READY', durationSeconds: 10.02, sizeBytes: 28, downloadUrlExpiresAt: '2026-03-01T10:15:00.000Z' })
+  const link = new URL(ready.downloadUrl)
+  const download = await ctx.app.inject({ url: `${link.pathname}${link.search}` })
+  t.equal(download.statusCode, 200)
+  t.equal(download.headers['content-type'], 'video/mp4')
+  t.equal(download.body, 'not really an mp4, but bytes')
+  const forged = new URL(link)
+  forged.searchParams.set('expires', String(Number(link.searchParams.get('expires')) + 3600))
+  t.equal((await ctx.app.inject({ url: `${forged.pathname}${forged.search}` })).statusCode, 403, 'a longer expiry breaks the signature')
+  ctx.clock.advance(901_000)
+  const expired = await ctx.app.inject({ url: `${link.pathname}${link.search}` })
+  t.equal(expired.statusCode, 403, 'valid REPLAY_URL_TTL_SECONDS, no longer')
+  t.match(errorOf(expired).message, /expired/)
+  t.notMatch(ctx.logs(), link.searchParams.get('signature')!, 'the signature is never logged')
+
+  const other = await userWithToken(ctx, 'member')
+  t.equal((await call('GET', `${REPLAYS}/${replay.id}`, other)).statusCode, 404, "someone else's replay is not found")
+  t.equal((await call('GET', REPLAYS, other)).json()._total, 0)
+  const staff = await userWithToken(ctx, 'staff')
+  t.equal((await call('GET', `${REPLAYS}?court=${venue.court1.id}&status=READY&user=${member.id}`, staff)).json()._total, 1, 'staff filter by court, status, user')
+  t.equal((await call('GET', `${REPLAYS}?user=${other.id}`, member)).statusCode, 400)
+
+  t.equal((await call('DELETE', `${REPLAYS}/${replay.id}`, member)).statusCode, 204)
+  t.notOk(existsSync(join(bucketDir, 'cam-1/clip.mp4')), 'the stored clip is removed')
+  t.equal((await call('GET', `${REPLAYS}/${replay.id}`, member)).statusCode, 404, 'and the record')
+})
+
+t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, given back when the replay fails', async (t) => {
+  const { ctx, venue, member, call, device } = await setup(t, { REPLAYS_REQUIRE_PACKAGE: 'true', REPLAY_REQUEST_TIMEOUT_SECONDS: '120' })
+  const none = await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })
+  t.equal(none.statusCode, 402)
+  t.match(errorOf(none).message, /REPLAY package item/)
+
+  const staff = await userWithToken(ctx, 'staff')
+  const pkg = await issued(ctx, staff, await packageTemplate(ctx, staff, threeReplays), member.id)
+  const remaining = async () => (await call('GET', `/apis/v2/packages/${pkg.id}`, member)).json().items.items[0].remainingItems
+  const first = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  const second = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  t.equal(await remaining(), 1, 'two replays, two items')
+
+  t.equal((await call('PUT', `${DEVICE}/${first.id}/status`, device, { status: 'EXPORTING' })).statusCode, 200)
+  t.equal((await call('PUT', `${DEVICE}/${first.id}/status`, device, { status: 'FAILED', reason: 'no_footage' })).statusCode, 200)
+  t.match((await call('GET', `${REPLAYS}/${first.id}`, member)).json(), { status: 'FAILED', reason: 'no_footage' })
+  t.equal(await remaining(), 2, 'no footage: the item is given back')
+
+  ctx.clock.advance(121_000)
+  t.match((await call('GET', `${REPLAYS}/${second.id}`, member)).json(), { status: 'FAILED', reason: 'box_unreachable' })
+  t.equal(await remaining(), 3, 'box unreachable: the item is given back')
+  t.same((await call('GET', DEVICE, device)).json(), [], 'nothing left for the box')
+})
+
+t.test('the server tells the box at once, at its serverUrl, with its token', async (t) => {
+  let told: (call: { url?: string; authorization?: string }) => void
+  const call = new Promise<{ url?: string; authorization?: string }>((resolve) => (told = resolve))
+  const box = createServer((req, res) => {
+    told({ url: req.url, authorization: req.headers.authorization })
+    res.writeHead(202).end()
+  })
+  await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => box.close())
+  const { venue, member, call: api, device } = await setup(t, {}, { serverUrl: `http://127.0.0.1:${(box.address() as AddressInfo).port}` })
+  t.equal((await api('POST', REPLAYS, member, { court: { id: venue.court1.id } })).statusCode, 201)
+  t.same(await call, { url: '/replay-requests', authorization: device.authorization })
+})
+
+t.test('deleteExpiredReplays (replays/cleanup): the file:// clip and the replay expire after the retention', async (t) => {
+  const { ctx, venue, member, call, device, bucketDir } = await setup(t)
+  const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  const location = storedClip(bucketDir)
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location, durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  const storage = new ReplayStorage({ credentialsPath: '', linkKey: 'k', publicBaseUrl: 'http://x' })
+  t.equal(await deleteExpiredReplays(ctx.app.db, storage, new Date(ctx.clock.now().getTime() + 29 * 86_400_000), 30), 0, 'kept within the retention')
+  t.ok(existsSync(join(bucketDir, 'cam-1/clip.mp4')))
+  t.equal(await deleteExpiredReplays(ctx.app.db, storage, new Date(ctx.clock.now().getTime() + 31 * 86_400_000), 30), 1)
+  t.notOk(existsSync(join(bucketDir, 'cam-1/clip.mp4')), 'the clip is deleted')
+  const expired = (await call('GET', `${REPLAYS}/${replay.id}`, member)).json()
+  t.equal(expired.status, 'EXPIRED')
+  t.notOk('downloadUrl' in expired)
+})

@@ -1,0 +1,114 @@
+// Replays: the player's routes (Bearer or API key), the signed download of a file:// clip, and the
+// box's routes (its device token) to fetch waiting replays and report their progress.
+import { createReadStream } from 'node:fs'
+import { stat } from 'node:fs/promises'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { replayDeviceRoutes, replayRoutes } from '@club/contract'
+import { hmacSha256Hex } from '../crypto.js'
+import { NotFoundError } from '../errors.js'
+import { currentUser } from '../plugins/auth.js'
+import { deviceTokenKey } from '../replay-servers/service.js'
+import { notifyReplayServer } from './notify.js'
+import {
+  createReplay,
+  deleteReplay,
+  failUnansweredReplays,
+  getReplay,
+  listDeviceReplays,
+  listReplays,
+  presentReplay,
+  replayDownloadFile,
+  setDeviceReplayStatus,
+  type ReplayDeps
+} from './service.js'
+import { ReplayStorage } from './storage.js'
+
+const replays: FastifyPluginAsyncTypebox = async (app) => {
+  const config = app.config
+  const tokenKey = await deviceTokenKey(app.db, config, app.clock)
+  const deps: ReplayDeps = {
+    clock: app.clock,
+    settings: {
+      defaultSeconds: config.REPLAY_DEFAULT_SECONDS,
+      maxSeconds: config.REPLAY_MAX_SECONDS,
+      urlTtlSeconds: config.REPLAY_URL_TTL_SECONDS,
+      requestTimeoutSeconds: config.REPLAY_REQUEST_TIMEOUT_SECONDS,
+      requirePackage: config.REPLAYS_REQUIRE_PACKAGE
+    },
+    redemption: { clock: app.clock, clubTimezone: config.CLUB_TIMEZONE, currency: config.CURRENCY, lateCancelHours: config.PACKAGE_LATE_CANCEL_HOURS },
+    storage: new ReplayStorage({
+      credentialsPath: config.REPLAY_STORAGE_CREDENTIALS,
+      // Its own key, derived: a download link proves nothing about a device token and the reverse.
+      linkKey: hmacSha256Hex(tokenKey, 'replay-download-links'),
+      publicBaseUrl: config.PUBLIC_BASE_URL
+    }),
+    warn: (details, message) => app.log.warn(details, message)
+  }
+  const signedIn = app.auth.apiKeyOrBearer()
+  const device = app.auth.device()
+  const notifyDeps = { tokenKey, timeoutMs: config.REPLAY_SNAPSHOT_TIMEOUT_MS, log: app.log }
+
+  // Replays nobody asks about still time out (and give their item back) without waiting for a read.
+  const sweep = setInterval(() => {
+    failUnansweredReplays(app.db, deps).catch((err: unknown) => app.log.warn({ err }, 'failing unanswered replays did not work; retrying'))
+  }, Math.min(config.REPLAY_REQUEST_TIMEOUT_SECONDS, 10) * 1000)
+  sweep.unref()
+  app.addHook('onClose', async () => clearInterval(sweep))
+
+  app.route({
+    ...replayRoutes.create,
+    onRequest: signedIn,
+    handler: async (request, reply) => {
+      const row = await createReplay(app.db, request.body, currentUser(request), deps)
+      // Not awaited: the player's answer does not wait for the box.
+      void notifyReplayServer(app.db, row.replay_server_id!, notifyDeps)
+      return reply.code(201).send(await presentReplay(row, deps))
+    }
+  })
+  app.route({ ...replayRoutes.list, onRequest: signedIn, handler: async (request) => listReplays(app.db, request.query, currentUser(request), deps) })
+  app.route({ ...replayRoutes.get, onRequest: signedIn, handler: async (request) => getReplay(app.db, request.params.id, currentUser(request), deps) })
+  app.route({
+    ...replayRoutes.delete,
+    onRequest: signedIn,
+    handler: async (request, reply) => {
+      await deleteReplay(app.db, request.params.id, currentUser(request), deps)
+      return reply.code(204).send(null)
+    }
+  })
+  app.route({
+    ...replayRoutes.download,
+    // Its request line is written like any other: redactUrl blanks the signature in the query.
+    handler: async (request, reply) => {
+      const path = await replayDownloadFile(app.db, request.params.id, request.query.expires, request.query.signature, deps)
+      let size: number
+      try {
+        size = (await stat(path)).size
+      } catch {
+        throw new NotFoundError(`the clip of replay ${request.params.id} is no longer stored`)
+      }
+      return reply
+        .type('video/mp4')
+        .header('content-length', size)
+        .header('cache-control', 'private, no-store')
+        .send(createReadStream(path) as never)
+    }
+  })
+
+  app.route({
+    ...replayDeviceRoutes.list,
+    onRequest: device,
+    handler: async (request) => listDeviceReplays(app.db, devicePrincipal(request.principal), deps)
+  })
+  app.route({
+    ...replayDeviceRoutes.setStatus,
+    onRequest: device,
+    handler: async (request) => setDeviceReplayStatus(app.db, devicePrincipal(request.principal), request.params.id, request.body, deps)
+  })
+}
+
+function devicePrincipal(principal: { kind: string; replayServerId?: string } | null): string {
+  // app.auth.device() admitted it: it is a box.
+  return (principal as { replayServerId: string }).replayServerId
+}
+
+export default replays

@@ -1,0 +1,166 @@
+// A player's replay end to end: a real server, two real agents recording ffmpeg test cameras, an S3
+// server (s3rver) and a GCS-protocol server (FakeGcs) on loopback. Box A is told at once at its
+// serverUrl and uploads to s3://; box B cannot be reached at its serverUrl, learns of its replays
+// from its polls and uploads to gs://.
+import t from 'tap'
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { FakeGcs } from './fake-gcs.js'
+import { gcsCredentials, s3Credentials, startS3 } from './stores.js'
+import { TestAgent, TestServer, ffprobe, freePort, tempDir, testCameraFile, waitFor } from './support.js'
+
+const ADMIN = '/apis/v2/admin/replay-servers'
+const REPLAYS = '/apis/v2/replays'
+
+t.test('replays from request to download, through S3 and GCS', async (t) => {
+  const dir = tempDir(t)
+  const s3 = await startS3(t, dir, 'clips')
+  const gcs = new FakeGcs()
+  await gcs.start()
+  t.teardown(() => gcs.stop())
+  // One credentials file serves the server for both stores (their fields do not overlap).
+  const credentials = join(dir, 'server-credentials.json')
+  writeFileSync(credentials, JSON.stringify({
+    ...JSON.parse(readFileSync(s3Credentials(dir, s3.endpoint), 'utf8')),
+    ...JSON.parse(readFileSync(gcsCredentials(dir, gcs.url), 'utf8'))
+  }))
+  const port = await freePort()
+  const server = new TestServer(dir, {
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    REPLAYS_REQUIRE_PACKAGE: 'true',
+    REPLAY_REQUEST_TIMEOUT_SECONDS: '8',
+    REPLAY_STORAGE_CREDENTIALS: credentials
+  }, port)
+  await server.start()
+  t.teardown(() => server.stop())
+  const admin = await server.admin()
+  const staff = await server.user('staff')
+  const member = await server.user('member')
+  const areaId = await server.area()
+  const courtA = await server.court(areaId)
+  const courtB = await server.court(areaId)
+
+  // The member's three REPLAY items.
+  const template = await server.call('POST', '/apis/v2/templates', staff.authorization, {
+    name: '3 replays', type: 'PACKAGE', status: 'PUBLISHED',
+    data: { validityDays: 30, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 3 }] }
+  })
+  const pkg = await server.call('POST', '/apis/v2/packages', staff.authorization, { template: { id: template.json.id }, user: { id: member.id } })
+  t.equal(pkg.status, 201)
+  const remaining = async () => (await server.call('GET', `/apis/v2/packages/${pkg.json.id}`, member.authorization)).json.items.items[0].remainingItems
+
+  const feed = pathToFileURL(await testCameraFile(dir)).href
+  const boxes = {
+    a: new TestAgent({ serverUrl: server.url, dir: join(dir, 'box-a'), deviceId: `e2e-replays-a-${Date.now()}`, httpPort: await freePort(), extra: { uploadAttempts: 20 } }),
+    // Its publicUrl is a port nobody listens on: the server's notice cannot reach it.
+    b: new TestAgent({ serverUrl: server.url, dir: join(dir, 'box-b'), deviceId: `e2e-replays-b-${Date.now()}`, httpPort: await freePort(), extra: { publicUrl: `http://127.0.0.1:${await freePort()}` } })
+  }
+  const configs = {
+    a: { cloudStorageBucket: 's3://clips/venue-a', cloudCredentialsPath: s3Credentials(join(dir, 'box-a'), s3.endpoint), cameras: [{ id: 'cam-a', feed, isEnabled: true, courtIds: [courtA] }] },
+    b: { cloudStorageBucket: 'gs://clips/venue-b', cloudCredentialsPath: gcsCredentials(join(dir, 'box-b'), gcs.url), cameras: [{ id: 'cam-b', feed, isEnabled: true, courtIds: [courtB] }] }
+  }
+  for (const [name, agent] of Object.entries(boxes)) {
+    agent.start()
+    t.teardown(() => agent.stop('SIGKILL'))
+    const box = await waitFor(`box ${name} registered`, async () => (await server.call('GET', `${ADMIN}?deviceId=${agent.settings.deviceId}`, admin)).json.items[0])
+    t.equal((await server.call('POST', `${ADMIN}/${box.id}/approve`, admin, { areaId })).status, 200)
+    t.equal((await server.call('PUT', `${ADMIN}/${box.id}/config`, admin, configs[name as 'a' | 'b'])).status, 200)
+  }
+  // Twelve seconds of footage on each before a player asks for the last ten.
+  for (const [name, agent] of Object.entries(boxes)) {
+    await waitFor(`footage on box ${name}`, () => agent.finishedSegments(`cam-${name}`).length >= 6, 60_000)
+  }
+
+  const ask = (court: string, body: object = {}) => server.call('POST', REPLAYS, member.authorization, { court: { id: court }, seconds: 10, ...body })
+  const ready = (id: string, timeoutMs = 90_000) =>
+    waitFor(`replay ${id} READY`, async () => {
+      const { json } = await server.call('GET', `${REPLAYS}/${id}`, member.authorization)
+      if (json.status === 'FAILED') throw new Error(`failed: ${json.reason}`)
+      return json.status === 'READY' && json
+    }, timeoutMs)
+  const downloaded = async (replay: { id: string; downloadUrl: string }) => {
+    const res = await fetch(replay.downloadUrl)
+    t.equal(res.status, 200, 'the downloadUrl answers the clip')
+    const path = join(dir, `${replay.id}.mp4`)
+    writeFileSync(path, Buffer.from(await res.arrayBuffer()))
+    return ffprobe(path)
+  }
+
+  await t.test('box A, told at once: READY in s3://, a presigned link to a 10 s MP4, the local clip gone', async (t) => {
+    const created = await ask(courtA)
+    t.equal(created.status, 201)
+    t.equal(created.json.status, 'REQUESTED')
+    const replay = await ready(created.json.id)
+    t.match(new URL(replay.downloadUrl).searchParams.get('X-Amz-Expires'), '900')
+    const probe = await downloaded(replay)
+    t.ok(Math.abs(probe.duration - 10) <= 0.5, `ffprobe reads 10 ± 0.5 s (${probe.duration})`)
+    t.ok(probe.streams.some((s) => s.codec_type === 'video'))
+    t.ok(Math.abs(replay.durationSeconds - 10) <= 0.5)
+    await waitFor('the local clip removed', () => !readdirMp4(boxes.a.clipsDir).length)
+    t.equal(await remaining(), 2, 'one item used')
+    t.notMatch(boxes.a.output, /X-Amz-Signature|S3RVER"/, 'the box logs neither a signature nor a key')
+  })
+
+  await t.test('box B, unreachable at its serverUrl: picked up by polling, READY in gs://', async (t) => {
+    const created = await ask(courtB)
+    t.equal(created.status, 201)
+    const replay = await ready(created.json.id)
+    t.equal(new URL(replay.downloadUrl).searchParams.get('X-Goog-Algorithm'), 'GOOG4-RSA-SHA256')
+    const probe = await downloaded(replay)
+    t.ok(Math.abs(probe.duration - 10) <= 0.5, `ffprobe reads 10 ± 0.5 s (${probe.duration})`)
+    t.equal(await remaining(), 1)
+  })
+
+  await t.test('no footage: FAILED no_footage and the item given back', async (t) => {
+    const created = await ask(courtA, { end: new Date(Date.now() - 3_600_000).toISOString() })
+    t.equal(created.status, 201)
+    t.equal(await remaining(), 0, 'taken while it is cut')
+    const failed = await waitFor('FAILED', async () => {
+      const { json } = await server.call('GET', `${REPLAYS}/${created.json.id}`, member.authorization)
+      return json.status === 'FAILED' && json
+    })
+    t.equal(failed.reason, 'no_footage')
+    t.equal(await remaining(), 1, 'given back')
+  })
+
+  await t.test('the bucket down, then up: READY after retries', async (t) => {
+    await s3.stop()
+    const created = await ask(courtA)
+    await waitFor('an upload retried', () => boxes.a.output.includes('uploading a replay failed; trying again'), 60_000)
+    t.equal((await server.call('GET', `${REPLAYS}/${created.json.id}`, member.authorization)).json.status, 'UPLOADING')
+    await s3.start()
+    const replay = await ready(created.json.id)
+    const probe = await downloaded(replay)
+    t.ok(Math.abs(probe.duration - 10) <= 0.5, `ffprobe reads 10 ± 0.5 s (${probe.duration})`)
+  })
+
+  await t.test('box offline: box_unreachable after REPLAY_REQUEST_TIMEOUT_SECONDS, the item given back', async (t) => {
+    await boxes.b.stop()
+    t.equal(await remaining(), 0)
+    // No item left: 402 names it.
+    const refused = await ask(courtB)
+    t.equal(refused.status, 402)
+    t.match(refused.json.message, /REPLAY package item/)
+    // A fresh package for this one.
+    const more = await server.call('POST', '/apis/v2/packages', staff.authorization, { template: { id: template.json.id }, user: { id: member.id } })
+    t.equal(more.status, 201)
+    const created = await ask(courtB)
+    t.equal(created.status, 201)
+    const failed = await waitFor('box_unreachable', async () => {
+      const { json } = await server.call('GET', `${REPLAYS}/${created.json.id}`, member.authorization)
+      return json.status === 'FAILED' && json
+    }, 30_000)
+    t.equal(failed.reason, 'box_unreachable')
+    const fresh = (await server.call('GET', `/apis/v2/packages/${more.json.id}`, member.authorization)).json
+    t.equal(fresh.items.items[0].remainingItems, 3, 'the item is given back')
+  })
+})
+
+function readdirMp4(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((n) => n.endsWith('.mp4'))
+  } catch {
+    return []
+  }
+}

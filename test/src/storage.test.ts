@@ -1,0 +1,87 @@
+// Each bucket driver against a local server speaking its protocol: s3:// against s3rver (the S3 REST
+// API, in process on loopback), gs:// against FakeGcs (the JSON API's resumable uploads), file://
+// against a folder. Upload, a signed link that downloads the same bytes, delete.
+import t from 'tap'
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { openBucket } from '@club/storage'
+import { FakeGcs } from './fake-gcs.js'
+import { gcsCredentials, startS3, s3Credentials } from './stores.js'
+import { tempDir } from './support.js'
+
+/** A clip-sized file of known bytes (6 MiB: more than one multipart part). */
+function clipFile(dir: string): { path: string; bytes: Buffer } {
+  const bytes = Buffer.alloc(6 * 1024 * 1024)
+  for (let i = 0; i < bytes.length; i += 4096) bytes.writeUInt32BE(i, i)
+  const path = join(dir, 'clip.mp4')
+  writeFileSync(path, bytes)
+  return { path, bytes }
+}
+
+t.test('s3:// uploads in parts, signs a GET that expires, deletes', async (t) => {
+  const dir = tempDir(t)
+  const s3 = await startS3(t, dir, 'clips')
+  const credentialsPath = s3Credentials(dir, s3.endpoint)
+  const bucket = await openBucket('s3://clips/venue-1', { credentialsPath })
+  const clip = clipFile(dir)
+  const location = await bucket.upload(clip.path, 'cam-a/r1.mp4')
+  t.equal(location, 's3://clips/venue-1/cam-a/r1.mp4')
+  const now = new Date()
+  const url = await bucket.signedUrl(location, { expiresInSeconds: 900, now })
+  const parsed = new URL(url)
+  t.equal(parsed.searchParams.get('X-Amz-Expires'), '900', 'valid REPLAY_URL_TTL_SECONDS')
+  t.equal(parsed.pathname, '/clips/venue-1/cam-a/r1.mp4', 'path-style')
+  const res = await fetch(url)
+  t.equal(res.status, 200)
+  t.ok(Buffer.from(await res.arrayBuffer()).equals(clip.bytes), 'the same bytes come back')
+  const expired = await bucket.signedUrl(location, { expiresInSeconds: 1, now: new Date(Date.now() - 60_000) })
+  t.equal((await fetch(expired)).status, 403, 'an expired link is refused')
+  await bucket.remove(location)
+  t.equal((await fetch(await bucket.signedUrl(location, { expiresInSeconds: 900, now: new Date() }))).status, 404, 'gone once removed')
+  await bucket.remove(location)
+  t.pass('removing again is fine')
+})
+
+t.test('gs:// uploads through a resumable session, signs a V4 link, deletes', async (t) => {
+  const dir = tempDir(t)
+  const gcs = new FakeGcs()
+  await gcs.start()
+  t.teardown(() => gcs.stop())
+  const credentialsPath = gcsCredentials(dir, gcs.url)
+  const bucket = await openBucket('gs://clips/venue-1', { credentialsPath })
+  const clip = clipFile(dir)
+  const location = await bucket.upload(clip.path, 'cam-a/r1.mp4')
+  t.equal(location, 'gs://clips/venue-1/cam-a/r1.mp4')
+  t.ok(gcs.objects.get('clips/venue-1/cam-a/r1.mp4')?.equals(clip.bytes), 'stored whole')
+  const url = await bucket.signedUrl(location, { expiresInSeconds: 900, now: new Date() })
+  const parsed = new URL(url)
+  t.equal(parsed.searchParams.get('X-Goog-Algorithm'), 'GOOG4-RSA-SHA256', 'V4 signature')
+  t.equal(parsed.searchParams.get('X-Goog-Expires'), '900')
+  const res = await fetch(url)
+  t.equal(res.status, 200)
+  t.ok(Buffer.from(await res.arrayBuffer()).equals(clip.bytes))
+  await bucket.remove(location)
+  t.notOk(gcs.objects.has('clips/venue-1/cam-a/r1.mp4'), 'deleted')
+  await bucket.remove(location)
+  t.pass('removing again is fine')
+})
+
+t.test('file:// copies into the folder and removes only inside it', async (t) => {
+  const dir = tempDir(t)
+  const bucket = await openBucket(`file://${dir}/bucket`)
+  const clip = clipFile(dir)
+  const location = await bucket.upload(clip.path, 'cam-a/r1.mp4')
+  t.ok(readFileSync(fileURLToPath(location)).equals(clip.bytes))
+  await t.rejects(bucket.remove(`file://${dir}/clip.mp4`), /not in this bucket/)
+  await bucket.remove(location)
+  t.notOk(existsSync(fileURLToPath(location)))
+})
+
+t.test('a bucket of another scheme, or unreadable credentials, is refused by name, never echoing a key', async (t) => {
+  const dir = tempDir(t)
+  await t.rejects(openBucket('ftp://x/y'), /no storage driver for ftp:\/\/ buckets/)
+  const path = join(dir, 'bad.json')
+  writeFileSync(path, 'secret-key-material not json')
+  await t.rejects(openBucket('s3://clips', { credentialsPath: path }), { message: `the credentials file ${path} is not a JSON object` })
+})
