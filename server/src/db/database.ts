@@ -111,9 +111,9 @@ export function readCache<V>(db: DbOrTx, spec: ReadCacheSpec): ReadCache<V> | un
 }
 
 /** The answer for `key` from the read cache, or `load` when there is none (a transaction, caches off). */
-export function readThrough<V>(db: DbOrTx, spec: ReadCacheSpec, key: string, load: () => Promise<V>): Promise<V> {
+export function readThrough<V>(db: DbOrTx, spec: ReadCacheSpec, key: string, load: () => Promise<V>, fresh?: (value: V) => boolean): Promise<V> {
   const cache = readCache<V>(db, spec)
-  return cache ? cache.get(key, load) : load()
+  return cache ? cache.get(key, load, fresh) : load()
 }
 
 /**

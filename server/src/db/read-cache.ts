@@ -84,14 +84,15 @@ export class ReadCache<V> {
     private readonly maxEntries: number
   ) {}
 
-  async get(key: string, load: () => Promise<V>): Promise<V> {
+  /** `fresh` may refuse a kept answer that its own content says is out of date (one valid until a time). */
+  async get(key: string, load: () => Promise<V>, fresh?: (value: V) => boolean): Promise<V> {
     if (this.maxEntries === 0) return load()
     // Taken before the read: a write landing while it runs leaves this entry already stale.
     const stamp = await this.tracker.stamp(this.tables)
     const entry = this.#entries.get(key)
     if (entry !== undefined) {
       this.#entries.delete(key)
-      if (entry.stamp === stamp) {
+      if (entry.stamp === stamp && (fresh === undefined || fresh(entry.value))) {
         this.#entries.set(key, entry)
         this.hits++
         return entry.value

@@ -4,7 +4,7 @@
 import { currencyExponent, fromMinor, applyRate, toPercentage, type Minor } from '../billing/money.js'
 import { priceCharge, PricingError, type PricedCharge } from '../billing/pricing.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import type { DbOrTx } from '../db/database.js'
+import { readThrough, type DbOrTx } from '../db/database.js'
 import { BadRequestError } from '../errors.js'
 import { parseProductDiscounts, type ProductDiscount } from '../memberships/plans.js'
 import { productTaxes, type CatalogueProduct } from './catalogue.js'
@@ -13,26 +13,48 @@ import { productTaxes, type CatalogueProduct } from './catalogue.js'
  * The product discounts of the memberships the user holds now: owned or enrolled in (an enrollment
  * active now, in a subscription in force), except in HOLD, where a membership's perks are suspended.
  */
-const discountsQuery = compiledOnce((db) =>
+// Every enrollment of the user with its subscription's state and its plan's discounts, whatever the
+// time: which are in force now, and when that next changes, are worked out from them.
+const enrollmentsQuery = compiledOnce((db) =>
   db
     .selectFrom('membership_enrollments as e')
     .innerJoin('membership_subscriptions as s', 's.id', 'e.subscription_id')
     .innerJoin('memberships as m', 'm.id', 's.membership_id')
-    .select('m.product_discounts')
+    .select(['e.start_date', 'e.end_date', 's.end_date as subscription_end', 's.status', 's.condition', 'm.product_discounts'])
     .where('e.user_id', '=', '')
-    .where('e.start_date', '<=', '')
-    .where((eb) => eb.or([eb('e.end_date', 'is', null), eb('e.end_date', '>', '')]))
-    .where('s.status', '=', 'CONFIRMED')
-    .where((eb) => eb.or([eb('s.end_date', 'is', null), eb('s.end_date', '>', '')]))
-    .where('s.condition', '!=', 'HOLD')
     .where('m.product_discounts', '!=', '[]')
 )
 
+const discountsCache = { name: 'member-discounts', tables: ['membership_enrollments', 'membership_subscriptions', 'memberships'] }
+
+interface KeptDiscounts {
+  at: string
+  discounts: ProductDiscount[]
+  /** The next start or end among the user's enrollments: the discounts may change then without a write. */
+  changesAt: string | null
+}
+
+/**
+ * The product discounts of the memberships the user holds now: owned or enrolled in (an enrollment
+ * active now, in a subscription in force), except in HOLD, where a membership's perks are suspended.
+ * Kept in the read cache until a membership table changes or one of the user's dates passes.
+ */
 export async function memberDiscounts(db: DbOrTx, userId: string, now: Date): Promise<ProductDiscount[]> {
   const at = now.toISOString()
-  // Parameters in the builder's order (the query is compiled once: it runs on every offering list and order).
-  const rows = await runCompiled(db, discountsQuery, [userId, at, at, 'CONFIRMED', at, 'HOLD', '[]'])
-  return rows.flatMap((r) => parseProductDiscounts(r.product_discounts))
+  const load = async (): Promise<KeptDiscounts> => {
+    const rows = await runCompiled(db, enrollmentsQuery, [userId, '[]'])
+    const discounts: ProductDiscount[] = []
+    let changesAt: string | null = null
+    for (const r of rows) {
+      for (const date of [r.start_date, r.end_date, r.subscription_end]) if (date !== null && date > at && (changesAt === null || date < changesAt)) changesAt = date
+      const inForce = r.start_date <= at && (r.end_date === null || r.end_date > at) && r.status === 'CONFIRMED' && (r.subscription_end === null || r.subscription_end > at) && r.condition !== 'HOLD'
+      if (inForce) discounts.push(...parseProductDiscounts(r.product_discounts))
+    }
+    return { at, discounts, changesAt }
+  }
+  // A kept answer holds from when it was read until the next date it depends on (a clock may go back in tests).
+  const fresh = (kept: KeptDiscounts) => kept.at <= at && (kept.changesAt === null || at < kept.changesAt)
+  return (await readThrough(db, discountsCache, userId, load, fresh)).discounts
 }
 
 /** The largest discount naming one of the categories; the first listed wins a tie. */

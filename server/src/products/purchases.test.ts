@@ -244,6 +244,12 @@ t.test('the offering list: deprecated headers on every answer, a member for them
   t.equal((await call('GET', `${OFFERINGS}?category=POD_SHOP`, member)).json().items[0].user.id, member.id)
   t.equal((await call('PATCH', `/apis/v2/admin/products/${bundle.id}`, setup.admin, { price: 40 })).statusCode, 200)
   t.match((await call('GET', `${OFFERINGS}?category=POD_SHOP`, member)).json().items[0], { product: { price: 40 }, discount: { amount: 6 } }, 'a price change is seen at once')
+  // The member's enrollment ends in half an hour: the discount, kept meanwhile, is gone once that time passes, with no write.
+  const ends = new Date(setup.ctx.clock.now().getTime() + 1800_000).toISOString()
+  await setup.ctx.app.db.updateTable('membership_enrollments').set({ end_date: ends }).where('user_id', '=', member.id).execute()
+  t.equal((await call('GET', `${OFFERINGS}?category=POD_SHOP`, member)).json().items[0].discount.amount, 6)
+  setup.ctx.clock.set(ends)
+  t.equal((await call('GET', `${OFFERINGS}?category=POD_SHOP`, member)).json().items[0].discount.amount, 0, 'the enrollment ended: no discount')
 
   const refused = await call('GET', `${OFFERINGS}?userId=${staff.id}`, member)
   t.equal(refused.statusCode, 403)
