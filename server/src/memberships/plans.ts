@@ -14,7 +14,8 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import type { MembershipsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
-import { currencyExponent, fromMinor, MoneyError, toBasisPoints, toMinor, toPercentage, type BasisPoints, type Minor } from '../billing/money.js'
+import { currencyExponent, fromMinor, toPercentage, type BasisPoints, type Minor } from '../billing/money.js'
+import { requestBasisPoints, requestMinor } from '../billing/request-money.js'
 import type { FeeRate, TaxRate } from '../billing/pricing.js'
 import { pageRequest, paged } from '../paging.js'
 
@@ -138,32 +139,13 @@ export function toMembership(row: MembershipsTable): Membership {
   }
 }
 
-/** An amount of the API in minor units; a 400 naming the field when the currency cannot hold it. */
-function minor(value: number, field: string, exponent: number): Minor {
-  try {
-    return toMinor(value, exponent)
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
-    throw err
-  }
-}
-
-function basisPoints(value: number, field: string): BasisPoints {
-  try {
-    return toBasisPoints(value)
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
-    throw err
-  }
-}
-
 type PlanInput = MembershipCreate & { status?: MembershipsTable['status'] }
 
 /** The columns a create or a patch (merged over the current plan) asks for, checked as a whole. */
 async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
   const exponent = currencyExponent(currency)
   const free = input.chargeType === 'FREE'
-  const amount = (value: number | undefined, field: string) => minor(value ?? 0, field, exponent)
+  const amount = (value: number | undefined, field: string) => requestMinor(value ?? 0, field, exponent)
   if (free) {
     for (const field of ['price', 'initiationFee', 'additionalMemberFee'] as const) {
       if ((input[field] ?? 0) !== 0) throw new BadRequestError(`${field}: a FREE plan charges nothing; leave it out or 0`)
@@ -193,11 +175,11 @@ async function planColumns(db: DbOrTx, input: PlanInput, currency: string) {
   if (policy && policy.minimumWeeks > policy.maximumWeeks) {
     throw new BadRequestError('pausePolicy.minimumWeeks must not be more than pausePolicy.maximumWeeks')
   }
-  const taxes = (input.taxes ?? []).map((t, i) => ({ name: t.name, basisPoints: basisPoints(t.percentage, `taxes/${i}/percentage`), inclusive: t.inclusive ?? false }))
-  const fees = (input.fees ?? []).map((f, i) => ({ name: f.name, basisPoints: basisPoints(f.percentage, `fees/${i}/percentage`) }))
+  const taxes = (input.taxes ?? []).map((t, i) => ({ name: t.name, basisPoints: requestBasisPoints(t.percentage, `taxes/${i}/percentage`), inclusive: t.inclusive ?? false }))
+  const fees = (input.fees ?? []).map((f, i) => ({ name: f.name, basisPoints: requestBasisPoints(f.percentage, `fees/${i}/percentage`) }))
   const productDiscounts = (input.productDiscounts ?? []).map((d, i) => ({
     categories: d.categories,
-    basisPoints: basisPoints(d.percentage, `productDiscounts/${i}/percentage`),
+    basisPoints: requestBasisPoints(d.percentage, `productDiscounts/${i}/percentage`),
     description: d.description
   }))
   return {

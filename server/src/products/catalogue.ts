@@ -3,7 +3,8 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Product, ProductCreate, ProductListQuery, ProductPatch, ProductsOnSaleQuery } from '@club/contract'
-import { currencyExponent, fromMinor, MoneyError, toBasisPoints, toMinor, toPercentage, type BasisPoints, type Minor } from '../billing/money.js'
+import { currencyExponent, fromMinor, toPercentage, type Minor } from '../billing/money.js'
+import { requestBasisPoints, requestMinor } from '../billing/request-money.js'
 import type { TaxRate } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
@@ -84,24 +85,6 @@ export async function getProduct(db: DbOrTx, id: string): Promise<Product> {
   return toProduct(await catalogueProduct(db, id))
 }
 
-function minor(value: number, field: string, currency: string): Minor {
-  try {
-    return toMinor(value, currencyExponent(currency))
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
-    throw err
-  }
-}
-
-function basisPoints(value: number, field: string): BasisPoints {
-  try {
-    return toBasisPoints(value)
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
-    throw err
-  }
-}
-
 /** An absolute http(s) URL with a host; anything else is a 400 naming the field. */
 function pictureUrl(href: string, field: string): string {
   let url: URL
@@ -151,9 +134,9 @@ async function productColumns(db: DbOrTx, input: ProductInput, currency: string)
       description: input.description ?? '',
       type: input.type,
       currency,
-      price_minor: minor(input.price, 'price', currency),
+      price_minor: requestMinor(input.price, 'price', currencyExponent(currency)),
       tax_name: tax === null ? null : tax.name,
-      tax_basis_points: tax === null ? 0 : basisPoints(tax.percentage, 'tax.percentage'),
+      tax_basis_points: tax === null ? 0 : requestBasisPoints(tax.percentage, 'tax.percentage'),
       tax_inclusive: tax?.inclusive ? 1 : 0,
       picture_small: pictureUrl(input.picture.small.href, 'picture.small.href'),
       picture_medium: pictureUrl(input.picture.medium.href, 'picture.medium.href'),
