@@ -374,13 +374,18 @@ async function main() {
       cloudStorageBucket: `file://${join(dir, 'bucket')}`, cameras: withCourt
     })
     await until('the agent to hold the court configuration', async () => ((agentState().config as { cloudStorageBucket?: string } | undefined)?.cloudStorageBucket ? true : undefined))
+    // The cameras were off for the exports above: the replay needs its 30 seconds of new footage first.
+    await until('every recorder to record again', async () => ((await agentCameras()).every((c) => c.state === 'recording') ? true : undefined))
+    await sleep((REPLAY_SECONDS + 5) * 1000)
     const asked = performance.now()
     const replay = await api('POST', '/apis/v2/replays', { court: { id: court.id }, seconds: 30 })
-    const ready = await until('the replay READY', async () => {
+    // `until` treats a throw as "not yet": a FAILED replay is answered as a value and thrown here.
+    const settled = await until('the replay READY', async () => {
       const now = await api('GET', `/apis/v2/replays/${replay.id}`)
-      if (now.status === 'FAILED') throw new Error(`the replay failed: ${now.reason}`)
-      return now.status === 'READY' ? now : undefined
+      return now.status === 'READY' || now.status === 'FAILED' ? now : undefined
     }, 120_000)
+    if (settled.status === 'FAILED') throw new Error(`the replay failed: ${settled.reason}`)
+    const ready = settled
     const replayRow = { replay: '30 s, logo + postroll, file:// bucket', 'request → READY s': round((performance.now() - asked) / 1000, 2), 'clip s (with postroll)': round(ready.durationSeconds, 2) }
 
     const load2 = loadavg()[0]!
