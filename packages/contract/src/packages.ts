@@ -82,6 +82,26 @@ export type PackageCollection = Static<typeof PackageCollection>
 const strict = { additionalProperties: false } as const
 const Text = Type.String({ minLength: 1, maxLength: 200 })
 
+/**
+ * What the `data` of a template of type PACKAGE holds, as the server keeps it once checked (the
+ * server checks it by hand, to name the path of a bad item; constraints not given are null).
+ */
+export const PackageTemplateItem = Type.Object({
+  type: PackageItemType,
+  displayName: Type.String(),
+  displayNamePlural: Type.String(),
+  totalItems: Type.Integer({ minimum: 1, maximum: 10_000 }),
+  constraints: PackageItemConstraints
+})
+export type PackageTemplateItem = Static<typeof PackageTemplateItem>
+export const PackageTemplateData = Type.Object({
+  displayName: Nullable(Type.String({ description: "The package's name; null: the template's name" })),
+  displayNamePlural: Nullable(Type.String()),
+  items: Type.Array(PackageTemplateItem, { minItems: 1, maxItems: 50 }),
+  validityDays: Type.Integer({ minimum: 1, maximum: 3650, description: 'Days from issue to expirationDate' })
+})
+export type PackageTemplateData = Static<typeof PackageTemplateData>
+
 /** Staff issue a package from a PACKAGE template; its validity counts from now unless a date is given. */
 export const PackageIssue = Type.Object(
   { template: ItemRef, user: ItemRef, expirationDate: Type.Optional(DateTime({ description: "Overrides the template's validityDays" })) },
@@ -144,12 +164,7 @@ export const RedemptionParams = Type.Object({ id: IdParams.properties.id, redemp
 export type RedemptionParams = Static<typeof RedemptionParams>
 
 /** A refused redemption: the error shape, with one entry per constraint that did not match. */
-export const RedemptionRefused = Type.Object({
-  statusCode: Type.Integer(),
-  message: Type.String(),
-  error: Type.String(),
-  errors: Type.Optional(Type.Array(ValidationError))
-})
+export const RedemptionRefused = Type.Object({ ...ErrorBody.properties, errors: Type.Optional(Type.Array(ValidationError)) })
 
 const tags = ['packages']
 const signedIn = { tags, security: apiKeyOrBearerSecurity }
@@ -279,6 +294,7 @@ export const SessionPeriod = Type.Object(
   },
   strict
 )
+export type SessionPeriod = Static<typeof SessionPeriod>
 export const AreaSessionPeriodsInput = Type.Object(
   {
     timezone: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 100, description: "IANA zone of the area's clock; null: the club's (CLUB_TIMEZONE)" }))),

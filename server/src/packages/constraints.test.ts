@@ -2,7 +2,8 @@
 // constraint matching and refusing, kids, and periods across a peak-hour boundary in a zone.
 import t from 'tap'
 import { BadRequestError } from '../errors.js'
-import { parseSessionPeriods, sessionPeriodTypesOf, unmatchedConstraints, type ConstraintSubject, type SessionPeriod } from './constraints.js'
+import type { SessionPeriod } from '@club/contract'
+import { parseSessionPeriods, sessionPeriodTypesOf, unmatchedConstraints, type ConstraintSubject } from './constraints.js'
 import { noConstraints, parsePackageTemplateData } from './template-data.js'
 
 const subject: ConstraintSubject = {
@@ -96,18 +97,11 @@ t.test('session periods in the area timezone', async (t) => {
   t.same(types('2026-03-03T21:30:00Z', '2026-03-03T23:30:00Z', midnight), ['PEAK'], 'a late period split at midnight covers 22:30-00:30 whole')
 })
 
-t.test('session periods as given are checked', async (t) => {
+t.test('session periods as given: an end after the start, weekdays once each and sorted', async (t) => {
   t.same(parseSessionPeriods([{ type: 'PEAK', days: [5, 1, 1], start: '18:00', end: '24:00' }], 'body.periods'), [
     { type: 'PEAK', days: [1, 5], start: '18:00', end: '24:00' }
   ])
-  for (const [bad, message] of [
-    [[{ type: 'OFF PEAK', days: [1], start: '01:00', end: '02:00' }], /type must be one of PEAK, REDUCED/],
-    [[{ type: 'PEAK', days: [0], start: '01:00', end: '02:00' }], /days must list ISO weekdays/],
-    [[{ type: 'PEAK', days: [1], start: '25:00', end: '26:00' }], /start must be a time HH:mm/],
-    [[{ type: 'PEAK', days: [1], start: '22:00', end: '02:00' }], /end must be after .*a period past midnight is two periods/]
-  ] as const) {
-    t.throws(() => parseSessionPeriods(bad, 'body.periods'), message)
-  }
+  t.throws(() => parseSessionPeriods([{ type: 'PEAK', days: [1], start: '22:00', end: '02:00' }], 'body.periods'), /^body\.periods\[0\]\.end must be after .*a period past midnight is two periods/)
 })
 
 t.test('PACKAGE template data: a bad item is refused naming its path', async (t) => {

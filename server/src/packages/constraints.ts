@@ -2,7 +2,7 @@
 // one pure function. A null constraint matches anything; `...MatchAny` any one of its values;
 // `bookingEventTagsMatchAll` every value; `allowKids` false refuses a kid; session period types are
 // those of the area's hours the target's time overlaps.
-import type { PackageItemConstraints, ValidationError } from '@club/contract'
+import type { PackageItemConstraints, SessionPeriod, ValidationError } from '@club/contract'
 import { DateTime } from 'luxon'
 import { instantOf } from '../billing/calendar.js'
 import { BadRequestError, quote } from '../errors.js'
@@ -66,35 +66,14 @@ export function unmatchedConstraints(c: PackageItemConstraints, s: ConstraintSub
   return errors
 }
 
-/** One span of an area's week with a session period type; every hour no span covers is OFF PEAK. */
-export interface SessionPeriod {
-  type: Exclude<SessionPeriodType, 'OFF PEAK'>
-  /** ISO weekdays, 1 = Monday … 7 = Sunday. */
-  days: number[]
-  /** Local wall times, HH:mm; `end` may be 24:00. */
-  start: string
-  end: string
-}
-
-const CLOCK = /^([01]\d|2[0-3]):([0-5]\d)$|^24:00$/
-
-/** An area's session periods as a request gives them, checked; `path` names the field. */
-export function parseSessionPeriods(value: unknown, path: string): SessionPeriod[] {
-  if (!Array.isArray(value) || value.length > 100) throw new BadRequestError(`${path} must be a list of at most 100 periods`)
-  return value.map((entry: unknown, i) => {
-    const at = `${path}[${i}]`
-    const period = entry as Partial<SessionPeriod> | null
-    if (typeof period !== 'object' || period === null) throw new BadRequestError(`${at} must be an object`)
-    const types = SESSION_PERIOD_TYPES.filter((t) => t !== 'OFF PEAK') as string[]
-    if (typeof period.type !== 'string' || !types.includes(period.type)) throw new BadRequestError(`${at}.type must be one of ${types.join(', ')} (every other hour is OFF PEAK)`)
-    if (!Array.isArray(period.days) || period.days.length === 0 || !period.days.every((d) => Number.isInteger(d) && d >= 1 && d <= 7)) {
-      throw new BadRequestError(`${at}.days must list ISO weekdays, 1 (Monday) to 7 (Sunday)`)
-    }
-    for (const field of ['start', 'end'] as const) {
-      if (typeof period[field] !== 'string' || !CLOCK.test(period[field])) throw new BadRequestError(`${at}.${field} must be a time HH:mm, not ${quote(String(period[field]), { limit: 20 })}`)
-    }
-    if (period.end! <= period.start!) throw new BadRequestError(`${at}.end must be after ${at}.start (a period past midnight is two periods)`)
-    return { type: period.type as SessionPeriod['type'], days: [...new Set(period.days)].sort(), start: period.start!, end: period.end! }
+/**
+ * An area's session periods as a request gives them (the contract has checked each field): a
+ * period must end after it starts, and its weekdays are kept sorted and once each.
+ */
+export function parseSessionPeriods(periods: SessionPeriod[], path: string): SessionPeriod[] {
+  return periods.map((period, i) => {
+    if (period.end <= period.start) throw new BadRequestError(`${path}[${i}].end must be after ${path}[${i}].start (a period past midnight is two periods)`)
+    return { ...period, days: [...new Set(period.days)].sort() }
   })
 }
 

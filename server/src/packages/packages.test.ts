@@ -131,6 +131,11 @@ t.test('redemptions: constraints, retries, EXHAUSTED and back, cancel and late c
   t.equal((await call('PUT', `/apis/v2/admin/areas/${venue.hall.id}/session-periods`, staff, { periods: [] })).statusCode, 403)
   t.equal((await call('PUT', `/apis/v2/admin/areas/nope/session-periods`, admin, { periods: [] })).statusCode, 404)
   t.match(errorOf(await call('PUT', `/apis/v2/admin/areas/${venue.hall.id}/session-periods`, admin, { timezone: 'Mars/Base', periods: [] })).message, /^body\.timezone: .* is not an IANA timezone/)
+  for (const bad of [{ type: 'OFF PEAK', days: [1], start: '01:00', end: '02:00' }, { type: 'PEAK', days: [0], start: '01:00', end: '02:00' }, { type: 'PEAK', days: [1], start: '25:00', end: '26:00' }]) {
+    const res = await call('PUT', `/apis/v2/admin/areas/${venue.hall.id}/session-periods`, admin, { periods: [bad] })
+    t.equal(res.statusCode, 400, JSON.stringify(bad))
+    t.match(errorOf(res).message, /^body\.periods\.0\.(type|days|start)/)
+  }
 
   const pkg = await issued(ctx, staff, await packageTemplate(ctx, staff), member.id)
   const redeem = (body: object, who = member) => call('POST', `${PACKAGES}/${pkg.id}/redemptions`, who, body)

@@ -16,7 +16,6 @@ import { storedStatus, toRedemption, visiblePackage } from './service.js'
 import { resolveTarget, type ResolvedTarget } from './targets.js'
 
 // The redemption path runs these on every request: built and compiled once (db/compiled.ts).
-const packageQuery = compiledOnce((db) => db.selectFrom('packages').selectAll().where('id', '=', ''))
 const liveRedemptionQuery = compiledOnce((db) =>
   db.selectFrom('package_redemptions').selectAll().where('package_id', '=', '').where('type', '=', '').where('target_key', '=', '').where('cancelation_date', 'is', null)
 )
@@ -199,8 +198,7 @@ async function redeemFrom(tx: DbOrTx, candidates: PackagesTable[], holderId: str
 
 export async function redeemFromPackage(db: Db, packageId: string, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
   return db.transaction().execute(async (tx) => {
-    const row = (await runCompiled(tx, packageQuery, [packageId]))[0]
-    if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`package ${quote(packageId)} not found`)
+    const row = await visiblePackage(tx, packageId, actor)
     return redeemFrom(tx, [row], row.user_id, body, actor, deps)
   })
 }
@@ -225,7 +223,7 @@ export async function redeemFromAny(db: Db, body: RedemptionRequest, actor: Acto
       await resolveTarget(tx, body.type, body.target, actor.id, deps.clubTimezone)
       throw new ConflictError(`you hold no usable package with a ${body.type} item`)
     }
-    return redeemFrom(tx, rows.filter((r) => usable(r, nowIso)), actor.id, body, actor, deps)
+    return redeemFrom(tx, rows, actor.id, body, actor, deps)
   })
 }
 

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import { isStaff, type Actor } from '../actor.js'
 import { divideRoundHalfUp } from '../billing/money.js'
 import type { Clock } from '../clock.js'
+import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, quote } from '../errors.js'
@@ -100,9 +101,12 @@ export async function answerPackage(db: DbOrTx, row: PackagesTable, now: Date): 
   return (await answerAll(db, [row], now))[0]!
 }
 
+// Read on every redemption as well as every package route: compiled once (db/compiled.ts).
+const packageQuery = compiledOnce((db) => db.selectFrom('packages').selectAll().where('id', '=', ''))
+
 /** The package if the actor holds it or is staff; anyone else is told it does not exist. */
 export async function visiblePackage(db: DbOrTx, id: string, actor: Actor): Promise<PackagesTable> {
-  const row = await db.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirst()
+  const row = (await runCompiled(db, packageQuery, [id]))[0]
   if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`package ${quote(id)} not found`)
   return row
 }
@@ -180,10 +184,10 @@ export async function patchPackage(db: Db, id: string, patch: PackagePatch, acto
 }
 
 /** The unused share of what was paid: paid x unused items / all items, rounded half up. */
-export function refundOf(paidMinor: number, items: Array<Pick<PackageItemsTable, 'total_items' | 'remaining_items'>>): number {
-  const total = items.reduce((sum, i) => sum + i.total_items, 0)
+export function refundOf(paidMinor: number, items: Array<Pick<PackageItemsTable, 'total_items' | 'remaining_items'>>) {
+  const all = items.reduce((sum, i) => sum + i.total_items, 0)
   const unused = items.reduce((sum, i) => sum + i.remaining_items, 0)
-  return total === 0 ? 0 : divideRoundHalfUp(BigInt(paidMinor) * BigInt(unused), BigInt(total))
+  return { amount: all === 0 ? 0 : divideRoundHalfUp(BigInt(paidMinor) * BigInt(unused), BigInt(all)), unused, all }
 }
 
 /**
@@ -202,11 +206,9 @@ export async function cancelPackage(db: Db, id: string, actor: Actor, provider: 
     }
     const items = await tx.selectFrom('package_items').selectAll().where('package_id', '=', id).execute()
     const order = row.order_id === null ? undefined : await tx.selectFrom('orders').selectAll().where('id', '=', row.order_id).executeTakeFirst()
-    const amount = order?.status === 'PAID' && order.provider_ref !== null ? refundOf(row.paid_minor, items) : 0
+    const { amount, unused, all } = refundOf(row.paid_minor, items)
     let refund: OrdersTable | undefined
-    if (amount > 0 && order) {
-      const unused = items.reduce((sum, i) => sum + i.remaining_items, 0)
-      const all = items.reduce((sum, i) => sum + i.total_items, 0)
+    if (amount > 0 && order?.status === 'PAID' && order.provider_ref !== null) {
       refund = {
         id: randomUUID(),
         user_id: row.user_id,

@@ -1,11 +1,11 @@
 // An area's session periods (PEAK and REDUCED hours; every other hour OFF PEAK) and the zone its
 // clock is in. A booking's or event's session period types come from these (constraints.ts).
-import type { AreaSessionPeriods, AreaSessionPeriodsInput } from '@club/contract'
+import type { AreaSessionPeriods, AreaSessionPeriodsInput, SessionPeriod } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import { isValidTimezone } from '../billing/calendar.js'
 import { BadRequestError, NotFoundError, quote } from '../errors.js'
-import { parseSessionPeriods, type SessionPeriod } from './constraints.js'
+import { parseSessionPeriods } from './constraints.js'
 
 /** As stored (checked when written): the periods, or none. */
 export function parseStoredSessionPeriods(json: string | null): SessionPeriod[] {

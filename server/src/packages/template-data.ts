@@ -1,24 +1,8 @@
 // What a PACKAGE template's `data` must hold (BILLING.md, "Packages"): the items a package issued
 // from it contains, and how many days it is valid. Checked on every stored version, so a package is
 // never issued from data that cannot be honoured; a bad item is a 400 naming its path.
-import type { PackageItemConstraints, PackageItemType } from '@club/contract'
+import type { PackageItemConstraints, PackageItemType, PackageTemplateData } from '@club/contract'
 import { BadRequestError, quote } from '../errors.js'
-
-export interface PackageTemplateItem {
-  type: PackageItemType
-  displayName: string
-  displayNamePlural: string
-  totalItems: number
-  constraints: PackageItemConstraints
-}
-
-export interface PackageTemplateData {
-  /** The package's own names; when absent, the template's name. */
-  displayName: string | null
-  displayNamePlural: string | null
-  items: PackageTemplateItem[]
-  validityDays: number
-}
 
 export const ITEM_TYPES: readonly PackageItemType[] = ['BOOKING', 'EVENT_SIGNUP', 'GUEST_SIGNUP', 'SERIES_SIGNUP', 'REPLAY']
 /** The reference names these three; a typo such as OFF_PEAK would silently match nothing. */
