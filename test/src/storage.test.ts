@@ -5,7 +5,7 @@ import t from 'tap'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { openBucket } from '@club/storage'
+import { FileBucket, locationInBucket, openBucket } from '@club/storage'
 import { FakeGcs } from './fake-gcs.js'
 import { gcsCredentials, startS3, s3Credentials } from './stores.js'
 import { tempDir } from './support.js'
@@ -84,4 +84,24 @@ t.test('a bucket of another scheme, or unreadable credentials, is refused by nam
   const path = join(dir, 'bad.json')
   writeFileSync(path, 'secret-key-material not json')
   await t.rejects(openBucket('s3://clips', { credentialsPath: path }), { message: `the credentials file ${path} is not a JSON object` })
+})
+
+t.test('a location is in a bucket only below its bucket and prefix, once decoded', async (t) => {
+  const cases: Array<[bucket: string, location: string, inside: boolean]> = [
+    ['file:///srv/clips', 'file:///srv/clips/cam-1/a.mp4', true],
+    ['file:///srv/clips', 'file:///srv/clips/%2e%2e/secrets', false],
+    ['file:///srv/clips', 'file:///srv/clips/../secrets', false],
+    ['file:///srv/clips', 'file:///srv/clipsother/a.mp4', false],
+    ['file:///srv/clips', 'file:///srv/clips/a%2Fb.mp4', false],
+    ['s3://clips/venue-a', 's3://clips/venue-a/cam-1/a.mp4', true],
+    ['s3://clips/venue-a', 's3://clips/venue-b/a.mp4', false],
+    ['s3://clips/venue-a', 's3://clips/venue-a/%2e%2e/venue-b/a.mp4', false],
+    ['s3://clips/venue-a', 's3://clips/venue-a/%E0%A4%A', false],
+    ['s3://clips', 's3://other/a.mp4', false],
+    ['gs://clips', 'gs://clips/a.mp4', true],
+    ['gs://clips', 's3://clips/a.mp4', false],
+    ['ftp://clips', 'ftp://clips/a.mp4', false]
+  ]
+  for (const [bucket, location, inside] of cases) t.equal(locationInBucket(bucket, location), inside, `${location} in ${bucket}`)
+  t.throws(() => new FileBucket('file:///srv/clips', '/srv/clips').pathOf('file:///srv/clips/%2e%2e/etc/passwd'), /not in this bucket/)
 })

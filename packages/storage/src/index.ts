@@ -4,7 +4,7 @@
 // through it; the server signs download links and deletes through the same drivers (flydrive's idea,
 // without its framework). Nothing here logs: keys and signatures stay out of every message.
 import { copyFile, mkdir, readFile, rm } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+import { dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 export interface SignedUrlOptions {
@@ -45,11 +45,42 @@ export function parseBucketUrl(url: string): BucketAddress {
   return { scheme, bucket: match[2], prefix: (match[3] ?? '').replace(/^\/+|\/+$/g, '') }
 }
 
-/** The key of `location` in `address`'s bucket, or an error when it lies elsewhere. */
+/** The key of `location` in `address`'s bucket, or an error when it lies elsewhere or does not decode. */
 export function keyOf(address: BucketAddress, location: string): string {
   const own = `${address.scheme}://${address.bucket}/`
   if (!location.startsWith(own)) throw new BucketError(`the location is not in bucket ${address.scheme}://${address.bucket}`)
-  return decodeURIComponent(location.slice(own.length))
+  try {
+    return decodeURIComponent(location.slice(own.length))
+  } catch {
+    throw new BucketError('the location is not a valid URL (a malformed percent-escape)')
+  }
+}
+
+/** The file a file:// URL names, with `..` and `.` resolved, or an error when it names none. */
+function filePathOf(location: string): string {
+  try {
+    return resolve(fileURLToPath(location))
+  } catch {
+    throw new BucketError('the location is not a file:// URL of a file')
+  }
+}
+
+/**
+ * Whether `location` lies below the bucket URL `bucketUrl` (its bucket and prefix), after decoding:
+ * what a box reports is checked with this before the server signs links to it or deletes it.
+ */
+export function locationInBucket(bucketUrl: string, location: string): boolean {
+  try {
+    const address = parseBucketUrl(bucketUrl)
+    if (address.scheme === 'file') {
+      const root = resolve(address.prefix)
+      return filePathOf(location).startsWith(root.endsWith(sep) ? root : `${root}${sep}`)
+    }
+    const key = keyOf(address, location)
+    return !key.split('/').includes('..') && (address.prefix === '' || key.startsWith(`${address.prefix}/`))
+  } catch {
+    return false
+  }
 }
 
 export function joinKey(prefix: string, key: string): string {
@@ -143,9 +174,10 @@ export class FileBucket implements Bucket {
 
   /** The file a location names, refused when it lies outside the bucket's folder. */
   pathOf(location: string): string {
-    const path = fileURLToPath(location)
-    const root = this.root.endsWith('/') ? this.root : `${this.root}/`
-    if (!path.startsWith(root)) throw new BucketError('the location is not in this bucket')
+    // Resolved first: %2e%2e decodes to `..`, which a prefix test on the raw path would let through.
+    const path = filePathOf(location)
+    const root = resolve(this.root)
+    if (!path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`)) throw new BucketError('the location is not in this bucket')
     return path
   }
 
@@ -154,7 +186,3 @@ export class FileBucket implements Bucket {
   }
 }
 
-/** A URL with its signature replaced, for a log line: the rest tells what was signed and until when. */
-export function withoutSignature(url: string): string {
-  return url.replace(/([?&](?:X-Amz-Signature|X-Goog-Signature|signature|Signature)=)[^&]*/gi, '$1…')
-}

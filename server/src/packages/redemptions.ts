@@ -205,26 +205,29 @@ export async function redeemFromPackage(db: Db, packageId: string, body: Redempt
 
 /** From whichever of the actor's usable packages holding a matching item expires first. */
 export async function redeemFromAny(db: Db, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
+  return db.transaction().execute((tx) => redeemFromAnyIn(tx, body, actor, deps))
+}
+
+/** redeemFromAny inside a caller's transaction (a replay is recorded with the item that pays for it). */
+export async function redeemFromAnyIn(tx: DbOrTx, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
   const nowIso = deps.clock.now().toISOString()
-  return db.transaction().execute(async (tx) => {
-    const rows = await tx
-      .selectFrom('packages')
-      .selectAll()
-      .where('user_id', '=', actor.id)
-      .where('status', '!=', 'CANCELED')
-      .where('expiration_date', '>', nowIso)
-      .where((eb) => eb.exists(eb.selectFrom('package_items').select('id').whereRef('package_items.package_id', '=', 'packages.id').where('package_items.type', '=', body.type)))
-      .orderBy('expiration_date')
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute()
-    if (rows.length === 0) {
-      // Resolve the target first, so a bad target is a 400 rather than "no package".
-      await resolveTarget(tx, body.type, body.target, actor.id, deps.clubTimezone)
-      throw new ConflictError(`you hold no usable package with a ${body.type} item`)
-    }
-    return redeemFrom(tx, rows, actor.id, body, actor, deps)
-  })
+  const rows = await tx
+    .selectFrom('packages')
+    .selectAll()
+    .where('user_id', '=', actor.id)
+    .where('status', '!=', 'CANCELED')
+    .where('expiration_date', '>', nowIso)
+    .where((eb) => eb.exists(eb.selectFrom('package_items').select('id').whereRef('package_items.package_id', '=', 'packages.id').where('package_items.type', '=', body.type)))
+    .orderBy('expiration_date')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute()
+  if (rows.length === 0) {
+    // Resolve the target first, so a bad target is a 400 rather than "no package".
+    await resolveTarget(tx, body.type, body.target, actor.id, deps.clubTimezone)
+    throw new ConflictError(`you hold no usable package with a ${body.type} item`)
+  }
+  return redeemFrom(tx, rows, actor.id, body, actor, deps)
 }
 
 /**
@@ -233,23 +236,26 @@ export async function redeemFromAny(db: Db, body: RedemptionRequest, actor: Acto
  * answers it as it is.
  */
 export async function cancelRedemption(db: Db, packageId: string, redemptionId: string, actor: Actor, deps: RedemptionDeps): Promise<PackageItemRedemption> {
+  return db.transaction().execute((tx) => cancelRedemptionIn(tx, packageId, redemptionId, actor, deps))
+}
+
+/** cancelRedemption inside a caller's transaction (a failed replay gives its item back with its status). */
+export async function cancelRedemptionIn(tx: DbOrTx, packageId: string, redemptionId: string, actor: Actor, deps: RedemptionDeps): Promise<PackageItemRedemption> {
   const now = deps.clock.now()
   const nowIso = now.toISOString()
-  return db.transaction().execute(async (tx) => {
-    const row = await visiblePackage(tx, packageId, actor)
-    const redemption = await tx.selectFrom('package_redemptions').selectAll().where('id', '=', redemptionId).where('package_id', '=', row.id).executeTakeFirst()
-    if (!redemption) throw new NotFoundError(`redemption ${quote(redemptionId)} not found in package ${row.id}`)
-    if (redemption.cancelation_date !== null) return toRedemption(redemption)
-    const late =
-      deps.lateCancelHours > 0 && redemption.target_start_at !== null && Date.parse(redemption.target_start_at) - now.getTime() < deps.lateCancelHours * 3600 * 1000
-    const givesBack = usable(row, nowIso) && !late
-    const cancelled: PackageRedemptionsTable = { ...redemption, cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 }
-    await tx.updateTable('package_redemptions').set({ cancelation_date: nowIso, forfeited: cancelled.forfeited }).where('id', '=', redemption.id).execute()
-    if (givesBack) {
-      await tx.updateTable('package_items').set((eb) => ({ remaining_items: eb('remaining_items', '+', 1) })).where('id', '=', redemption.item_id).execute()
-      const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
-      await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: nowIso }).where('id', '=', row.id).execute()
-    }
-    return toRedemption(cancelled)
-  })
+  const row = await visiblePackage(tx, packageId, actor)
+  const redemption = await tx.selectFrom('package_redemptions').selectAll().where('id', '=', redemptionId).where('package_id', '=', row.id).executeTakeFirst()
+  if (!redemption) throw new NotFoundError(`redemption ${quote(redemptionId)} not found in package ${row.id}`)
+  if (redemption.cancelation_date !== null) return toRedemption(redemption)
+  const late =
+    deps.lateCancelHours > 0 && redemption.target_start_at !== null && Date.parse(redemption.target_start_at) - now.getTime() < deps.lateCancelHours * 3600 * 1000
+  const givesBack = usable(row, nowIso) && !late
+  const cancelled: PackageRedemptionsTable = { ...redemption, cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 }
+  await tx.updateTable('package_redemptions').set({ cancelation_date: nowIso, forfeited: cancelled.forfeited }).where('id', '=', redemption.id).execute()
+  if (givesBack) {
+    await tx.updateTable('package_items').set((eb) => ({ remaining_items: eb('remaining_items', '+', 1) })).where('id', '=', redemption.item_id).execute()
+    const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
+    await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: nowIso }).where('id', '=', row.id).execute()
+  }
+  return toRedemption(cancelled)
 }

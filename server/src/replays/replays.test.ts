@@ -139,6 +139,11 @@ t.test('a replay from request to READY: the status poll, each transition, the do
   t.equal((await step({ status: 'UPLOADING' })).statusCode, 200)
   const outside = await step({ status: 'READY', location: 'file:///etc/passwd', durationSeconds: 10, sizeBytes: 5, sha256: SHA })
   t.equal(outside.statusCode, 400, 'a location outside the bucket is refused')
+  // `%2e%2e` decodes to `..`: the bucket's prefix followed by it still names a file outside.
+  const escaping = `${pathToFileURL(bucketDir).href}/%2e%2e/%2e%2e/etc/passwd`
+  t.equal((await step({ status: 'READY', location: escaping, durationSeconds: 10, sizeBytes: 5, sha256: SHA })).statusCode, 400, 'an escape through %2e%2e is refused')
+  const malformed = `${pathToFileURL(bucketDir).href}/%E0%A4%A`
+  t.equal((await step({ status: 'READY', location: malformed, durationSeconds: 10, sizeBytes: 5, sha256: SHA })).statusCode, 400, 'a malformed percent-escape is a 400, not a 500 later')
   const location = storedClip(bucketDir)
   t.equal((await step({ status: 'READY', location, durationSeconds: 10.02, sizeBytes: 28, sha256: SHA })).statusCode, 200)
   t.equal((await step({ status: 'FAILED', reason: 'camera_error' })).statusCode, 409, 'READY is final')
@@ -172,7 +177,7 @@ t.test('a replay from request to READY: the status poll, each transition, the do
 })
 
 t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, given back when the replay fails', async (t) => {
-  const { ctx, venue, member, call, device } = await setup(t, { REPLAYS_REQUIRE_PACKAGE: 'true', REPLAY_REQUEST_TIMEOUT_SECONDS: '120' })
+  const { ctx, venue, member, call, device, bucketDir } = await setup(t, { REPLAYS_REQUIRE_PACKAGE: 'true', REPLAY_REQUEST_TIMEOUT_SECONDS: '120' })
   const none = await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })
   t.equal(none.statusCode, 402)
   t.match(errorOf(none).message, /REPLAY package item/)
@@ -193,6 +198,19 @@ t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, give
   t.match((await call('GET', `${REPLAYS}/${second.id}`, member)).json(), { status: 'FAILED', reason: 'box_unreachable' })
   t.equal(await remaining(), 3, 'box unreachable: the item is given back')
   t.same((await call('GET', DEVICE, device)).json(), [], 'nothing left for the box')
+
+  // Deleting: a replay still being made gives its item back; a delivered or failed one does not (again).
+  const made = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${made.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${made.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  const pending = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  t.equal(await remaining(), 1)
+  t.equal((await call('DELETE', `${REPLAYS}/${made.id}`, member)).statusCode, 204)
+  t.equal(await remaining(), 1, 'a delivered replay deleted: its item stays used')
+  t.equal((await call('DELETE', `${REPLAYS}/${first.id}`, member)).statusCode, 204)
+  t.equal(await remaining(), 1, 'a failed replay deleted: its item was given back already, not twice')
+  t.equal((await call('DELETE', `${REPLAYS}/${pending.id}`, member)).statusCode, 204)
+  t.equal(await remaining(), 2, 'a replay still waiting deleted: its item comes back')
 })
 
 t.test('the server tells the box at once, at its serverUrl, with its token', async (t) => {

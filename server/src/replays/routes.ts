@@ -41,8 +41,7 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
       // Its own key, derived: a download link proves nothing about a device token and the reverse.
       linkKey: hmacSha256Hex(tokenKey, 'replay-download-links'),
       publicBaseUrl: config.PUBLIC_BASE_URL
-    }),
-    warn: (details, message) => app.log.warn(details, message)
+    })
   }
   const signedIn = app.auth.apiKeyOrBearer()
   const device = app.auth.device()

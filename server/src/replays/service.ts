@@ -16,9 +16,10 @@ import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
-import { cancelRedemption, redeemFromAny, type RedemptionDeps } from '../packages/redemptions.js'
+import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { paged, pageRequest } from '../paging.js'
-import { inBucket, type ReplayStorage } from './storage.js'
+import { locationInBucket } from '@club/storage'
+import type { ReplayStorage } from './storage.js'
 
 export interface ReplaySettings {
   defaultSeconds: number
@@ -33,8 +34,6 @@ export interface ReplayDeps {
   settings: ReplaySettings
   redemption: RedemptionDeps
   storage: ReplayStorage
-  /** Something went wrong that the caller need not hear about (an item not given back): logged. */
-  warn(details: Record<string, unknown>, message: string): void
 }
 
 const PATH = '/apis/v2/replays'
@@ -126,54 +125,48 @@ export async function createReplay(db: Db, body: ReplayRequest, actor: Actor, de
   if ('missing' in choice) throw new ConflictError(choice.missing)
 
   const id = randomUUID()
-  let paidWith: { packageId: string; redemptionId: string } | null = null
-  if (deps.settings.requirePackage) {
-    try {
-      const { redemption } = await redeemFromAny(db, { type: 'REPLAY', target: { replay: { id } } }, actor, deps.redemption)
-      const { package_id } = await db.selectFrom('package_redemptions').select('package_id').where('id', '=', redemption.id).executeTakeFirstOrThrow()
-      paidWith = { packageId: package_id, redemptionId: redemption.id }
-    } catch (err) {
-      if (err instanceof HttpError && err.statusCode === 409) throw new PaymentRequiredError(`a replay takes a REPLAY package item and none is left: ${err.message}`)
-      throw err
+  // The item that pays for it and the replay are written together: neither can exist without the other.
+  return db.transaction().execute(async (tx) => {
+    let paidWith: { packageId: string; redemptionId: string } | null = null
+    if (deps.settings.requirePackage) {
+      try {
+        const { redemption } = await redeemFromAnyIn(tx, { type: 'REPLAY', target: { replay: { id } } }, actor, deps.redemption)
+        const { package_id } = await tx.selectFrom('package_redemptions').select('package_id').where('id', '=', redemption.id).executeTakeFirstOrThrow()
+        paidWith = { packageId: package_id, redemptionId: redemption.id }
+      } catch (err) {
+        if (err instanceof HttpError && err.statusCode === 409) throw new PaymentRequiredError(`a replay takes a REPLAY package item and none is left: ${err.message}`)
+        throw err
+      }
     }
-  }
-  const row: ReplaysTable = {
-    id,
-    user_id: actor.id,
-    court_id: court.id,
-    replay_server_id: choice.replayServerId,
-    camera_id: choice.cameraId,
-    start_at: start.toISOString(),
-    end_at: end.toISOString(),
-    status: 'REQUESTED',
-    reason: null,
-    location: null,
-    duration_seconds: null,
-    size_bytes: null,
-    sha256: null,
-    package_id: paidWith?.packageId ?? null,
-    redemption_id: paidWith?.redemptionId ?? null,
-    created_at: now.toISOString(),
-    updated_at: now.toISOString()
-  }
-  try {
-    await db.insertInto('replays').values(row).execute()
-  } catch (err) {
-    await giveBack(db, row, deps)
-    throw err
-  }
-  return row
+    const row: ReplaysTable = {
+      id,
+      user_id: actor.id,
+      court_id: court.id,
+      replay_server_id: choice.replayServerId,
+      camera_id: choice.cameraId,
+      start_at: start.toISOString(),
+      end_at: end.toISOString(),
+      status: 'REQUESTED',
+      reason: null,
+      location: null,
+      duration_seconds: null,
+      size_bytes: null,
+      sha256: null,
+      package_id: paidWith?.packageId ?? null,
+      redemption_id: paidWith?.redemptionId ?? null,
+      created_at: now.toISOString(),
+      updated_at: now.toISOString()
+    }
+    await tx.insertInto('replays').values(row).execute()
+    return row
+  })
 }
 
-/** Gives back the package item a failed replay was paid with; a failure to do so is logged, not thrown. */
-async function giveBack(db: Db, row: Pick<ReplaysTable, 'id' | 'user_id' | 'package_id' | 'redemption_id'>, deps: ReplayDeps): Promise<void> {
+/** Gives back the package item an unfinished replay was paid with, in the transaction that ends it. */
+async function giveBack(tx: DbOrTx, row: Pick<ReplaysTable, 'user_id' | 'package_id' | 'redemption_id'>, deps: ReplayDeps): Promise<void> {
   if (row.package_id === null || row.redemption_id === null) return
-  try {
-    // As the holder: the package is theirs, so it is visible to them.
-    await cancelRedemption(db, row.package_id, row.redemption_id, { id: row.user_id, role: 'member' }, deps.redemption)
-  } catch (err) {
-    deps.warn({ err, replayId: row.id, packageId: row.package_id }, 'the REPLAY item of a failed replay could not be given back')
-  }
+  // As the holder: the package is theirs, so it is visible to them.
+  await cancelRedemptionIn(tx, row.package_id, row.redemption_id, { id: row.user_id, role: 'member' }, deps.redemption)
 }
 
 /**
@@ -192,16 +185,18 @@ export async function failUnansweredReplays(db: Db, deps: ReplayDeps): Promise<n
     .execute()
   let failed = 0
   for (const row of stale) {
-    const result = await db
-      .updateTable('replays')
-      .set({ status: 'FAILED', reason: 'box_unreachable', updated_at: now.toISOString() })
-      .where('id', '=', row.id)
-      .where('status', '=', 'REQUESTED')
-      .executeTakeFirst()
-    if (Number(result.numUpdatedRows) === 1) {
-      failed++
-      await giveBack(db, row, deps)
-    }
+    const done = await db.transaction().execute(async (tx) => {
+      const result = await tx
+        .updateTable('replays')
+        .set({ status: 'FAILED', reason: 'box_unreachable', updated_at: now.toISOString() })
+        .where('id', '=', row.id)
+        .where('status', '=', 'REQUESTED')
+        .executeTakeFirst()
+      if (Number(result.numUpdatedRows) !== 1) return false
+      await giveBack(tx, row, deps)
+      return true
+    })
+    if (done) failed++
   }
   return failed
 }
@@ -248,8 +243,12 @@ export async function listReplays(db: Db, query: ReplayListQuery, actor: Actor, 
 export async function deleteReplay(db: Db, id: string, actor: Actor, deps: ReplayDeps): Promise<void> {
   const row = await visibleReplay(db, id, actor)
   if (row.location !== null) await deps.storage.remove(row.location)
-  await db.deleteFrom('replays').where('id', '=', row.id).execute()
-  if (row.status !== 'READY') await giveBack(db, row, deps)
+  await db.transaction().execute(async (tx) => {
+    const deleted = await tx.deleteFrom('replays').where('id', '=', row.id).returning('status').executeTakeFirst()
+    // Only a replay still being made gives its item back: a delivered one (READY, or EXPIRED since) was
+    // paid for, and a FAILED one gave it back when it failed.
+    if (deleted && IN_PROGRESS.includes(deleted.status)) await giveBack(tx, row, deps)
+  })
 }
 
 /** The file of a READY file:// replay, when the link's signature and expiry hold. */
@@ -283,7 +282,7 @@ export async function listDeviceReplays(db: Db, replayServerId: string, deps: Re
 /** A box's report of a replay's progress. A failure gives the package item back. */
 export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: string, change: DeviceReplayStatusChange, deps: ReplayDeps): Promise<DeviceReplay> {
   const now = deps.clock.now().toISOString()
-  const { row, failed } = await db.transaction().execute(async (tx) => {
+  const row = await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
     if (!row) throw new NotFoundError(`this box has no replay ${quote(id)}`)
     const problem = transitionError(row.status, change.status)
@@ -292,15 +291,16 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     if (change.status === 'READY') {
       const box = await tx.selectFrom('replay_servers').select('config').where('id', '=', replayServerId).executeTakeFirstOrThrow()
       const bucket = box.config === null ? undefined : (JSON.parse(box.config) as ReplayServerConfig).cloudStorageBucket
-      // The server signs links to and deletes whatever is here: only what lies in the box's own bucket.
-      if (!inBucket(change.location, bucket)) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket`)
+      // The server signs links to, serves and deletes whatever is here: only what lies in the box's own
+      // bucket once decoded (`%2e%2e` is `..`), and only a location that parses at all.
+      if (bucket === undefined || !locationInBucket(bucket, change.location)) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket`)
       set = { ...set, location: change.location, duration_seconds: change.durationSeconds, size_bytes: change.sizeBytes, sha256: change.sha256 }
     }
     if (change.status === 'FAILED') set = { ...set, reason: change.reason }
     await tx.updateTable('replays').set(set).where('id', '=', row.id).execute()
-    return { row: { ...row, ...set } as ReplaysTable, failed: change.status === 'FAILED' }
+    if (change.status === 'FAILED') await giveBack(tx, row, deps)
+    return { ...row, ...set } as ReplaysTable
   })
-  if (failed) await giveBack(db, row, deps)
   return toDeviceReplay(row)
 }
 

@@ -2,7 +2,7 @@
 // drivers the boxes upload with (@club/storage), with its own credentials for the bucket
 // (REPLAY_STORAGE_CREDENTIALS). A file:// bucket has no links of its own, so this server signs one and
 // serves the file (GET /apis/v2/replays/{id}/download). No key and no signature is ever logged.
-import { dirname } from 'node:path'
+import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { FileBucket, openBucket, parseBucketUrl, type Bucket } from '@club/storage'
 import { hmacSha256Hex, safeEqual } from '../crypto.js'
@@ -47,7 +47,7 @@ export class ReplayStorage {
 
   /** The file of a file:// location (checked against the box's bucket when it was reported). */
   filePath(location: string): string {
-    return fileURLToPath(location)
+    return resolve(fileURLToPath(location))
   }
 
   /** Deletes the clip at `location`; one already gone is not an error. */
@@ -72,11 +72,4 @@ export class ReplayStorage {
     }
     return bucket
   }
-}
-
-/** Whether a box's reported location lies in the bucket its configuration names. */
-export function inBucket(location: string, bucketUrl: string | undefined): boolean {
-  if (!bucketUrl) return false
-  const prefix = bucketUrl.endsWith('/') ? bucketUrl : `${bucketUrl}/`
-  return location.startsWith(prefix) && !location.slice(prefix.length).split('/').includes('..')
 }
