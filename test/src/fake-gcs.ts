@@ -1,20 +1,19 @@
 // A small local server speaking the part of Google Cloud Storage's JSON API the replay drivers use:
 // resumable uploads (POST .../upload/storage/v1/b/{bucket}/o?uploadType=resumable, then PUT the
-// bytes to the session URI), object deletes, and GETs of V4-signed object links. Objects live in
-// memory. `down()` makes it answer 503 to everything, as a store having an outage would.
+// bytes to the session URI), object deletes, and GETs of V4-signed object links, whose signature it
+// checks against the service account keys it is told to trust. Objects live in memory.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { randomUUID } from 'node:crypto'
+import { createHash, createPublicKey, createVerify, randomUUID, type KeyObject } from 'node:crypto'
 
 export class FakeGcs {
   readonly objects = new Map<string, Buffer>()
   /** Resumable sessions: upload id → the object they write and the bytes received so far. */
   private readonly sessions = new Map<string, { key: string; chunks: Buffer[] }>()
   private server?: Server
-  private outage = false
+  /** Public halves of the service account keys whose signed links this server honours. */
+  private readonly trusted: KeyObject[] = []
   port = 0
-  /** Requests refused during an outage, for the tests to see the driver tried again. */
-  refused = 0
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`
@@ -35,20 +34,41 @@ export class FakeGcs {
     await new Promise((resolve) => this.server?.close(resolve))
   }
 
-  down(): void {
-    this.outage = true
+  /** Honours links signed with this service account key (a credentials file's `private_key`). */
+  trust(privateKeyPem: string): void {
+    this.trusted.push(createPublicKey(privateKeyPem))
   }
 
-  up(): void {
-    this.outage = false
+  /**
+   * Whether a V4 link's X-Goog-Signature is a trusted key's RSA-SHA256 signature of its string to
+   * sign (Google's "V4 signing process": the canonical request of the GET, hashed, under the scope).
+   */
+  private signedByTrusted(req: IncomingMessage, url: URL): boolean {
+    const params = [...url.searchParams].filter(([k]) => k !== 'X-Goog-Signature')
+    params.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    const rfc3986 = (v: string) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    const canonicalRequest = [
+      'GET',
+      url.pathname,
+      params.map(([k, v]) => `${rfc3986(k)}=${rfc3986(v)}`).join('&'),
+      // The client signs the host name alone (real GCS has no port to sign).
+      `host:${new URL(`http://${req.headers.host ?? ''}`).hostname}\n`,
+      url.searchParams.get('X-Goog-SignedHeaders') ?? '',
+      'UNSIGNED-PAYLOAD'
+    ].join('\n')
+    const credential = url.searchParams.get('X-Goog-Credential') ?? ''
+    const stringToSign = [
+      'GOOG4-RSA-SHA256',
+      url.searchParams.get('X-Goog-Date') ?? '',
+      credential.slice(credential.indexOf('/') + 1),
+      createHash('sha256').update(canonicalRequest).digest('hex')
+    ].join('\n')
+    const signature = Buffer.from(url.searchParams.get('X-Goog-Signature') ?? '', 'hex')
+    return this.trusted.some((key) => createVerify('RSA-SHA256').update(stringToSign).verify(key, signature))
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const body = await readBody(req)
-    if (this.outage) {
-      this.refused++
-      return json(res, 503, { error: { code: 503, message: 'Service Unavailable' } })
-    }
     const url = new URL(req.url ?? '/', this.url)
     const path = url.pathname
     let m: RegExpExecArray | null
@@ -91,6 +111,7 @@ export class FakeGcs {
       const start = Date.parse(`${date.slice(0, 4)}-${date.slice(4, 6)}-${date.slice(6, 8)}T${date.slice(9, 11)}:${date.slice(11, 13)}:${date.slice(13, 15)}Z`)
       const expires = Number(url.searchParams.get('X-Goog-Expires'))
       if (!(start + expires * 1000 > Date.now())) return xml(res, 400, 'ExpiredToken')
+      if (!this.signedByTrusted(req, url)) return xml(res, 403, 'SignatureDoesNotMatch')
       const key = decodeURIComponent(path.slice(1))
       const data = this.objects.get(key)
       if (!data) return xml(res, 404, 'NoSuchKey')

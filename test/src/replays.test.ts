@@ -25,6 +25,8 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
     ...JSON.parse(readFileSync(s3Credentials(dir, s3.endpoint), 'utf8')),
     ...JSON.parse(readFileSync(gcsCredentials(dir, gcs.url), 'utf8'))
   }))
+  // The store honours links signed with the server's key (the server signs the download links).
+  gcs.trust((JSON.parse(readFileSync(credentials, 'utf8')) as { private_key: string }).private_key)
   const port = await freePort()
   const server = new TestServer(dir, {
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,

@@ -49,6 +49,7 @@ export function s3Credentials(dir: string, endpoint: string): string {
 
 /** A service-account key of a made-up account (its own RSA key), pointed at the local GCS server. */
 export function gcsCredentials(dir: string, apiEndpoint: string): string {
+  mkdirSync(dir, { recursive: true })
   const path = join(dir, 'gcs-credentials.json')
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 })
   writeFileSync(path, JSON.stringify({

@@ -6,17 +6,15 @@ import type { DeviceReplay } from '@club/contract'
 export type ReplayStep = { kind: 'export'; replay: DeviceReplay } | { kind: 'upload'; replay: DeviceReplay; clipPath: string }
 
 /**
- * The steps for the replays the server lists, oldest first, leaving out those already being worked
- * on. A replay UPLOADING whose clip this box still holds (it restarted mid-upload) is uploaded again;
- * any other is cut again (its clip, if any, was lost with the restart).
+ * The steps for the replays the server lists, oldest first (the worker runs one pick-up at a time, so
+ * none of them is being worked on). A replay UPLOADING whose clip this box still holds (it restarted
+ * mid-upload) is uploaded again; any other is cut again (its clip, if any, was lost with the restart).
  */
-export function planReplays(waiting: readonly DeviceReplay[], running: ReadonlySet<string>, pendingUploads: ReadonlyMap<string, string>): ReplayStep[] {
-  return waiting
-    .filter((replay) => !running.has(replay.id))
-    .map((replay) => {
-      const clipPath = pendingUploads.get(replay.id)
-      return replay.status === 'UPLOADING' && clipPath !== undefined ? { kind: 'upload', replay, clipPath } : { kind: 'export', replay }
-    })
+export function planReplays(waiting: readonly DeviceReplay[], pendingUploads: ReadonlyMap<string, string>): ReplayStep[] {
+  return waiting.map((replay) => {
+    const clipPath = pendingUploads.get(replay.id)
+    return replay.status === 'UPLOADING' && clipPath !== undefined ? { kind: 'upload', replay, clipPath } : { kind: 'export', replay }
+  })
 }
 
 /** Delay before upload attempt `attempt + 1` (attempt 1, 2, ...): doubling from 1 s, at most 30 s, ±10%. */

@@ -42,7 +42,6 @@ interface PendingUpload {
 }
 
 export class ReplayWorker {
-  private readonly running = new Set<string>()
   private busy: Promise<void> | undefined
   private again = false
   private readonly pendingDir: string
@@ -69,17 +68,14 @@ export class ReplayWorker {
     do {
       this.again = false
       const waiting = await this.options.client.waiting()
-      const steps = planReplays(waiting, this.running, await this.pendingUploads())
+      const steps = planReplays(waiting, await this.pendingUploads())
       for (const step of steps) {
         if (this.options.signal.aborted) return
-        this.running.add(step.replay.id)
         try {
           await this.run(step)
         } catch (err) {
           // A report the server did not take: the replay is still listed, and the next pick-up does it again.
           this.options.log.warn({ replayId: step.replay.id, err: (err as Error).message }, 'a replay step failed; it is taken up again on the next pick-up')
-        } finally {
-          this.running.delete(step.replay.id)
         }
       }
     } while (this.again && !this.options.signal.aborted)

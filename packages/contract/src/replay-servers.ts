@@ -26,9 +26,12 @@ export type AudioCodec = Static<typeof AudioCodec>
 export const FeedUrl = Type.String({ pattern: '^(rtsps?|https?|srt|file)://.+', maxLength: 2000 })
 const FilePath = Type.String({ minLength: 1, maxLength: 1000 })
 
+/** A camera's id in its box's configuration. */
+export const CameraId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' })
+
 export const Camera = Type.Object(
   {
-    id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' }),
+    id: CameraId,
     name: Type.Optional(Type.String({ maxLength: 200 })),
     feed: FeedUrl,
     feed2: Type.Optional(FeedUrl),
@@ -200,7 +203,7 @@ export type ReplayServerIdParams = Static<typeof ReplayServerIdParams>
 
 export const ReplayServerCameraParams = Type.Object({
   id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }),
-  cameraId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$', description: 'A camera id of the box\'s configuration' })
+  cameraId: Type.String({ ...CameraId, description: "A camera id of the box's configuration" })
 })
 export type ReplayServerCameraParams = Static<typeof ReplayServerCameraParams>
 

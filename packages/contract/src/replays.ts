@@ -1,7 +1,8 @@
 // Replays: a player asks for the last seconds of a court, the recording box filming it cuts the
 // clip and uploads it to the club's bucket, and the player downloads it through a short-lived link.
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, ItemRef, Nullable, PageQuery, PagedCollection, apiKeyOrBearerSecurity, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+import { AuthErrors, DateTime, ErrorBody, IdParams, ItemRef, Links, Nullable, PageQuery, PagedCollection, apiKeyOrBearerSecurity, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+import { CameraId } from './replay-servers.js'
 
 export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED'])
 export type ReplayStatus = Static<typeof ReplayStatus>
@@ -13,8 +14,6 @@ export const ReplayFailureReason = Type.String({
   pattern: '^[a-z][a-z0-9_]*$',
   description: 'box_unreachable, no_footage, camera_error, upload_failed, or another the box names'
 })
-
-const CameraId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' })
 
 export const ReplayRequest = Type.Object(
   {
@@ -42,7 +41,7 @@ export const Replay = Type.Object({
   downloadUrlExpiresAt: Type.Optional(DateTime()),
   createdDate: DateTime(),
   updatedDate: DateTime(),
-  _links: Type.Object({ self: Type.Object({ href: Type.String() }) })
+  _links: Links
 })
 export type Replay = Static<typeof Replay>
 
@@ -56,9 +55,6 @@ export const ReplayListQuery = Type.Object(
   { additionalProperties: false }
 )
 export type ReplayListQuery = Static<typeof ReplayListQuery>
-
-export const ReplayIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100 }) })
-export type ReplayIdParams = Static<typeof ReplayIdParams>
 
 export const ReplayDownloadQuery = Type.Object(
   {
@@ -96,7 +92,7 @@ export const DeviceReplayStatusChange = Type.Union([
 ])
 export type DeviceReplayStatusChange = Static<typeof DeviceReplayStatusChange>
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody }
+const errors = { 400: ErrorBody, ...AuthErrors, 404: ErrorBody }
 
 export const replayRoutes = defineRoutes({
   create: {
@@ -134,7 +130,7 @@ export const replayRoutes = defineRoutes({
       summary: 'One replay; when READY, with a download link',
       tags: ['replays'],
       security: apiKeyOrBearerSecurity,
-      params: ReplayIdParams,
+      params: IdParams,
       response: { 200: Replay, ...errors }
     }
   },
@@ -146,7 +142,7 @@ export const replayRoutes = defineRoutes({
       summary: 'Remove a replay: its stored clip and its record',
       tags: ['replays'],
       security: apiKeyOrBearerSecurity,
-      params: ReplayIdParams,
+      params: IdParams,
       response: { 204: Type.Null(), ...errors }
     }
   },
@@ -159,7 +155,7 @@ export const replayRoutes = defineRoutes({
       description: 'No authorization: the signature is the credential. 403 once expired or when the signature does not match.',
       tags: ['replays'],
       security: noSecurity,
-      params: ReplayIdParams,
+      params: IdParams,
       querystring: ReplayDownloadQuery,
       response: { 200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'video/mp4' }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody }
     }
@@ -190,7 +186,7 @@ export const replayDeviceRoutes = defineRoutes({
         'EXPIRED is final: 409.',
       tags: ['replay-servers'],
       security: bearerSecurity,
-      params: ReplayIdParams,
+      params: IdParams,
       body: DeviceReplayStatusChange,
       response: { 200: DeviceReplay, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody }
     }

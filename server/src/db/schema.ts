@@ -9,6 +9,7 @@ import type {
   MembershipType,
   PhoneVerificationStatus,
   ReplayServerStatus,
+  ReplayStatus,
   SubscriptionCondition,
   SubscriptionStatus,
   TemplateStatus,
@@ -616,7 +617,7 @@ export interface ReplaysTable {
   camera_id: string
   start_at: string
   end_at: string
-  status: 'REQUESTED' | 'EXPORTING' | 'UPLOADING' | 'READY' | 'FAILED' | 'EXPIRED'
+  status: ReplayStatus
   reason: string | null
   location: string | null
   duration_seconds: number | null

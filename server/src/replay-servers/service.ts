@@ -25,6 +25,12 @@ import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote
 import { paged, pageRequest } from '../paging.js'
 import { valueValidator } from '../plugins/validation.js'
 
+
+/** A box's stored configuration (written by setReplayServerConfig after the contract checked it), or null. */
+export function parseConfig(json: string | null): ReplayServerConfig | null {
+  return json === null ? null : (JSON.parse(json) as ReplayServerConfig)
+}
+
 export interface ReplayServerDeps {
   clock: Clock
   /** The key device access tokens are derived from (deviceTokenKey). */
@@ -92,7 +98,7 @@ export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number)
     localIp: row.local_ip,
     serverUrl: row.server_url,
     area: row.area_id === null ? null : { id: row.area_id },
-    config: row.config === null ? null : (JSON.parse(row.config) as ReplayServerConfig),
+    config: parseConfig(row.config),
     targetVersion: row.target_version,
     createdDate: row.created_at,
     updatedDate: row.updated_at,
@@ -227,7 +233,7 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
       status: row.status,
       accessToken,
       area: { id: row.area_id },
-      config: row.config === null ? EMPTY_CONFIG : (JSON.parse(row.config) as ReplayServerConfig),
+      config: parseConfig(row.config) ?? EMPTY_CONFIG,
       // Absent when none wait, so an idle box's answer (and its ETag) is what it always was.
       ...(row.replay_requests > 0 ? { replayRequests: row.replay_requests } : {})
     },

@@ -4,7 +4,7 @@
 import type { ReplayServerConfig } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
 import { BadGatewayError, ConflictError, GatewayTimeoutError, HttpError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
-import { deviceAccessToken } from './service.js'
+import { deviceAccessToken, parseConfig } from './service.js'
 
 export interface SnapshotProxyDeps {
   tokenKey: string
@@ -23,7 +23,7 @@ export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: stri
     .where('id', '=', id)
     .executeTakeFirst()
   if (!row) throw new NotFoundError(`no replay server ${quote(id)}`)
-  const config = row.config === null ? null : (JSON.parse(row.config) as ReplayServerConfig)
+  const config = parseConfig(row.config)
   if (!config?.cameras.some((c) => c.id === cameraId)) throw new NotFoundError(`replay server ${quote(id)} has no camera ${quote(cameraId)}`)
   if (row.status !== 'APPROVED' || row.area_id === null) {
     throw new ConflictError(`replay server ${id} is ${row.status}: only an approved box can be asked for a picture`)

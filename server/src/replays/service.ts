@@ -18,6 +18,7 @@ import type { ReplaysTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
 import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { paged, pageRequest } from '../paging.js'
+import { parseConfig } from '../replay-servers/service.js'
 import { locationInBucket } from '@club/storage'
 import type { ReplayStorage } from './storage.js'
 
@@ -118,7 +119,7 @@ export async function createReplay(db: Db, body: ReplayRequest, actor: Actor, de
     .orderBy('created_at')
     .execute()
   const choice = chooseCamera(
-    boxes.map((b) => ({ id: b.id, config: JSON.parse(b.config!) as ReplayServerConfig })),
+    boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! })),
     court.id,
     body.cameraId
   )
@@ -290,7 +291,7 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     let set: Partial<ReplaysTable> = { status: change.status, updated_at: now }
     if (change.status === 'READY') {
       const box = await tx.selectFrom('replay_servers').select('config').where('id', '=', replayServerId).executeTakeFirstOrThrow()
-      const bucket = box.config === null ? undefined : (JSON.parse(box.config) as ReplayServerConfig).cloudStorageBucket
+      const bucket = parseConfig(box.config)?.cloudStorageBucket
       // The server signs links to, serves and deletes whatever is here: only what lies in the box's own
       // bucket once decoded (`%2e%2e` is `..`), and only a location that parses at all.
       if (bucket === undefined || !locationInBucket(bucket, change.location)) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket`)
