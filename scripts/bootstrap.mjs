@@ -16,7 +16,10 @@ import { fileURLToPath } from 'node:url'
  */
 export const REQUIRED_TOOLS = [
   { tool: 'ffmpeg', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } },
-  { tool: 'ffprobe', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } }
+  { tool: 'ffprobe', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } },
+  // Browser tests drive the distribution's Chromium through playwright-core: a browser downloaded by
+  // a test tool is not what a venue's phone or an admin's laptop runs, and it cannot be fetched offline.
+  { tool: 'chromium', why: 'the browser tests of the web pages', packages: { apt: 'chromium', dnf: 'chromium', brew: '--cask chromium' } }
 ]
 
 /** The command that runs this script, for messages. */
