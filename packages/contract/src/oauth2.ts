@@ -107,6 +107,13 @@ export type PasswordReset = Static<typeof PasswordReset>
 
 export const EmptyObject = Type.Object({}, { additionalProperties: false })
 
+/** RFC 7009's revocation request: the token to end, and optionally which kind it is. */
+export const TokenRevocation = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 512, writeOnly: true, description: 'An access or refresh token' }),
+  token_type_hint: Type.Optional(Type.Enum(['access_token', 'refresh_token']))
+})
+export type TokenRevocation = Static<typeof TokenRevocation>
+
 const tokenDescription = [
   'Issues tokens (RFC 6749). Form-urlencoded, JSON also accepted. Answers 201 (the reference; RFC 6749 says 200).',
   'Errors follow RFC 6749 section 5.2 inside the platform error shape; a failed client authentication through',
@@ -139,6 +146,23 @@ export const oauth2Routes = defineRoutes({
       querystring: TokenQuery,
       body: TokenRequest,
       response: { 201: OAuth2AccessToken, 400: OAuth2Error, 401: OAuth2Error, 429: ErrorBody }
+    }
+  },
+  revoke: {
+    method: 'POST',
+    url: '/apis/v2/oauth2/revoke',
+    schema: {
+      operationId: 'revokeToken',
+      summary: 'Sign out: revoke a token and every token of the same login (RFC 7009)',
+      description:
+        'Not in the reference. Form-urlencoded, JSON also accepted. Holding the token is the credential. Answers 200 `{}` ' +
+        'whether or not the token was known or still valid (RFC 7009 section 2.2), so the answer tells nothing about it. ' +
+        "The access and refresh tokens of the login stop working at once. Limited per client IP like the token endpoint.",
+      tags: ['oauth2'],
+      security: noSecurity,
+      consumes: ['application/x-www-form-urlencoded', 'application/json'],
+      body: TokenRevocation,
+      response: { 200: EmptyObject, 400: ErrorBody, 429: ErrorBody }
     }
   },
   authorizations: {

@@ -5,6 +5,7 @@ import { OAuth2Error } from '../errors.js'
 import { routeRateLimit } from '../plugins/rate-limit.js'
 import { describeValidationErrors } from '../plugins/validation.js'
 import { TokenEndpoint } from './service.js'
+import { revokeToken } from './tokens.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -46,6 +47,16 @@ const oauth2: FastifyPluginAsyncTypebox = async (app) => {
       }
       const answer = await app.tokenEndpoint.exchange(app.db, request.headers.authorization, request.body, deps())
       return reply.code(201).headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(answer)
+    }
+  })
+
+  app.route({
+    ...oauth2Routes.revoke,
+    // The same limit as the token endpoint: a guess here costs what a guess there does.
+    config: routeRateLimit({ max: app.config.TOKEN_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'token requests' }),
+    handler: async (request, reply) => {
+      await revokeToken(app.db, request.body.token, app.clock)
+      return reply.header('cache-control', 'no-store').send({})
     }
   })
 }

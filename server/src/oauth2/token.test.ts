@@ -291,3 +291,34 @@ t.test('the token endpoint is rate limited per client IP', async (t) => {
   t.match(errorOf(limited).message, /Too many token requests/)
   t.equal((await guess('10.1.1.2')).statusCode, 400, 'another client IP still gets an answer')
 })
+
+t.test('revocation (sign-out) ends the login: its access and refresh tokens stop working', async (t) => {
+  const ctx = await testApp(t)
+  const user = await userWithToken(ctx, 'staff')
+  const login = (await token(ctx, { grant_type: 'password', username: user.email, password: user.password })).json()
+  const other = (await token(ctx, { grant_type: 'password', username: user.email, password: user.password })).json()
+  const me = (accessToken: string) => ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: `Bearer ${accessToken}` } })
+  t.equal((await me(login.access_token)).statusCode, 200, 'the token works before')
+
+  const res = await ctx.app.inject({
+    method: 'POST',
+    url: '/apis/v2/oauth2/revoke',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: form({ token: login.refresh_token, token_type_hint: 'refresh_token' })
+  })
+  t.equal(res.statusCode, 200)
+  t.same(res.json(), {})
+  t.equal(res.headers['cache-control'], 'no-store')
+  const after = await me(login.access_token)
+  t.equal(after.statusCode, 401)
+  t.match(errorOf(after).message, /revoked/)
+  const refreshed = await token(ctx, { grant_type: 'refresh_token', refresh_token: login.refresh_token })
+  t.ok(oauthError(refreshed, 'invalid_grant').ok, 'the refresh token is refused too')
+  t.equal((await me(other.access_token)).statusCode, 200, "another login of the same user goes on")
+
+  const unknown = await ctx.app.inject({ method: 'POST', url: '/apis/v2/oauth2/revoke', payload: { token: 'never issued' } })
+  t.equal(unknown.statusCode, 200, 'an unknown token answers the same: nothing is learnt')
+  const missing = await ctx.app.inject({ method: 'POST', url: '/apis/v2/oauth2/revoke', payload: {} })
+  t.equal(missing.statusCode, 400)
+  t.match(errorOf(missing).message, /token/)
+})

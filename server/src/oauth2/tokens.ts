@@ -90,6 +90,15 @@ export async function revokeUserTokens(db: DbOrTx, userId: string, clock: Clock)
     .execute()
 }
 
+/**
+ * RFC 7009: ends the login a token belongs to (its whole family: the access token and the refresh
+ * token it came with, and their successors). An unknown token is no error: the caller learns nothing.
+ */
+export async function revokeToken(db: DbOrTx, token: string, clock: Clock): Promise<void> {
+  const row = await db.selectFrom('tokens').select('family_id').where('token_hash', '=', sha256Hex(token)).executeTakeFirst()
+  if (row) await revokeFamily(db, row.family_id, clock)
+}
+
 /** Space-delimited scope → its distinct tokens (RFC 6749 section 3.3). */
 export function parseScope(scope: string | undefined): string[] | undefined {
   if (scope === undefined) return undefined

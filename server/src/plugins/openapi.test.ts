@@ -147,6 +147,7 @@ const servedOperationIds = [
   'requestPasswordReset',
   'resetPassword',
   'revokeReplayServer',
+  'revokeToken',
   'rollbackTemplate',
   'rotateReplayServerToken',
   'runCourtLockingJob',
