@@ -8,12 +8,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
-import type { Clip, ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import type { AgentHealth, Clip, ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
 import { LocalPassword } from './access/local-password.js'
 import { SessionStore, SignInAttempts } from './access/sessions.js'
 import { addressTowards, chooseHttpHost } from './bind-address.js'
 import { systemClock, type Clock } from './clock.js'
-import { Cleanup, freeDiskBytes } from './cleanup.js'
+import { Cleanup, freeDiskBytes, recordingsBytes } from './cleanup.js'
 import { ClipError, ClipExporter } from './clips/export.js'
 import { SegmentLeases } from './clips/leases.js'
 import type { AgentConfig } from './config.js'
@@ -39,6 +39,9 @@ export interface AgentOptions {
   clock?: Clock
 }
 
+/** The recordings' size is a walk over every segment: counted at most this often. */
+const RECORDINGS_SIZE_MS = 10_000
+
 /** Sign-ins per client address per window: enough for an installer's typos, too few to guess. */
 const SIGN_IN_ATTEMPTS = 10
 const SIGN_IN_WINDOW_MS = 15 * 60_000
@@ -60,6 +63,7 @@ export class Agent {
   private polling?: Promise<void>
   private pendingUpdate: PendingUpdate | null = null
   private serverConfig: ReplayServerConfig | undefined
+  private recordingsSize?: { at: number; bytes: number | null }
 
   constructor(private readonly options: AgentOptions) {
     const { config, identity, runner, log } = options
@@ -177,20 +181,48 @@ export class Agent {
     await this.http?.close()
   }
 
-  async health() {
+  async health(): Promise<AgentHealth> {
     const { identity, config } = this.options
+    const free = await freeDiskBytes(config.recordingsDir)
+    const lastCleanup = this.cleanup.lastRun
     return {
       version: identity.version,
       deviceId: identity.deviceId,
       hostname: identity.hostname,
+      displayName: config.displayName ?? null,
+      serverUrl: config.serverUrl,
       status: this.poller.status,
+      area: this.poller.area,
       connected: this.poller.connected,
       lastContactAt: this.poller.lastContactAt?.toISOString() ?? null,
       pendingUpdate: this.pendingUpdate,
       cleanupEnabled: this.cleanup.enabled,
-      freeDiskBytes: await freeDiskBytes(config.recordingsDir),
+      freeDiskBytes: free,
+      disk: {
+        freeBytes: free,
+        recordingsBytes: this.recordingsBytes(),
+        retentionHours: config.retentionHours,
+        minFreeBytes: config.minFreeDiskMb * 1024 * 1024,
+        lastCleanupAt: lastCleanup?.at.toISOString() ?? null,
+        lastCleanupDeleted: lastCleanup?.deleted ?? null
+      },
       cameras: this.recorder.status()
     }
+  }
+
+  /** The segments' total size, counted again when the last count is older than RECORDINGS_SIZE_MS. */
+  private recordingsBytes(): number | null {
+    const now = Date.now()
+    if (!this.recordingsSize || now - this.recordingsSize.at > RECORDINGS_SIZE_MS) {
+      let bytes: number | null
+      try {
+        bytes = recordingsBytes(this.options.config.recordingsDir)
+      } catch {
+        bytes = null
+      }
+      this.recordingsSize = { at: now, bytes }
+    }
+    return this.recordingsSize.bytes
   }
 
   private async onStatus(answer: ReplayServerStatusAnswer): Promise<void> {

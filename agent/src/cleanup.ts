@@ -49,6 +49,8 @@ export interface CleanupOptions {
 
 export class Cleanup {
   private task?: ScheduledTask
+  /** The last run, for the box's page: when, and how many files it deleted. */
+  lastRun?: { at: Date; deleted: number }
 
   constructor(private readonly options: CleanupOptions) {}
 
@@ -105,6 +107,7 @@ export class Cleanup {
       }
     }
     if (doomed.length) log.info({ deleted: doomed.length }, 'cleanup deleted old recordings and clips')
+    this.lastRun = { at: new Date(now), deleted: doomed.length }
     return doomed
   }
 
@@ -120,6 +123,13 @@ export async function freeDiskBytes(dir: string): Promise<number | null> {
   } catch {
     return null
   }
+}
+
+/** The recorded segments' total size, every camera's folder. */
+export function recordingsBytes(recordingsDir: string): number {
+  let total = 0
+  for (const camera of subfolders(recordingsDir)) for (const s of listSegments(join(recordingsDir, camera))) total += s.size
+  return total
 }
 
 function safeReaddir(dir: string): string[] {

@@ -74,8 +74,8 @@ export class TestServer {
     return (await this.user('admin')).authorization
   }
 
-  /** A user of `role` and their Authorization header. */
-  async user(role: 'member' | 'staff' | 'admin'): Promise<{ id: string; authorization: string }> {
+  /** A user of `role`: their e-mail and password (to sign in as a person does) and an Authorization header. */
+  async user(role: 'member' | 'staff' | 'admin'): Promise<{ id: string; email: string; password: string; authorization: string }> {
     const app = this.app!
     const ctx = { app, clock: new ManualClock(new Date().toISOString()), config: testConfig(this.dir), dir: this.dir, logs: () => '' } as TestApp
     return userWithToken(ctx, role)

@@ -1,7 +1,7 @@
 // The register/poll loop: registers once, then polls the status at the interval the server advised,
 // with jitter, capped exponential backoff while the server is away, and Retry-After on 429.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ReplayServerStatus, ReplayServerStatusAnswer } from '@club/contract'
+import type { ItemRef, ReplayServerStatus, ReplayServerStatusAnswer } from '@club/contract'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
 import type { ControlClient } from './client.js'
@@ -47,6 +47,8 @@ export class StatusPoller {
   status: ControlStatus = 'UNREGISTERED'
   /** Whether the last call reached the server. */
   connected = false
+  /** The area the last full answer named (approved boxes only). */
+  area: ItemRef | null = null
   lastContactAt?: Date
   /** Replays waiting for this box, as the last full answer said: while any, polls come sooner. */
   private replayRequests = 0
@@ -123,6 +125,7 @@ export class StatusPoller {
     const { state, identity, log } = this.options
     const previous = this.status
     this.status = answer.status
+    this.area = answer.status === 'APPROVED' ? (answer.area ?? null) : null
     this.replayRequests = answer.replayRequests ?? 0
     if (answer.status === 'APPROVED') {
       state.update((s) => ({ ...s, accessToken: answer.accessToken ?? s.accessToken, config: answer.config ?? s.config }))

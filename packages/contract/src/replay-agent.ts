@@ -1,7 +1,7 @@
 // The recording box's own local API (served by the agent on the venue network): health, cameras,
 // snapshots and replay clip export.
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, Nullable, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+import { DateTime, ErrorBody, ItemRef, Nullable, bearerSecurity, defineRoutes, noSecurity } from './common.js'
 import { ReplayServerStatus } from './replay-servers.js'
 
 export const AgentCameraState = Type.Enum(['starting', 'recording', 'restarting', 'stalled', 'stopped'])
@@ -19,16 +19,31 @@ export const AgentCamera = Type.Object({
 })
 export type AgentCamera = Static<typeof AgentCamera>
 
+/** The box's disk as the installer needs it: what is left, what the footage takes, what cleanup keeps. */
+export const AgentDisk = Type.Object({
+  freeBytes: Nullable(Type.Number({ description: 'Free space where the recordings are' })),
+  recordingsBytes: Nullable(Type.Number({ description: "The recorded segments' total size (counted at most every 10 s)" })),
+  retentionHours: Type.Number({ description: 'Age after which cleanup deletes footage and clips (retentionHours)' }),
+  minFreeBytes: Type.Number({ description: 'Below this free space cleanup deletes oldest first (minFreeDiskMb)' }),
+  lastCleanupAt: Nullable(DateTime({ description: 'When cleanup last ran (since the agent started)' })),
+  lastCleanupDeleted: Nullable(Type.Integer({ description: 'Files that run deleted' }))
+})
+export type AgentDisk = Static<typeof AgentDisk>
+
 export const AgentHealth = Type.Object({
   version: Type.String(),
   deviceId: Type.String(),
   hostname: Type.String(),
+  displayName: Nullable(Type.String({ description: 'The name the box was configured with (displayName)' })),
+  serverUrl: Type.String({ description: 'The server the box registers with and polls' }),
   status: Type.Union([ReplayServerStatus, Type.Literal('UNREGISTERED')]),
+  area: Nullable(ItemRef),
   connected: Type.Boolean({ description: 'Whether the last call reached the server' }),
   lastContactAt: Nullable(DateTime()),
   pendingUpdate: Nullable(Type.Object({ version: Type.String() })),
   cleanupEnabled: Type.Boolean(),
   freeDiskBytes: Nullable(Type.Number()),
+  disk: AgentDisk,
   cameras: Type.Array(AgentCamera)
 })
 export type AgentHealth = Static<typeof AgentHealth>

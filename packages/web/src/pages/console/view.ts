@@ -1,0 +1,115 @@
+// The console's decisions that need no browser: which form field a 400 names, a box's online dot,
+// the order and filters of the box list. Tested beside this file.
+import type { ReplayServer, ReplayServerStatus } from '@club/contract'
+
+/**
+ * The form field a validation message names, as a dotted path (`cameras.0.distortion1`), or null when
+ * it names none. The server says `body.cameras.0.feed must match …`, `body.cameras.0.feed is required`
+ * or, for its own rules, `cameras[1].id "x" is already …`; a path under `config` is the same field.
+ */
+export function errorField(message: string): string | null {
+  const head = /^\S+/.exec(message.trim())?.[0] ?? ''
+  // A path holds letters, digits, dots, brackets and quoted keys; a message starting with prose names none.
+  if (!/[.[]/.test(head) && !head.startsWith('body')) return null
+  const tokens = head
+    .replace(/[:,;]$/, '')
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .map((token) => token.replace(/^"(.*)"$/, '$1').replace(/…$/, ''))
+    .filter(Boolean)
+  if (tokens[0] === 'body') tokens.shift()
+  if (tokens[0] === 'config') tokens.shift()
+  return tokens.length > 0 ? tokens.join('.') : null
+}
+
+/** The nearest field the form has: the named one, else its closest parent (a camera, the form). */
+export function closestField(path: string, exists: (path: string) => boolean): string | null {
+  const tokens = path.split('.')
+  while (tokens.length > 0) {
+    const candidate = tokens.join('.')
+    if (exists(candidate)) return candidate
+    tokens.pop()
+  }
+  return null
+}
+
+/** What a box is called in lists: the admin's name, else what the box says it is. */
+export function boxName(box: Pick<ReplayServer, 'displayName' | 'hostname' | 'deviceId'>): string {
+  return box.displayName || box.hostname || box.deviceId
+}
+
+export type Online = { state: 'online' | 'offline' | 'never'; label: string }
+
+/**
+ * The dot: the server decides `online` (seen within three of its poll intervals, which only it
+ * knows); a box never seen is told apart from one that went quiet.
+ */
+export function onlineState(box: Pick<ReplayServer, 'online' | 'lastSeenAt'>): Online {
+  if (box.online) return { state: 'online', label: 'Online' }
+  return box.lastSeenAt ? { state: 'offline', label: 'Offline' } : { state: 'never', label: 'Never seen' }
+}
+
+/**
+ * Whether the box has polled since its record last changed (approval, configuration, token): its
+ * poll is what carries a change to it. lastSeenAt is kept to the second, rounded down, so a poll in
+ * the same second as the change counts as before it: "waiting" a poll too long, never "has it" too early.
+ */
+export function pickedUp(box: Pick<ReplayServer, 'lastSeenAt' | 'updatedDate'>): boolean {
+  return box.lastSeenAt !== null && Date.parse(box.lastSeenAt) > Date.parse(box.updatedDate)
+}
+
+const STATUS_ORDER: Record<ReplayServerStatus, number> = { PENDING: 0, APPROVED: 1, REJECTED: 2, REVOKED: 3 }
+
+/** Pending boxes first (they wait for someone), then by area name, then by name. */
+export function sortBoxes<B extends Pick<ReplayServer, 'status' | 'area' | 'displayName' | 'hostname' | 'deviceId'>>(
+  boxes: readonly B[],
+  areaNames: ReadonlyMap<string, string>
+): B[] {
+  const areaOf = (box: B) => (box.area ? areaNames.get(box.area.id) ?? box.area.id : '\uffff')
+  return [...boxes].sort(
+    (a, b) =>
+      Number(b.status === 'PENDING') - Number(a.status === 'PENDING') ||
+      areaOf(a).localeCompare(areaOf(b)) ||
+      STATUS_ORDER[a.status] - STATUS_ORDER[b.status] ||
+      boxName(a).localeCompare(boxName(b))
+  )
+}
+
+export interface BoxFilter {
+  status?: ReplayServerStatus | ''
+  /** An area id, or '' for any, or 'none' for boxes without one. */
+  areaId?: string
+}
+
+export function filterBoxes<B extends Pick<ReplayServer, 'status' | 'area'>>(boxes: readonly B[], filter: BoxFilter): B[] {
+  return boxes.filter(
+    (box) =>
+      (!filter.status || box.status === filter.status) &&
+      (!filter.areaId || (filter.areaId === 'none' ? box.area === null : box.area?.id === filter.areaId))
+  )
+}
+
+/** Sets `path` (`cameras.0.feed`) in `target`, making arrays for numeric keys. */
+export function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.')
+  let node: Record<string, unknown> = target
+  keys.forEach((key, i) => {
+    if (i === keys.length - 1) {
+      node[key] = value
+      return
+    }
+    node[key] ??= /^\d+$/.test(keys[i + 1]!) ? [] : {}
+    node = node[key] as Record<string, unknown>
+  })
+}
+
+/**
+ * A number field's value for the request: empty is left out, a number is sent as one, anything else
+ * is sent as typed so that the server names the field in its 400 (the form never guesses).
+ */
+export function numberValue(text: string): number | string | undefined {
+  const trimmed = text.trim()
+  if (trimmed === '') return undefined
+  const value = Number(trimmed)
+  return Number.isFinite(value) ? value : trimmed
+}

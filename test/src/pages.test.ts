@@ -1,0 +1,150 @@
+// The two web pages in a real browser against a real server and a real agent: the admin console
+// approves a box that registered itself and configures its camera (a bad value is shown at its
+// field), and the box's own page shows the installer what the box waits for, then its camera.
+import t from 'tap'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { LAPTOP, PHONE, launchBrowser, openPage } from './browser.js'
+import { TestAgent, TestServer, freePort, tempDir, testCameraFile, waitFor } from './support.js'
+
+const ADMIN = '/apis/v2/admin/replay-servers'
+
+t.test('the console approves and configures a box; the box page follows it', async (t) => {
+  const dir = tempDir(t)
+  const server = new TestServer(join(dir, 'server'))
+  await server.start()
+  t.teardown(() => server.stop())
+  const admin = await server.user('admin')
+  const areaId = await server.area()
+  await server.court(areaId)
+  const camera = await testCameraFile(dir)
+  const deviceId = `console-box-${Date.now()}`
+  const agent = new TestAgent({ serverUrl: server.url, dir: join(dir, 'box'), deviceId, httpPort: await freePort() })
+  agent.start()
+  t.teardown(() => agent.stop('SIGKILL'))
+  const browser = await launchBrowser(t)
+
+  // The box registers itself through the API, as in a venue.
+  const registered = await waitFor('the box registered', async () => {
+    const list = await server.call('GET', `${ADMIN}?deviceId=${deviceId}`, admin.authorization)
+    return list.json.items[0]
+  })
+  const password = await agent.newLocalPassword()
+  // Two other boxes of the fleet, registered through the API too: one already approved in the area, one
+  // rejected. The waiting one must come first all the same.
+  for (const [hostname, decision] of [['court-2-box', 'approve'], ['old-box', 'reject']] as const) {
+    const otherId = `${hostname}-${Date.now()}`
+    const res = await fetch(`${server.url}/apis/v2/replay-servers/device`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ deviceId: otherId, hostname, version: '0.9.0', localIp: '10.0.0.7' })
+    })
+    t.equal(res.status, 200)
+    const other = (await server.call('GET', `${ADMIN}?deviceId=${otherId}`, admin.authorization)).json.items[0]
+    const body = decision === 'approve' ? { areaId, displayName: 'Court 2' } : undefined
+    t.equal((await server.call('POST', `${ADMIN}/${other.id}/${decision}`, admin.authorization, body)).status, 200)
+  }
+
+  const boxPage = await openPage(browser, PHONE)
+  await t.test("the box's page: the installer signs in and reads the deviceId of a pending box", async (t) => {
+    const { page } = boxPage
+    await page.goto(`${agent.url}/`)
+    await page.getByLabel('Local password').fill(password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.locator('[data-fact=status]', { hasText: 'Waiting for approval' }).waitFor()
+    t.equal(await page.locator('[data-fact=deviceId]').textContent(), deviceId)
+    t.match(await page.locator('[data-fact=waiting]').textContent(), `device id ${deviceId}`)
+    const text = await page.locator('body').innerText()
+    t.notMatch(text, agent.state().serverId!, 'the page shows no serverId')
+    await boxPage.screenshot('box-page-pending')
+  })
+
+  const consolePage = await openPage(browser, LAPTOP)
+  await t.test('the console: sign in, the pending box, approve it into an area by name', async (t) => {
+    const { page } = consolePage
+    await page.goto(`${server.url}/console`)
+    await page.getByLabel('E-mail').fill(admin.email)
+    await page.getByLabel('Password').fill(admin.password)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    const row = page.locator(`tr[data-box="${registered.id}"]`)
+    await row.waitFor()
+    t.match(await row.innerText(), /Pending/)
+    t.equal(await page.locator('tbody tr').count(), 3)
+    t.equal(await page.locator('tbody tr').first().getAttribute('data-box'), registered.id, 'the pending box is listed first')
+    await page.getByLabel('Status').selectOption({ label: 'Rejected' })
+    t.equal(await page.locator('tbody tr').count(), 1, 'the status filter')
+    t.match(await page.locator('tbody tr').innerText(), 'old-box')
+    await page.getByLabel('Status').selectOption({ label: 'Any status' })
+    await page.getByLabel('Area').selectOption({ label: 'Centre Court' })
+    t.match(await page.locator('tbody tr').innerText(), 'Court 2', 'the area filter')
+    await page.getByLabel('Area').selectOption({ label: 'Any area' })
+    t.notOk(await page.evaluate(() => location.href.includes('token')), 'no token in the address')
+    await consolePage.screenshot('console-boxes')
+
+    await row.getByRole('link').click()
+    await page.getByLabel('Area', { exact: true }).selectOption({ label: 'Centre Court' })
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await page.locator('[data-fact=status]', { hasText: 'Approved' }).waitFor()
+    t.match(await page.locator('[data-fact=area]').textContent(), 'Centre Court')
+  })
+
+  await t.test('the console: a camera with a bad lens value gets the 400 at that field, then is saved', async (t) => {
+    const { page } = consolePage
+    await page.getByRole('button', { name: 'Add a camera' }).click()
+    await page.getByLabel('Feed', { exact: true }).fill(pathToFileURL(camera).href)
+    await page.getByLabel('Lens correction k1').fill('5')
+    await page.getByRole('button', { name: 'Save the configuration' }).click()
+    const error = page.locator('[data-field="cameras.0.distortion1"] .field-error')
+    await error.waitFor()
+    t.match(await error.textContent(), /distortion1 must be <= 1/)
+    t.equal(await page.getByLabel('Lens correction k1').getAttribute('aria-invalid'), 'true')
+    t.equal(await page.locator('.field-error').count(), 1, 'no other field is marked')
+
+    await page.getByLabel('Lens correction k1').fill('0.1')
+    await page.getByLabel('Court 1').check()
+    await page.getByRole('button', { name: 'Save the configuration' }).click()
+    await page.getByText('Configuration saved').waitFor()
+    const stored = (await server.call('GET', `${ADMIN}/${registered.id}`, admin.authorization)).json
+    t.match(stored.config.cameras[0], { id: 'cam-1', feed: pathToFileURL(camera).href, distortion1: 0.1, courtIds: [String] })
+  })
+
+  await t.test("the console: the box's status changes on its next poll", async (t) => {
+    const { page } = consolePage
+    await page.locator('.pickup', { hasText: 'has its approval and configuration' }).waitFor({ timeout: 30_000 })
+    t.match(await page.locator('[data-fact=online]').textContent(), 'Online')
+    await consolePage.screenshot('console-box')
+    t.same(consolePage.foreignRequests(server.url), [], 'the console loads nothing from another origin')
+  })
+
+  await t.test("the box's page: approved, the camera's picture loads and it records", async (t) => {
+    const { page } = boxPage
+    await page.locator('[data-fact=status]', { hasText: 'Approved' }).waitFor({ timeout: 30_000 })
+    const card = page.locator('article[data-camera="cam-1"]')
+    await card.locator('[data-fact=state]', { hasText: /^Recording$/ }).waitFor({ timeout: 30_000 })
+    const picture = card.locator('img')
+    await picture.waitFor({ timeout: 30_000 })
+    await page.waitForFunction(() => ((document.querySelector('article[data-camera="cam-1"] img') as HTMLImageElement | null)?.naturalWidth ?? 0) > 0)
+    t.ok(await picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the snapshot is a picture that loads')
+    t.equal(await card.locator('[data-fact=feed]').textContent(), 'main feed')
+    t.match(await page.locator('[data-fact=retention]').textContent(), 'hours')
+    await boxPage.screenshot('box-page-approved')
+    t.same(boxPage.foreignRequests(agent.url), [], 'the box page loads nothing from another origin')
+  })
+})
+
+t.test('a member who signs in is told they have no access', async (t) => {
+  const server = new TestServer(tempDir(t))
+  await server.start()
+  t.teardown(() => server.stop())
+  const member = await server.user('member')
+  const browser = await launchBrowser(t)
+  const { page, foreignRequests } = await openPage(browser, PHONE)
+  await page.goto(`${server.url}/console`)
+  await page.getByLabel('E-mail').fill(member.email)
+  await page.getByLabel('Password').fill(member.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  const alert = page.getByRole('alert').filter({ hasText: 'No access' })
+  await alert.waitFor()
+  t.match(await alert.innerText(), /has no access/)
+  t.same(foreignRequests(server.url), [])
+})
