@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
-import { Cleanup, filesToDelete, type StoredFile } from './cleanup.js'
+import { Cleanup, filesToDelete, recordingsBytes, type StoredFile } from './cleanup.js'
 
 const HOUR = 3600_000
 const NOW = Date.parse('2026-03-01T12:00:00Z')
@@ -46,7 +46,11 @@ t.test('the job deletes old segments and clips from disk, keeping the newest seg
     recordingsDir: join(dir, 'rec'), clipsDir: join(dir, 'clips'), retentionHours: 24, minFreeDiskMb: 0, schedule: '* * * * *',
     inUse: () => new Set([join(cam, '20260227T100010Z_a.mp4')]), log: pino({ level: 'silent' })
   })
+  t.equal(recordingsBytes(join(dir, 'rec')), 3, "the recordings' size: every segment of every camera")
+  t.equal(cleanup.lastRun, undefined)
   const deleted = await cleanup.runOnce(NOW + 365 * 24 * HOUR)
+  t.same(cleanup.lastRun, { at: new Date(NOW + 365 * 24 * HOUR), deleted: 3 }, "the box's page shows the last run")
+  t.equal(recordingsBytes(join(dir, 'rec')), 2)
   t.same(readdirSync(cam).sort(), ['20260227T100010Z_a.mp4', '20260301T115950Z_a.mp4'], 'in use and newest stay')
   t.same(readdirSync(join(dir, 'clips')), [])
   t.equal(deleted.length, 3, 'an old segment, an old clip and a segment list that outlived its run')

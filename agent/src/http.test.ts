@@ -110,6 +110,25 @@ t.test('every route but the liveness probe needs a credential', async (t) => {
   t.equal(api.counts.snapshots + api.counts.exports, 0, 'nothing ran for anyone without a credential')
 })
 
+t.test("the box's page and its scripts answer anyone; they hold no data", async (t) => {
+  const api = await localApi(t)
+  const page = await api.call('/')
+  t.equal(page.status, 200)
+  t.match(page.headers.get('content-type'), /^text\/html/)
+  t.match(page.headers.get('content-security-policy'), /default-src 'none'; script-src 'self'/)
+  const html = await page.text()
+  t.notMatch(html, /box-1|device-token/, 'nothing of the box in the page itself')
+  const script = /src="(\/assets\/[0-9a-f]{16}\/box\/main\.js)"/.exec(html)?.[1]
+  t.ok(script)
+  const asset = await api.call(script!)
+  t.equal(asset.status, 200)
+  t.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable')
+  const consoleScript = await api.call(script!.replace('box/main.js', 'console/main.js'))
+  t.equal(consoleScript.status, 404, "the server's console is not served by the box")
+  await errorOf(consoleScript)
+  t.equal((await api.call('/assets/0000000000000000/box/main.js')).status, 401, 'another build: an unknown route like any other')
+})
+
 t.test('with the device token every route answers', async (t) => {
   const api = await localApi(t)
   const get = (path: string) => api.call(path, { headers: api.bearer })

@@ -221,8 +221,12 @@ t.test('every operation states its security; the open ones say so with []', asyn
       if (operation.security?.length === 0) open.push(operation.operationId)
     }
   }
-  // getReplayDownload: a file:// replay's signed link, the signature its credential.
-  t.same(open.sort(), ['createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
+  // getReplayDownload: a file:// replay's signed link, the signature its credential. revokeToken: the
+  // token to revoke is its own credential (RFC 7009).
+  t.same(open.sort(), [
+    'createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer',
+    'requestPasswordReset', 'resetPassword', 'revokeToken'
+  ])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
   t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })

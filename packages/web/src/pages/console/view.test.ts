@@ -1,0 +1,93 @@
+import t from 'tap'
+import type { ReplayServer } from '@club/contract'
+import { boxName, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes } from './view.js'
+
+t.test('a 400 message names its form field', async (t) => {
+  const cases: Array<[string, string | null]> = [
+    ['body.cameras.0.distortion1 must be <= 1', 'cameras.0.distortion1'],
+    ['body.cameras.0.feed must match pattern "^(rtsps?|https?|srt|file)://.+"', 'cameras.0.feed'],
+    ['body.cameras.1.feed is required', 'cameras.1.feed'],
+    ['body.cameras.0."lens" is not allowed', 'cameras.0.lens'],
+    ['body.logoPlacement must be one of top-left, top-right', 'logoPlacement'],
+    ['body.config.cameras[0].lens… must be a number', 'cameras.0.lens'],
+    ['cameras[1].id "a" is already the id of cameras[0]: camera ids must be unique', 'cameras.1.id'],
+    ['cameras[0].courtIds[2] "x" is not a court of the box\'s area 1', 'cameras.0.courtIds.2'],
+    ['cameras[0].courtIds[0]: the box has no area yet', 'cameras.0.courtIds.0'],
+    ['body must have required property cameras', null],
+    ['the box is not approved', null],
+    ['', null]
+  ]
+  for (const [message, field] of cases) t.equal(errorField(message), field, message)
+})
+
+t.test('an unknown field falls back to its closest parent the form has', async (t) => {
+  const fields = new Set(['cameras.0', 'cameras.0.feed', 'cameras.0.courtIds', 'logoPath'])
+  const has = (p: string) => fields.has(p)
+  t.equal(closestField('cameras.0.feed', has), 'cameras.0.feed')
+  t.equal(closestField('cameras.0.courtIds.2', has), 'cameras.0.courtIds')
+  t.equal(closestField('cameras.0.lens', has), 'cameras.0')
+  t.equal(closestField('cameras.3.feed', has), null)
+})
+
+const box = (over: Partial<ReplayServer>): ReplayServer => ({
+  id: 'id',
+  deviceId: 'dev',
+  hostname: null,
+  displayName: null,
+  status: 'APPROVED',
+  lastSeenAt: null,
+  online: false,
+  version: null,
+  localIp: null,
+  serverUrl: null,
+  area: null,
+  config: null,
+  targetVersion: null,
+  createdDate: '2026-03-01T10:00:00.000Z',
+  updatedDate: '2026-03-01T10:00:00.000Z',
+  _links: { self: { href: '/x' } },
+  ...over
+})
+
+t.test('the online dot: online, gone quiet, never seen', async (t) => {
+  t.same(onlineState(box({ online: true, lastSeenAt: '2026-03-01T10:00:00.000Z' })), { state: 'online', label: 'Online' })
+  t.same(onlineState(box({ online: false, lastSeenAt: '2026-03-01T10:00:00.000Z' })), { state: 'offline', label: 'Offline' })
+  t.same(onlineState(box({ online: false, lastSeenAt: null })), { state: 'never', label: 'Never seen' })
+})
+
+t.test('a change is picked up only by a poll after it (lastSeenAt is rounded down to the second)', async (t) => {
+  const updatedDate = '2026-03-01T10:00:05.400Z'
+  t.notOk(pickedUp(box({ updatedDate, lastSeenAt: null })))
+  t.notOk(pickedUp(box({ updatedDate, lastSeenAt: '2026-03-01T10:00:05.000Z' })), 'the same second may be before the change')
+  t.ok(pickedUp(box({ updatedDate, lastSeenAt: '2026-03-01T10:00:06.000Z' })))
+})
+
+t.test('the list: pending first, then by area name, then by name; filters by status and area', async (t) => {
+  const names = new Map([['a1', 'Zeta hall'], ['a2', 'Alpha hall']])
+  const boxes = [
+    box({ id: 'z-approved', displayName: 'B', area: { id: 'a1' } }),
+    box({ id: 'a-approved', displayName: 'C', area: { id: 'a2' } }),
+    box({ id: 'a-approved-2', displayName: 'A', area: { id: 'a2' } }),
+    box({ id: 'revoked', status: 'REVOKED', hostname: 'h' }),
+    box({ id: 'pending', status: 'PENDING', deviceId: 'new' })
+  ]
+  t.same(sortBoxes(boxes, names).map((b) => b.id), ['pending', 'a-approved-2', 'a-approved', 'z-approved', 'revoked'])
+  t.same(filterBoxes(boxes, { status: 'PENDING' }).map((b) => b.id), ['pending'])
+  t.same(filterBoxes(boxes, { areaId: 'a2' }).map((b) => b.id), ['a-approved', 'a-approved-2'])
+  t.same(filterBoxes(boxes, { areaId: 'none' }).map((b) => b.id), ['revoked', 'pending'])
+  t.same(filterBoxes(boxes, { status: '', areaId: '' }).length, 5)
+  t.equal(boxName(box({ deviceId: 'd', hostname: 'h', displayName: null })), 'h')
+  t.equal(boxName(box({ deviceId: 'd', hostname: null, displayName: null })), 'd')
+})
+
+t.test('form values become the configuration', async (t) => {
+  const draft: Record<string, unknown> = { cameras: [] }
+  setPath(draft, 'cameras.0.id', 'cam-1')
+  setPath(draft, 'cameras.0.distortion1', numberValue(' 0.25 '))
+  setPath(draft, 'cameras.1.id', 'cam-2')
+  setPath(draft, 'logoPath', '/l.png')
+  t.same(draft, { cameras: [{ id: 'cam-1', distortion1: 0.25 }, { id: 'cam-2' }], logoPath: '/l.png' })
+  t.equal(numberValue(''), undefined, 'empty is left out')
+  t.equal(numberValue('abc'), 'abc', 'not a number: sent as typed, for the server to name')
+  t.equal(numberValue('-1e-1'), -0.1)
+})
