@@ -126,7 +126,9 @@ t.test('the console approves and configures a box; the box page follows it', asy
     await page.waitForFunction(() => ((document.querySelector('article[data-camera="cam-1"] img') as HTMLImageElement | null)?.naturalWidth ?? 0) > 0)
     t.ok(await picture.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0), 'the snapshot is a picture that loads')
     t.equal(await card.locator('[data-fact=feed]').textContent(), 'main feed')
-    t.match(await page.locator('[data-fact=retention]').textContent(), 'hours')
+    t.match(await page.locator('[data-fact=retention]').textContent(), '72 hours')
+    // The recordings' size is counted every 10 s: the footage so far shows within one count and one refresh.
+    await page.locator('[data-fact=recordingsBytes]', { hasText: /KB|MB/ }).waitFor({ timeout: 30_000 })
     await boxPage.screenshot('box-page-approved')
     t.same(boxPage.foreignRequests(agent.url), [], 'the box page loads nothing from another origin')
   })
