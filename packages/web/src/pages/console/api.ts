@@ -91,11 +91,12 @@ export class Session {
   }
 
   /** A call to the API; answers the parsed body (null for 204) or throws an ApiError with the server's message. */
-  async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     const send = () =>
       fetch(path, {
         method,
         headers: {
+          ...headers,
           authorization: `Bearer ${this.tokens?.accessToken ?? ''}`,
           ...(body !== undefined ? { 'content-type': 'application/json' } : {})
         },

@@ -376,14 +376,20 @@ export const boxPage: PageView = (ctx, main, id) => {
     show(factsSlot, facts(box, names))
   }
 
+  /** A decision; the configuration form is drawn again only when the area changed (its courts did). */
   const act = async (what: string, method: string, path: string, body?: unknown) => {
     notice.textContent = ''
     problem.textContent = ''
     try {
+      const areaBefore = box!.area?.id
       const answer = await ctx.session.call<ReplayServer | null>(method, `${ADMIN}/${box!.id}${path}`, body)
       if (answer) box = answer
       notice.textContent = what
-      drawAll()
+      drawFacts()
+      drawActions()
+      if (box!.area?.id !== areaBefore) drawConfig()
+      // The button pressed was drawn again: keyboard users continue from the section's heading.
+      actions.querySelector<HTMLElement>('h2')?.focus()
       return true
     } catch (err) {
       problem.textContent = `${(err as Error).message}`
@@ -461,7 +467,7 @@ export const boxPage: PageView = (ctx, main, id) => {
       )
     show(
       actions,
-      h('h2', { id: 'actions-h' }, 'Decisions'),
+      h('h2', { id: 'actions-h', tabindex: '-1' }, 'Decisions'),
       approve,
       h(
         'div',
@@ -478,7 +484,6 @@ export const boxPage: PageView = (ctx, main, id) => {
       confirmSlot,
       targetForm
     )
-    // Keep the focus on something after the buttons were replaced.
   }
 
   const drawConfig = () => {

@@ -74,7 +74,8 @@ function signOutButton(): HTMLButtonElement {
       onclick: async () => {
         await session.signOut()
         user = null
-        location.hash = ''
+        // Back to the console's own address without a hashchange (which would draw the sign-in again).
+        history.replaceState(null, '', location.pathname)
         await render('You are signed out.')
       }
     },

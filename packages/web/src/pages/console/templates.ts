@@ -81,10 +81,12 @@ export const templateList: PageView = (ctx, main) => {
   for (const select of [type, status, area]) select.addEventListener('change', () => filters.requestSubmit())
   show(main, heading('Templates'), filters, problem, results)
   // Areas are an admin's list; staff filter without it.
-  void ctx.session
-    .all<Area>('/apis/v2/admin/areas')
-    .then((areas) => area.append(...areas.sort((a, b) => a.name.localeCompare(b.name)).map((a) => h('option', { value: a.id }, a.name))))
-    .catch(() => area.closest('.field')?.remove())
+  if (ctx.user.role === 'admin') {
+    void ctx.session
+      .all<Area>('/apis/v2/admin/areas')
+      .then((areas) => area.append(...areas.sort((a, b) => a.name.localeCompare(b.name)).map((a) => h('option', { value: a.id }, a.name))))
+      .catch(() => area.closest('.field')?.remove())
+  } else area.closest('.field')?.remove()
   void load()
 }
 
@@ -151,7 +153,7 @@ export const templatePage: PageView = (ctx, main, id) => {
                             problem.textContent = ''
                             notice.textContent = ''
                             try {
-                              await ctx.session.call('POST', `${API}/${encodeURIComponent(id!)}/rollback`, { version: v.version })
+                              await ctx.session.call('POST', `${API}/${encodeURIComponent(id!)}/rollback`, { version: v.version }, { 'if-match': `"${template.version}"` })
                               notice.textContent = `Rolled back to version ${v.version}'s content (a new version).`
                               await load()
                             } catch (err) {
