@@ -1,25 +1,25 @@
 // The admin console: a page, not API. It is served here so that it needs no other web server and
 // loads nothing from another origin (venues and club desks are often offline), and it calls only the
 // public API with the signed-in user's token. Kept out of the OpenAPI document (hide).
-import type { FastifyInstance, FastifyReply } from 'fastify'
-import { loadPage, type PageFile } from '@club/web/pages'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { answerFor, loadPage, type PageFile } from '@club/web/pages'
 import { NotFoundError, quote } from '../errors.js'
 
 const PREFIX = '/console'
 
-function send(reply: FastifyReply, file: PageFile) {
-  return reply.type(file.type).headers(file.headers).send(file.body)
+function send(request: FastifyRequest, reply: FastifyReply, file: PageFile) {
+  const answer = answerFor(file, request.headers['if-none-match'])
+  return reply.code(answer.statusCode).headers(answer.headers).send(answer.body)
 }
 
 export default async function consoleRoutes(app: FastifyInstance): Promise<void> {
   const page = loadPage('console', `${PREFIX}/`)
   const common = { schema: { hide: true }, config: { quietLog: true } }
-  for (const url of [PREFIX, `${PREFIX}/`]) app.get(url, common, async (_request, reply) => send(reply, page.html))
+  for (const url of [PREFIX, `${PREFIX}/`]) app.get(url, common, async (request, reply) => send(request, reply, page.html))
   app.get(`${PREFIX}/${page.assetsPath}/*`, common, async (request, reply) => {
     const path = (request.params as { '*': string })['*']
     const file = page.asset(path)
     if (!file) throw new NotFoundError(`no console asset ${quote(path)}`)
-    if (request.headers['if-none-match'] === file.headers.etag) return reply.code(304).headers(file.headers).send()
-    return send(reply, file)
+    return send(request, reply, file)
   })
 }

@@ -23,6 +23,16 @@ export interface Page {
   asset(path: string): PageFile | undefined
 }
 
+/**
+ * What to answer for a file: 304 when the browser's copy (If-None-Match) is this one, else the file.
+ * Both programs send it with their own framework's reply.
+ */
+export function answerFor(file: PageFile, ifNoneMatch: string | undefined): { statusCode: 200 | 304; headers: Record<string, string>; body?: Buffer } {
+  const headers = { 'content-type': file.type, ...file.headers }
+  if (file.headers.etag !== undefined && ifNoneMatch === file.headers.etag) return { statusCode: 304, headers }
+  return { statusCode: 200, headers, body: file.body }
+}
+
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
 const TYPES: Record<string, string> = {
