@@ -3,9 +3,10 @@
 // the accounts whose deletion was asked USER_DELETION_GRACE_DAYS ago, one account per transaction.
 import { sql, type RawBuilder } from 'kysely'
 import type { Db, DbOrTx } from '../db/database.js'
+import { DAY_MS } from '../instants.js'
 import { endEnrollments } from '../memberships/enrollment-rows.js'
 import type { JobResult } from './runs.js'
-import { BATCH_SIZE, DAY_MS, count, type ScheduledJobDeps } from './deps.js'
+import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'
 
 /** Deletes the rows of `table` matching `condition`, BATCH_SIZE at a time; answers how many. */
 async function purge(db: Db, table: string, condition: RawBuilder<unknown>): Promise<number> {

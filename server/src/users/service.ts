@@ -6,6 +6,7 @@ import { hashPassword, verifyPassword } from '../crypto.js'
 import type { DbOrTx } from '../db/database.js'
 import type { UsersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
+import { DAY_MS } from '../instants.js'
 
 export interface NewUser {
   email: string
@@ -124,7 +125,7 @@ export async function requestUserDeletion(db: DbOrTx, userId: string, clock: Clo
   return {
     id: userId,
     deletionRequestedDate: requested,
-    deletionDate: new Date(Date.parse(requested) + graceDays * 86_400_000).toISOString(),
+    deletionDate: new Date(Date.parse(requested) + graceDays * DAY_MS).toISOString(),
     _links: { self: { href: '/apis/v2/users/current' } }
   }
 }
