@@ -8,7 +8,7 @@ import type { ScheduledJobDeps } from './deps.js'
 import { localDay, money, sendAllOnce, type OnceKey } from './mail.js'
 
 /** A pause is announced this many days before it ends (the issue fixes it; no setting). */
-export const PAUSE_END_REMINDER_DAYS = 3
+const PAUSE_END_REMINDER_DAYS = 3
 
 const greeting = (firstName: string | null) => (firstName ? `Hello ${firstName},` : 'Hello,')
 

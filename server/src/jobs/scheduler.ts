@@ -42,7 +42,7 @@ export function previousSlot(next: NextMatch, now: Date, lookBackMs = 400 * DAY_
   return undefined
 }
 
-export const slotKey = (slot: Date) => `schedule:${slot.toISOString()}`
+const slotKey = (slot: Date) => `schedule:${slot.toISOString()}`
 
 export class JobScheduler {
   private readonly tasks = new Map<JobName, ScheduledTask>()
@@ -54,7 +54,7 @@ export class JobScheduler {
     private readonly clock: Clock
   ) {}
 
-  get started(): boolean {
+  private get started(): boolean {
     return this.tasks.size > 0
   }
 
