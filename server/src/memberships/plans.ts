@@ -14,7 +14,7 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import type { MembershipsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
-import { currencyExponent, fromMinor, toPercentage, type BasisPoints, type Minor } from '../billing/money.js'
+import { currencyExponent, toPercentage, unitsOf, type BasisPoints, type Minor } from '../billing/money.js'
 import { requestBasisPoints, requestMinor } from '../billing/request-money.js'
 import type { FeeRate, TaxRate } from '../billing/pricing.js'
 import { pageRequest, paged } from '../paging.js'
@@ -103,7 +103,7 @@ export function toPlan(row: MembershipsTable): Plan {
 
 export function toMembership(row: MembershipsTable): Membership {
   const plan = toPlan(row)
-  const units = (minor: Minor) => fromMinor(minor, currencyExponent(row.currency))
+  const units = unitsOf(row.currency)
   return {
     id: row.id,
     displayName: row.display_name,

@@ -11,7 +11,8 @@ import type {
 } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
 import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MONTHS, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
-import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '../billing/money.js'
+import { currencyExponent, toPercentage, unitsOf } from '../billing/money.js'
+import { requestMinor } from '../billing/request-money.js'
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
@@ -117,7 +118,7 @@ function toSubscription(
 ): MembershipSubscription {
   const pause = options.pause ?? null
   const exponent = currencyExponent(row.currency)
-  const units = (minor: number) => fromMinor(minor, exponent)
+  const units = unitsOf(row.currency)
   const taxes = priced.taxes.map((t) => ({ name: t.name, percentage: toPercentage(t.rate), amount: units(t.amount) }))
   const fees = priced.fees.map((f) => ({ name: f.name, percentage: toPercentage(f.rate), amount: units(f.amount) }))
   const anchor: Anchor = { local: row.anchor_local, timezone: row.timezone }
@@ -814,17 +815,8 @@ export async function patchSubscription(db: Db, id: string, patch: MembershipSub
     if (dates.nextGrantDate !== undefined) changes.next_grant_date = dates.nextGrantDate.toISOString()
     if (dates.lastChargeDate !== undefined) changes.last_charge_date = dates.lastChargeDate.toISOString()
     if (patch.price !== undefined) {
-      changes.price_minor = patch.price === null ? plan.priceMinor : minorOf(patch.price, row.currency, 'price')
+      changes.price_minor = patch.price === null ? plan.priceMinor : requestMinor(patch.price, 'price', currencyExponent(row.currency))
     }
     return changes
   })
-}
-
-function minorOf(amount: number, currency: string, field: string): number {
-  try {
-    return toMinor(amount, currencyExponent(currency))
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
-    throw err
-  }
 }

@@ -1,7 +1,7 @@
 // One product line's price for one buyer: price x quantity, less the best discount of the buyer's
 // memberships for the product's categories, then the product's tax (BILLING.md, "Money"). A PREVIEW,
 // an ORDER and the deprecated offering list all call priceItem, so they cannot disagree.
-import { currencyExponent, fromMinor, applyRate, toPercentage, type Minor } from '../billing/money.js'
+import { applyRate, toPercentage, type Minor } from '../billing/money.js'
 import { priceCharge, PricingError, type PricedCharge } from '../billing/pricing.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
@@ -103,10 +103,4 @@ export function priceItem(product: CatalogueProduct, quantity: number, discounts
     taxAmount: charge.taxes.reduce((sum, t) => sum + t.amount, 0),
     taxDescription: taxes.map((t) => `${t.name} ${toPercentage(t.rate)}%${t.inclusive ? ' included' : ''}`).join(', ')
   }
-}
-
-/** Minor units to the API's currency units in the product's currency. */
-export function unitsOf(currency: string): (minor: Minor) => number {
-  const exponent = currencyExponent(currency)
-  return (minor) => fromMinor(minor, exponent)
 }

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Purchase, PurchaseItem, PurchaseRequest, ValidationError } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
+import { unitsOf } from '../billing/money.js'
 import type { ChargeLine, PricedTax } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
@@ -15,7 +16,7 @@ import { orderPath } from '../orders/service.js'
 import { issuePackage } from '../packages/issue.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { catalogueProduct, type CatalogueProduct } from './catalogue.js'
-import { memberDiscounts, priceItem, unitsOf, type PricedItem } from './pricing.js'
+import { memberDiscounts, priceItem, type PricedItem } from './pricing.js'
 
 export interface PurchaseDeps {
   clock: Clock
