@@ -513,7 +513,7 @@ export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: C
 /**
  * Writes a first charge's outcome to the subscription (and the owner's enrollment once CONFIRMED),
  * inside the caller's transaction; the order is the caller's to record. A subscription already
- * settled (a parallel confirm) is left as it is.
+ * settled (a parallel confirm) is left as it is, and `settled` says so: its order was recorded then.
  */
 export async function settleFirstCharge(tx: DbOrTx, id: string, outcome: ChargeResult, plan: Plan, at: string): Promise<Recorded & { settled: boolean }> {
   const { status, errors } = firstChargeOutcome(outcome)
@@ -544,9 +544,8 @@ export async function settleFirstCharge(tx: DbOrTx, id: string, outcome: ChargeR
 async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, order: OrdersTable, outcome: ChargeResult, plan: Plan, now: Date): Promise<Recorded> {
   const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('membership_subscriptions').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
-    if (current.status !== 'CONFIRMED' && current.status !== 'CHARGE_FAILED') await recordOrderOutcome(tx, order.id, outcome, at)
-    const { row: settled, errors } = await settleFirstCharge(tx, row.id, outcome, plan, at)
+    const { settled: alreadySettled, row: settled, errors } = await settleFirstCharge(tx, row.id, outcome, plan, at)
+    if (!alreadySettled) await recordOrderOutcome(tx, order.id, outcome, at)
     return { row: settled, errors }
   })
 }
