@@ -9,10 +9,6 @@ import { BadRequestError } from '../errors.js'
 import { parseProductDiscounts, type ProductDiscount } from '../memberships/plans.js'
 import { productTaxes, type CatalogueProduct } from './catalogue.js'
 
-/**
- * The product discounts of the memberships the user holds now: owned or enrolled in (an enrollment
- * active now, in a subscription in force), except in HOLD, where a membership's perks are suspended.
- */
 // Every enrollment of the user with its subscription's state and its plan's discounts, whatever the
 // time: which are in force now, and when that next changes, are worked out from them.
 const enrollmentsQuery = compiledOnce((db) =>
@@ -58,7 +54,7 @@ export async function memberDiscounts(db: DbOrTx, userId: string, now: Date): Pr
 }
 
 /** The largest discount naming one of the categories; the first listed wins a tie. */
-export function bestDiscount(discounts: ProductDiscount[], categories: string[]): ProductDiscount | null {
+function bestDiscount(discounts: ProductDiscount[], categories: string[]): ProductDiscount | null {
   let best: ProductDiscount | null = null
   for (const discount of discounts) {
     if (!discount.categories.some((c) => categories.includes(c))) continue

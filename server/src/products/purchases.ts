@@ -260,7 +260,7 @@ async function settle(tx: DbOrTx, order: OrdersTable, outcome: ChargeResult, now
 }
 
 /** The unit-th of `count` shares of `total`: the remainder's minor units go one each to the first units. */
-export function shareOf(total: number, count: number, unit: number): number {
+function shareOf(total: number, count: number, unit: number): number {
   const base = Math.floor(total / count)
   return base + (unit < total - base * count ? 1 : 0)
 }
