@@ -1,6 +1,7 @@
 // Membership subscriptions, pauses, summaries and enrollments, as the reference's models give them.
 import Type, { type Static } from 'typebox'
 import {
+  Category,
   Collection,
   DateTime,
   ErrorBody,
@@ -207,7 +208,7 @@ export type MembershipPausePolicy = Static<typeof MembershipPausePolicy>
 
 export const MembershipProductDiscount = Type.Object(
   {
-    categories: Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' }), { minItems: 1, maxItems: 20, uniqueItems: true }),
+    categories: Type.Array(Category, { minItems: 1, maxItems: 20, uniqueItems: true }),
     percentage: Type.Number({ minimum: 0.01, maximum: 100, description: 'At most two decimals' }),
     description: PlanName
   },
