@@ -84,7 +84,7 @@ t.test('bad products are a 400 naming the field; a sku already used is a 409', a
 
 t.test('members list what is on sale, filtered by category, area and type, paged; DELETE withdraws what orders name', async (t) => {
   const { call, admin, staff, member, venue, product, card } = await productsSetup(t)
-  const bundle = await product({ name: 'A bundle', areas: { items: [{ id: venue.hall.id }] } })
+  await product({ name: 'A bundle', areas: { items: [{ id: venue.hall.id }] } })
   const shirt = await product({ name: 'B shirt', type: 'MERCHANDISE', categories: ['APPAREL'], packageTemplate: null })
   const racket = await product({ name: 'C racket', type: 'MERCHANDISE', categories: ['EQUIPMENT', 'POD_SHOP'], packageTemplate: null, areas: { items: [{ id: venue.field.id }] } })
   const names = async (query: string) => (await call('GET', `${ON_SALE}${query}`, member)).json().items.map((p: { name: string }) => p.name)
@@ -109,7 +109,6 @@ t.test('members list what is on sale, filtered by category, area and type, paged
   t.same(await names(''), ['A bundle'], 'no longer listed')
   t.equal((await call('GET', `${PRODUCTS}?status=WITHDRAWN`, staff)).json().items[0].id, racket.id, 'staff still find it')
   t.equal((await call('PATCH', `${PRODUCTS}/${racket.id}`, admin, { price: 1 })).statusCode, 409)
-  t.ok(bundle.id)
 })
 
 t.test('club products create|list', async (t) => {
