@@ -355,8 +355,9 @@ export const membershipPlanRoutes = defineRoutes({
       operationId: 'deleteMembership',
       summary: 'Delete a membership plan, or archive one that has subscriptions',
       description:
-        'Admins only. A plan no one ever subscribed to is deleted (204). A plan with subscriptions is archived instead: ' +
-        'it is taken off sale, its subscriptions go on, and the answer is the archived plan (200).',
+        'Admins only. A plan no one ever subscribed to and no product sells is deleted (204). A plan with subscriptions, ' +
+        'or named by a MEMBERSHIP product, is archived instead: it is taken off sale (so is buying it through the product), ' +
+        'its subscriptions go on, and the answer is the archived plan (200).',
       params: IdParams,
       response: { 200: Membership, 204: Type.Null({ description: 'Deleted' }), ...guarded, 404: ErrorBody }
     }

@@ -273,11 +273,20 @@ export async function patchMembership(db: DbOrTx, id: string, patch: MembershipP
   })
 }
 
-/** Deleted when no one ever subscribed (undefined); otherwise archived, and the archived plan answered. */
+/** Whether a MEMBERSHIP product (on sale or withdrawn) sells the plan: its row keeps the plan. */
+async function isSoldAsProduct(db: DbOrTx, id: string): Promise<boolean> {
+  return !!(await db.selectFrom('products').select('id').where('membership_id', '=', id).limit(1).executeTakeFirst())
+}
+
+/**
+ * Deleted when no one ever subscribed and no product sells it (undefined); otherwise archived, and
+ * the archived plan answered. A product keeps its plan (withdrawn ones too, for the orders that name
+ * them), so archiving is what stays possible: the product's purchases then answer that it is off sale.
+ */
 export async function deleteMembership(db: DbOrTx, id: string, deps: PlanDeps): Promise<Membership | undefined> {
   return db.transaction().execute(async (tx) => {
     const row = await membershipRow(tx, id)
-    if (!(await hasSubscriptions(tx, id))) {
+    if (!(await hasSubscriptions(tx, id)) && !(await isSoldAsProduct(tx, id))) {
       await tx.deleteFrom('memberships').where('id', '=', id).execute()
       return undefined
     }
