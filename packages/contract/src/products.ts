@@ -271,8 +271,9 @@ export const purchaseRoutes = defineRoutes({
         "stores nothing (200). ORDER charges the total to the buyer's saved payment method (201); once paid, a PACKAGE " +
         'product issues one package per unit and a MEMBERSHIP product starts its subscription (its order pays the first ' +
         'period). A declined card is a 402 and nothing is issued. With an `Idempotency-Key` the same key again answers the ' +
-        'first order (200), charging at most once. REQUIRES_AUTHENTICATION: the customer completes it, then POST the ' +
-        '`confirm` link.',
+        'first order (200), charging at most once, even after the product was withdrawn or the card removed. An unreachable ' +
+        'payment provider is a 502 naming the order, left PENDING: POST its `confirm` link (or send the same key again) to ' +
+        'retry the same charge. REQUIRES_AUTHENTICATION: the customer completes it, then POST the `confirm` link.',
       headers: PurchaseHeaders,
       body: PurchaseRequest,
       response: { 200: Purchase, 201: Purchase, 400: ErrorBody, ...guarded, 402: ErrorBody, 409: ErrorBody, 502: ErrorBody }
@@ -285,10 +286,11 @@ export const purchaseRoutes = defineRoutes({
       tags: ['products'],
       security: apiKeyOrBearerSecurity,
       operationId: 'confirmOrder',
-      summary: "Confirm a purchase after the customer completed the bank's authentication",
+      summary: "Confirm a purchase after the customer completed the bank's authentication, or retry one left PENDING",
       description:
-        'For an order REQUIRES_AUTHENTICATION: asks the payment provider how the charge stands; once paid, what was bought ' +
-        'is issued. Its payer or staff; any other status is a 409.',
+        'For an order REQUIRES_AUTHENTICATION: asks the payment provider how the charge stands. For one left PENDING (the ' +
+        'provider could not be reached): retries its charge under the order\'s own idempotency key, so it is charged at most ' +
+        'once. Once paid, what was bought is issued. Its payer or staff; any other status is a 409.',
       params: IdParams,
       response: { 200: Purchase, ...guarded, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody }
     }
