@@ -187,8 +187,8 @@
     $('signin').hidden = !wantsSignIn
     $('taps').hidden = wantsSignIn
     $('signout').hidden = !signedIn
-    $('show-signin').hidden = signedIn || !cfg.guests
-    $('who').textContent = signedIn ? t('signin.signedInAs') : cfg.guests ? t('signin.guest') : ''
+    $('show-signin').hidden = signedIn || !cfg.guests || wantsSignIn
+    $('who').textContent = signedIn ? t('signin.signedInAs') : cfg.guests && !wantsSignIn ? t('signin.guest') : ''
     document.body.dataset.view = wantsSignIn ? 'signin' : signedIn ? 'member' : 'guest'
   }
   var showingSignIn = false

@@ -15,6 +15,8 @@ import { errorOf, testApp, userWithToken } from '../test-support/app.js'
 import { testVenue } from '../test-support/venue.js'
 import { adminOf, approve, camera, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
 import { PAGE_DIR, chooseLanguage, fill, loadStrings } from './strings.js'
+import { wrap } from './sign.js'
+import { runCli } from '../cli.js'
 
 const GUESTS_ON = { REPLAYS_GUEST: 'true', REPLAYS_REQUIRE_ACCOUNT: 'false' }
 
@@ -240,4 +242,26 @@ t.test("0016 rebuilds replays: a member's replay survives down and up, the box's
   await db.updateTable('replays').set({ status: 'EXPORTING' }).where('id', '=', row.id).execute()
   t.equal(await counter(), before + 1, 'the status trigger is back')
   await t.rejects(db.updateTable('replays').set({ user_id: null }).where('id', '=', row.id).execute(), /CHECK constraint failed/, 'a replay has one owner')
+})
+
+t.test('club courts signs: every sign of an area written to files', async (t) => {
+  const { ctx, venue } = await setup(t)
+  const env = { DATABASE_URL: ctx.config.DATABASE_URL, PUBLIC_BASE_URL: 'https://club.example.org', CLUB_NAME: 'Padel Club Süd' }
+  const run = async (...argv: string[]) => {
+    let out = ''
+    let err = ''
+    const code = await runCli(argv, env, (s) => (out += s), (s) => (err += s))
+    return { code, out, err }
+  }
+  const dir = join(ctx.dir, 'signs')
+  const pdfs = await run('courts', 'signs', '--area', venue.hall.id, '--dir', dir)
+  t.equal(pdfs.code, 0, pdfs.err)
+  t.same(JSON.parse(pdfs.out), { written: [join(dir, `sign-${venue.court1.slug}.pdf`)] })
+  t.equal(readFileSync(join(dir, `sign-${venue.court1.slug}.pdf`)).subarray(0, 5).toString(), '%PDF-')
+  const svgs = await run('courts', 'signs', '--area', venue.hall.id, '--dir', dir, '--format', 'svg', '--lang', 'nl')
+  t.equal(svgs.code, 0, svgs.err)
+  t.match(readFileSync(join(dir, `sign-${venue.court1.slug}.svg`), 'utf8'), 'Laatste 30 s')
+  t.match((await run('courts', 'signs', '--area', 'nope', '--dir', dir)).err, /--area: no area with id "nope"/)
+  t.match((await run('courts', 'signs', '--area', venue.hall.id, '--dir', dir, '--format', 'png')).err, /--format is pdf or svg/)
+  t.same(wrap('Scan with your phone, then tap it', 12), ['Scan with', 'your phone,', 'then tap it'])
 })

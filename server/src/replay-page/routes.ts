@@ -8,8 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { replayPageRoutes } from '@club/contract'
 import { replayPageSeconds } from '../config.js'
 import { NotFoundError, quote } from '../errors.js'
-import { FALLBACK, PAGE_DIR, chooseLanguage, fill, loadStrings, type Strings } from './strings.js'
-import { courtSignPdf, courtSignSvg } from './sign.js'
+import { FALLBACK, PAGE_DIR, chooseLanguage, loadStrings, type Strings } from './strings.js'
+import { courtSign } from './sign.js'
 import { notFoundHtml, pageHtml } from './html.js'
 
 /** A content-named asset: its name changes with its bytes, so browsers may keep it for a year. */
@@ -41,7 +41,6 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
   const assets = { script: asset('page.js', 'text/javascript; charset=utf-8'), style: asset('page.css', 'text/css; charset=utf-8') }
   const byPath = new Map(Object.values(assets).map((a) => [a.path, a]))
   const seconds = replayPageSeconds(config)
-  const base = config.PUBLIC_BASE_URL.replace(/\/+$/, '')
   const hidden = { schema: { hide: true } }
 
   const language = (request: FastifyRequest): { lang: string; words: Strings } => {
@@ -98,17 +97,13 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const court = await app.db.selectFrom('courts').select(['name', 'slug']).where('id', '=', request.params.id).executeTakeFirst()
       if (!court) throw new NotFoundError(`court ${quote(request.params.id)} not found`)
-      const { words } = language(request)
-      const text = {
-        clubName: config.CLUB_NAME,
-        courtName: court.name,
-        url: `${base}/r/${court.slug}`,
-        instructions: fill(words['sign.instructions']!, { seconds: seconds[0]! })
-      }
       const format = request.query.format ?? ((request.headers.accept ?? '').includes('application/pdf') ? 'pdf' : 'svg')
-      reply.header('content-disposition', `inline; filename="sign-${court.slug}.${format}"`).header('cache-control', 'no-store')
-      if (format === 'pdf') return reply.type('application/pdf').send(Buffer.from(await courtSignPdf(text)))
-      return reply.type('image/svg+xml; charset=utf-8').send(Buffer.from(courtSignSvg(text)))
+      const sign = await courtSign(court, config, language(request).words, format)
+      return reply
+        .type(sign.type)
+        .header('content-disposition', `inline; filename="sign-${court.slug}.${format}"`)
+        .header('cache-control', 'no-store')
+        .send(sign.body)
     }
   })
 }

@@ -3,6 +3,8 @@
 // the A5 PDF is made with pdf-lib, the QR drawn as vector squares too, so it prints sharp at any size.
 import QRCode from 'qrcode'
 import { PDFDocument, StandardFonts, rgb, type PDFFont } from 'pdf-lib'
+import { replayPageSeconds, type Config } from '../config.js'
+import { fill, type Strings } from './strings.js'
 
 export interface SignText {
   clubName: string
@@ -26,6 +28,17 @@ function qrModules(url: string): { size: number; dark: Array<[number, number]> }
     for (let col = 0; col < size; col++) if (data[row * size + col]) dark.push([col, row])
   }
   return { size, dark }
+}
+
+/** The instructions in lines of at most `width` characters, broken between words. */
+export function wrap(text: string, width = 40): string[] {
+  const lines: string[] = []
+  for (const word of text.split(/\s+/).filter(Boolean)) {
+    const last = lines[lines.length - 1]
+    if (last !== undefined && (last + ' ' + word).length <= width) lines[lines.length - 1] = `${last} ${word}`
+    else lines.push(word)
+  }
+  return lines
 }
 
 function escapeXml(text: string): string {
@@ -55,7 +68,10 @@ export function courtSignSvg(text: SignText): string {
     `<text x="${width / 2}" y="46" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="12" font-weight="700" fill="#111">${escapeXml(text.courtName)}</text>`,
     `<rect x="${x}" y="${y}" width="${side}" height="${side}" fill="#fff"/>`,
     `<path d="${path}" fill="#000" shape-rendering="crispEdges"/>`,
-    `<text x="${width / 2}" y="${y + side + 14}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="5.2" fill="#111">${escapeXml(text.instructions)}</text>`,
+    ...wrap(text.instructions).map(
+      (line, i) =>
+        `<text x="${width / 2}" y="${y + side + 12 + i * 7}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="5.2" fill="#111">${escapeXml(line)}</text>`
+    ),
     `<text x="${width / 2}" y="${height - 10}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="4" fill="#555">${escapeXml(text.url)}</text>`,
     '</svg>'
   ].join('\n')
@@ -108,7 +124,26 @@ export async function courtSignPdf(text: SignText): Promise<Uint8Array> {
   for (const [c, r] of dark) {
     page.drawRectangle({ x: left + inset + c * module, y: top - inset - (r + 1) * module, width: module, height: module, color: rgb(0, 0, 0) })
   }
-  centred(regular, text.instructions, 5.2 * MM, top - side - 14 * MM)
+  wrap(text.instructions).forEach((line, i) => centred(regular, line, 5.2 * MM, top - side - (12 + i * 7) * MM))
   centred(regular, text.url, 4 * MM, 10 * MM, rgb(0.33, 0.33, 0.33))
   return pdf.save()
+}
+
+export type SignFormat = 'svg' | 'pdf'
+
+/** A court's sign as the route answers it and `club courts signs` writes it. */
+export async function courtSign(
+  court: { name: string; slug: string },
+  config: Pick<Config, 'CLUB_NAME' | 'PUBLIC_BASE_URL' | 'REPLAY_PAGE_SECONDS' | 'REPLAY_MAX_SECONDS'>,
+  words: Strings,
+  format: SignFormat
+): Promise<{ type: string; body: Buffer }> {
+  const text: SignText = {
+    clubName: config.CLUB_NAME,
+    courtName: court.name,
+    url: `${config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/r/${court.slug}`,
+    instructions: fill(words['sign.instructions'] ?? '', { seconds: replayPageSeconds(config)[0]! })
+  }
+  if (format === 'pdf') return { type: 'application/pdf', body: Buffer.from(await courtSignPdf(text)) }
+  return { type: 'image/svg+xml; charset=utf-8', body: Buffer.from(courtSignSvg(text)) }
 }
