@@ -190,6 +190,25 @@ t.test('a player gets a replay from the court page on a phone: signed in, offlin
     const leaking = requests.filter((url) => url.includes(stored.access) || url.includes(stored.refresh) || /token=|access_token/.test(url))
     t.same(leaking, [], 'no URL the page asked for carries a token')
     t.notMatch(page.url(), /token/)
+
+    // Share: this Chromium has no Web Share on Linux, so the page copies the link.
+    t.notOk(await page.evaluate(() => 'share' in navigator), 'no Web Share here: the copy path runs')
+    await memberPhone.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin })
+    await page.tap('#share')
+    await page.waitForFunction(() => document.getElementById('notice')!.textContent === 'Link copied')
+    t.equal(await page.evaluate(() => navigator.clipboard.readText()), await page.getAttribute('#download', 'href'), 'the link is on the clipboard')
+
+    // An access token about to expire is refreshed with the refresh token before the next call.
+    await page.evaluate(() => {
+      const auth = JSON.parse(sessionStorage.getItem('club.replays.auth')!)
+      sessionStorage.setItem('club.replays.auth', JSON.stringify({ ...auth, expiresAt: 0 }))
+    })
+    await page.reload()
+    await page.waitForSelector(`#mine li[data-id="${id}"]`)
+    const renewed = await page.evaluate(() => JSON.parse(sessionStorage.getItem('club.replays.auth')!))
+    t.not(renewed.access, stored.access, 'a new access token')
+    t.not(renewed.refresh, stored.refresh, 'and a new refresh token (rotated)')
+    t.equal(await page.getAttribute('body', 'data-view'), 'member', 'still signed in')
   })
 
   await t.test('a tap while offline is kept, said so, and sent on reconnection with its own time', async (t) => {
