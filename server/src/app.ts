@@ -15,6 +15,7 @@ import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
 import consoleRoutes from './console/routes.js'
+import replayPageRoutes from './replay-page/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -127,6 +128,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(jobRoutes)
   await app.register(productRoutes)
   await app.register(replayRoutes)
+  // The court page players open from the sign's QR code (issue 25).
+  await app.register(replayPageRoutes)
   // The admin console (issue 17): a page over the routes above.
   await app.register(consoleRoutes)
 

@@ -16,6 +16,7 @@ import { deviceCommands } from './replay-servers/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
+import { replayPageCommands } from './replay-page/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -189,6 +190,7 @@ export const commands: Record<string, Command> = {
   },
 
   ...venueCommands,
+  ...replayPageCommands,
   ...membershipCommands,
   ...jobCommands,
   ...productCommands

@@ -73,6 +73,7 @@ const servedOperationIds = [
   'createProduct',
   'createRegion',
   'createReplay',
+  'createReplayGuestSession',
   'createSeries',
   'createTemplate',
   'createTemplateFromEvent',
@@ -96,6 +97,7 @@ const servedOperationIds = [
   'getArea',
   'getAreaSessionPeriods',
   'getCourt',
+  'getCourtSign',
   'getCurrentUser',
   'getCurrentUserPaymentMethod',
   'getEvent',
@@ -221,11 +223,12 @@ t.test('every operation states its security; the open ones say so with []', asyn
       if (operation.security?.length === 0) open.push(operation.operationId)
     }
   }
-  // getReplayDownload: a file:// replay's signed link, the signature its credential. revokeToken: the
-  // token to revoke is its own credential (RFC 7009).
+  // getReplayDownload: a file:// replay's signed link, the signature its credential. createReplayGuestSession: a
+  // court page's guest (REPLAYS_GUEST), limited per address. revokeToken: the token to revoke is its own
+  // credential (RFC 7009).
   t.same(open.sort(), [
-    'createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer',
-    'requestPasswordReset', 'resetPassword', 'revokeToken'
+    'createPhoneVerification', 'createReplayGuestSession', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus',
+    'registerReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeToken'
   ])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
