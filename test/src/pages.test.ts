@@ -2,6 +2,7 @@
 // approves a box that registered itself and configures its camera (a bad value is shown at its
 // field), and the box's own page shows the installer what the box waits for, then its camera.
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { LAPTOP, PHONE, launchBrowser, openPage } from './browser.js'
@@ -106,6 +107,14 @@ t.test('the console approves and configures a box; the box page follows it', asy
     await page.getByText('Configuration saved').waitFor()
     const stored = (await server.call('GET', `${ADMIN}/${registered.id}`, admin.authorization)).json
     t.match(stored.config.cameras[0], { id: 'cam-1', feed: pathToFileURL(camera).href, distortion1: 0.1, courtIds: [String] })
+  })
+
+  await t.test("the console: a court's printable sign, fetched with the admin's token", async (t) => {
+    const { page } = consolePage
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Sign for Court 1 (PDF)' }).click()])
+    t.match(download.suggestedFilename(), /^sign-.+\.pdf$/)
+    const path = await download.path()
+    t.equal(readFileSync(path).subarray(0, 5).toString('latin1'), '%PDF-', 'a PDF')
   })
 
   await t.test("the console: the box's status changes on its next poll", async (t) => {

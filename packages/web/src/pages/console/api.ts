@@ -92,6 +92,17 @@ export class Session {
 
   /** A call to the API; answers the parsed body (null for 204) or throws an ApiError with the server's message. */
   async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const res = await this.send(method, path, body, headers)
+    return (res.status === 204 ? null : await res.json()) as T
+  }
+
+  /** A file the API answers (a court's sign), fetched with the token: a plain link could not carry it. */
+  async file(path: string, accept: string): Promise<Blob> {
+    return (await this.send('GET', path, undefined, { accept })).blob()
+  }
+
+  /** Sends with the access token, refreshing it once on a 401; a refusal is thrown as an ApiError. */
+  private async send(method: string, path: string, body: unknown, headers: Record<string, string>): Promise<Response> {
     const send = () =>
       fetch(path, {
         method,
@@ -109,7 +120,7 @@ export class Session {
       this.onExpired()
     }
     if (!res.ok) throw await errorOf(res)
-    return (res.status === 204 ? null : await res.json()) as T
+    return res
   }
 
   /** Every item of a paged list (boxes, areas, courts are few: at most a handful of pages). */

@@ -488,6 +488,7 @@ export const boxPage: PageView = (ctx, main, id) => {
 
   const drawConfig = () => {
     const current = box!
+    const signs = courtSigns(ctx, current.area ? courts.filter((c) => c.area.id === current.area!.id) : [])
     const { form } = configForm(ctx, current, courts, (saved) => {
       box = saved
       notice.textContent = 'Configuration saved: the box receives it on its next poll.'
@@ -499,6 +500,7 @@ export const boxPage: PageView = (ctx, main, id) => {
       config,
       h('h2', { id: 'config-h' }, 'Configuration'),
       form,
+      signs,
       h(
         'details',
         { class: 'raw' },
@@ -561,4 +563,49 @@ export const boxPage: PageView = (ctx, main, id) => {
   })()
   // Only the facts refresh: the form keeps what the admin is typing.
   return every(REFRESH_MS, load)
+}
+
+/**
+ * The printable sign of each court of the box's area (its QR code opens the court's replay page).
+ * The sign route needs the staff member's token, so the file is fetched and saved from memory.
+ */
+function courtSigns(ctx: Context, areaCourts: Court[]): HTMLElement | null {
+  if (areaCourts.length === 0) return null
+  const problem = liveRegion('alert')
+  const save = async (court: Court, format: 'pdf' | 'svg') => {
+    problem.textContent = ''
+    try {
+      const blob = await ctx.session.file(`/apis/v2/admin/courts/${encodeURIComponent(court.id)}/sign?format=${format}`, format === 'pdf' ? 'application/pdf' : 'image/svg+xml')
+      const url = URL.createObjectURL(blob)
+      const link = h('a', { href: url, download: `sign-${court.slug}.${format}` })
+      document.body.append(link)
+      link.click()
+      link.remove()
+      setTimeout(() => URL.revokeObjectURL(url), 60_000)
+    } catch (err) {
+      problem.textContent = `No sign for ${court.name}: ${(err as Error).message}`
+    }
+  }
+  return h(
+    'section',
+    { class: 'signs', 'aria-labelledby': 'signs-h' },
+    h('h3', { id: 'signs-h' }, 'Court signs'),
+    h('p', { class: 'hint' }, "Print one per court (A5): players scan its code to get their replay on their phone."),
+    h(
+      'ul',
+      {},
+      areaCourts.map((court) =>
+        h(
+          'li',
+          {},
+          court.name,
+          ' ',
+          h('button', { type: 'button', class: 'quiet', onclick: () => void save(court, 'pdf') }, `Sign for ${court.name} (PDF)`),
+          ' ',
+          h('button', { type: 'button', class: 'quiet', onclick: () => void save(court, 'svg') }, 'SVG')
+        )
+      )
+    ),
+    problem
+  )
 }
