@@ -16,7 +16,9 @@ import { fileURLToPath } from 'node:url'
  */
 export const REQUIRED_TOOLS = [
   { tool: 'ffmpeg', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } },
-  { tool: 'ffprobe', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } }
+  { tool: 'ffprobe', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } },
+  { tool: 'dpkg-deb', why: "the agent's package (pnpm package:agent), its tests and `club agent-releases add`", packages: { apt: 'dpkg', dnf: 'dpkg', brew: 'dpkg' } },
+  { tool: 'lintian', why: "the agent package's test (Debian's package checker)", packages: { apt: 'lintian', dnf: 'lintian', brew: 'lintian' } }
 ]
 
 /** The command that runs this script, for messages. */
