@@ -39,6 +39,8 @@ export interface PollerOptions {
   publicUrl?: string
   log: Logger
   random?: () => number
+  /** What else each poll reports (the update's state). */
+  extraReport?: () => Record<string, string | undefined>
   /** Called with every full status answer, after the state was persisted. */
   onStatus(answer: ReplayServerStatusAnswer): Promise<void> | void
 }
@@ -153,7 +155,9 @@ export class StatusPoller {
     return {
       version: identity.version,
       ...(publicUrl ? { serverUrl: publicUrl } : {}),
-      ...(identity.localIp ? { localIp: identity.localIp } : {})
+      ...(identity.localIp ? { localIp: identity.localIp } : {}),
+      ...(identity.architecture ? { architecture: identity.architecture } : {}),
+      ...this.options.extraReport?.()
     }
   }
 }
