@@ -134,6 +134,10 @@ export class Agent {
     })
     this.poller = new StatusPoller({
       extraReport: () => this.updater.report(),
+      // An update waiting for the box to be idle is looked at again with every poll, changed or not.
+      onUnchanged: (answer) => {
+        if (answer.status === 'APPROVED' && answer.pendingUpdate) this.stepUpdate(answer.pendingUpdate)
+      },
       client: new ControlClient({ baseUrl: config.serverUrl, timeoutMs: config.requestTimeoutSeconds * 1000 }),
       state: this.state,
       identity,
@@ -219,8 +223,7 @@ export class Agent {
     }
     if (answer.status === 'APPROVED') {
       if (answer.config) await this.applyConfig(answer.config)
-      // In the background: a download may take minutes, the poll goes on meanwhile.
-      void this.updater.onPending(answer.pendingUpdate).catch((err: unknown) => this.options.log.error({ err: (err as Error).message }, 'update step failed'))
+      this.stepUpdate(answer.pendingUpdate)
       // Also on the first answer after a start: replays this box began before it restarted are no longer
       // counted as waiting (REQUESTED) but still listed for it (EXPORTING, UPLOADING).
       if (answer.replayRequests || !this.replaysResumed) {
@@ -232,6 +235,11 @@ export class Agent {
       this.cleanup.setEnabled(false)
       await this.recorder.stopAll()
     }
+  }
+
+  /** In the background: a download may take minutes, the polls go on meanwhile. */
+  private stepUpdate(pending: PendingUpdate | undefined): void {
+    void this.updater.onPending(pending).catch((err: unknown) => this.options.log.error({ err: (err as Error).message }, 'update step failed'))
   }
 
   private async applyConfig(config: ReplayServerConfig): Promise<void> {

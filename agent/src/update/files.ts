@@ -58,6 +58,10 @@ export class UpdateFiles {
     this.write(this.stateDir, join(this.stateDir, updateFiles.polled), { version, at: at.toISOString() })
   }
 
+  forgetPolled(): void {
+    rmSync(join(this.stateDir, updateFiles.polled), { force: true })
+  }
+
   /** The fixed folder updates/ also for the first write, owned like the state folder. */
   ensureDir(): void {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 })

@@ -50,6 +50,8 @@ export class UpdateInstaller {
     const rollbackFile = request.rollback ? this.files.path(updateFiles.complete(request.rollback.version)) : undefined
     const rollbackRefused = request.rollback && rollbackFile ? this.check(request.rollback, rollbackFile) : 'no package of the running version to put back'
     const since = clock.now()
+    // Only a word written after this install counts: the file is gone until the new version writes it.
+    this.files.forgetPolled()
     log(`installing club-agent ${version}`)
     try {
       await this.options.packages.install(file)
@@ -59,7 +61,7 @@ export class UpdateInstaller {
     const deadline = since.getTime() + HEALTHY_WITHIN_MS
     for (;;) {
       const polled = this.files.polled()
-      if (polled && polled.version === version && Date.parse(polled.at) >= since.getTime() - 1000) {
+      if (polled && polled.version === version) {
         log(`club-agent ${version} reached the server: the update is done`)
         return this.finish(undefined)
       }
