@@ -225,7 +225,7 @@ t.test('every operation states its security; the open ones say so with []', asyn
     }
   }
   // getReplayDownload: a file:// replay's signed link, the signature its credential.
-  t.same(open.sort(), ['createPhoneVerification', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
+  t.same(open.sort(), ['createPhoneVerification', 'getAgentReleaseKey', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
   t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })
