@@ -4,6 +4,7 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
@@ -19,7 +20,7 @@ import type { AgentConfig } from './config.js'
 import { ControlClient } from './control/client.js'
 import { StatusPoller } from './control/poller.js'
 import { StateStore } from './control/state.js'
-import { Decoders } from './decoders.js'
+import { Decoders, DecodersBusyError } from './decoders.js'
 import { buildLocalApi, HttpError, type LocalAccess } from './http.js'
 import type { Identity } from './identity.js'
 import type { Logger } from './log.js'
@@ -30,6 +31,9 @@ import { Recorder } from './recorder/supervisor.js'
 import { ReplayClient } from './replays/client.js'
 import { ReplayWorker } from './replays/worker.js'
 import { runUpdateCommand, Updater } from './update/updater.js'
+
+/** An export: an installer's clip goes to the configured bucket; a replay's stays on the box for the replay worker. */
+type ExportRequest = ClipRequest & { keepLocal?: boolean }
 
 export interface AgentOptions {
   config: AgentConfig
@@ -49,7 +53,7 @@ export class Agent {
   private readonly recorder: Recorder
   private readonly cleanup: Cleanup
   private readonly exporter: ClipExporter
-  private readonly decoders: Decoders<ClipRequest, Clip>
+  private readonly decoders: Decoders<ExportRequest, Clip>
   private readonly access: LocalAccess
   private readonly replays: ReplayWorker
   private readonly updater: Updater
@@ -280,18 +284,21 @@ export class Agent {
 
   /**
    * Cuts a replay with the box's clip export, kept in the clips folder (no bucket here: the replay
-   * worker uploads it, with retries, and reports each step).
+   * worker uploads it, with retries, and reports each step). It takes its turn among the local
+   * API's exports, so replays and installers' clips together never run more decoders than the box
+   * allows; when the queue is full it waits as long as the queue advises and asks again.
    */
   private async cutReplay(replay: { cameraId: string; start: string; end: string }): Promise<{ path: string; duration: number }> {
-    const config = this.serverConfig
-    if (!config) throw new HttpError(422, 'this box has no approved configuration')
-    const clip = await this.exporter.export(
-      { cameraId: replay.cameraId, start: new Date(replay.start), end: new Date(replay.end) },
-      this.recorder.camera(replay.cameraId),
-      { ...config, cloudStorageBucket: undefined },
-      this.recorder.correctionError(replay.cameraId)
-    )
-    return { path: fileURLToPath(clip.location), duration: clip.duration }
+    if (!this.serverConfig) throw new HttpError(422, 'this box has no approved configuration')
+    for (;;) {
+      try {
+        const clip = await this.decoders.submitExport({ cameraId: replay.cameraId, start: replay.start, end: replay.end, keepLocal: true }).finished
+        return { path: fileURLToPath(clip.location), duration: clip.duration }
+      } catch (err) {
+        if (!(err instanceof DecodersBusyError)) throw err
+        await sleep(err.retryAfterSeconds * 1000, undefined, { signal: this.abort.signal })
+      }
+    }
   }
 
   private openBucket(): Promise<Bucket> {
@@ -325,14 +332,14 @@ export class Agent {
     return this.decoders.submitExport(request)
   }
 
-  private async runExport(request: ClipRequest): Promise<Clip> {
+  private async runExport(request: ExportRequest): Promise<Clip> {
     const config = this.serverConfig
     if (!config) throw new HttpError(404, 'this box has no approved configuration')
     try {
       return await this.exporter.export(
         { cameraId: request.cameraId, start: new Date(request.start), end: new Date(request.end) },
         this.recorder.camera(request.cameraId),
-        config,
+        request.keepLocal ? { ...config, cloudStorageBucket: undefined } : config,
         this.recorder.correctionError(request.cameraId)
       )
     } catch (err) {

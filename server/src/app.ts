@@ -14,6 +14,7 @@ import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
+import replayPageRoutes from './replay-page/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -128,6 +129,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(jobRoutes)
   await app.register(productRoutes)
   await app.register(replayRoutes)
+  // The court page players open from the sign's QR code (issue 25).
+  await app.register(replayPageRoutes)
 
   if (options.extend) await app.register(async (scope) => options.extend!(scope as unknown as FastifyInstance))
 

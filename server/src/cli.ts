@@ -17,6 +17,7 @@ import { agentReleaseCommands } from './agent-releases/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
+import { replayPageCommands } from './replay-page/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -191,6 +192,7 @@ export const commands: Record<string, Command> = {
   },
 
   ...venueCommands,
+  ...replayPageCommands,
   ...membershipCommands,
   ...jobCommands,
   ...productCommands

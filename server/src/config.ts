@@ -158,6 +158,34 @@ export const ConfigSchema = Type.Object({
     default: '',
     description: "Path of the credentials file (JSON) for the boxes' s3:// or gs:// bucket, with which the server signs download links and deletes clips"
   }),
+  // The court's page (/r/{courtSlug}) and its sign (issue 25; README "A player's replay from the court's page").
+  CLUB_NAME: Type.String({ default: 'Club', minLength: 1, maxLength: 80, description: "The club's name as its court signs and replay pages show it" }),
+  REPLAYS_REQUIRE_ACCOUNT: Type.Boolean({
+    default: true,
+    description: "The court's page asks a player to sign in (e-mail and password) before a replay; false lets guests in (needs REPLAYS_GUEST=true)"
+  }),
+  REPLAYS_GUEST: Type.Boolean({
+    default: false,
+    description: 'A player without an account gets replays from the court page (needs REPLAYS_REQUIRE_ACCOUNT=false); guests use no package item'
+  }),
+  REPLAY_PAGE_SECONDS: Type.String({
+    default: '30,60',
+    pattern: '^\\d+(,\\d+)*$',
+    description: "The court page's buttons: comma-separated replay lengths in seconds, each at most REPLAY_MAX_SECONDS"
+  }),
+  REPLAY_GUEST_SESSION_TTL_SECONDS: Int({
+    default: 86400,
+    minimum: 60,
+    maximum: 2592000,
+    description: "How long a guest's token (kept on the phone) lasts: the guest's replays are listed on that phone until then"
+  }),
+  REPLAY_GUEST_COURT_RATE_LIMIT_MAX: Int({ default: 60, minimum: 1, description: 'Guest replays per hour per court' }),
+  REPLAY_GUEST_ADDRESS_RATE_LIMIT_MAX: Int({ default: 20, minimum: 1, description: 'Guest replays (and guest sessions) per hour per client IP' }),
+  REPLAY_SHOP_URL: Type.String({
+    default: '',
+    pattern: '^(https?://.+)?$',
+    description: 'Where a member with no REPLAY item left can buy a package; the court page links to it. Empty: no link'
+  }),
   REPLAY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'Replays older than this are expired by the replays/cleanup job: clip deleted, status EXPIRED' }),
   DEVICE_TOKEN_SECRET: Type.String({
     default: '',
@@ -270,10 +298,33 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`CLUB_TIMEZONE=${JSON.stringify(config.CLUB_TIMEZONE.slice(0, 40))} is not valid: expected an IANA timezone such as Europe/Madrid`)
   }
   checkJobSettings(config)
+  replayPageSeconds(config)
+  checkGuests(config)
   if (config.BACKUP_SCHEDULE && !cron.validate(config.BACKUP_SCHEDULE)) {
     throw new ConfigError(`BACKUP_SCHEDULE=${JSON.stringify(config.BACKUP_SCHEDULE)} is not valid: expected a cron expression like "0 3 * * *"`)
   }
   return config
+}
+
+/** REPLAY_PAGE_SECONDS as the court page's replay lengths, each within REPLAY_MAX_SECONDS. */
+export function replayPageSeconds(config: Pick<Config, 'REPLAY_PAGE_SECONDS' | 'REPLAY_MAX_SECONDS'>): number[] {
+  const seconds = config.REPLAY_PAGE_SECONDS.split(',').map(Number)
+  if (seconds.length > 4 || seconds.some((s) => !Number.isInteger(s) || s < 1 || s > config.REPLAY_MAX_SECONDS)) {
+    throw new ConfigError(
+      `REPLAY_PAGE_SECONDS=${JSON.stringify(config.REPLAY_PAGE_SECONDS.slice(0, 40))} is not valid: expected one to four lengths in seconds, each from 1 to REPLAY_MAX_SECONDS (${config.REPLAY_MAX_SECONDS})`
+    )
+  }
+  return seconds
+}
+
+/** The two guest settings say one thing together: either guests are let in, or an account is required. */
+function checkGuests(config: Config): void {
+  if (config.REPLAYS_GUEST && config.REPLAYS_REQUIRE_ACCOUNT) {
+    throw new ConfigError('REPLAYS_GUEST=true needs REPLAYS_REQUIRE_ACCOUNT=false: a club that lets guests in does not require an account')
+  }
+  if (!config.REPLAYS_GUEST && !config.REPLAYS_REQUIRE_ACCOUNT) {
+    throw new ConfigError('REPLAYS_REQUIRE_ACCOUNT=false needs REPLAYS_GUEST=true: without an account and without guests nobody could ask for a replay')
+  }
 }
 
 /** Each job's schedule, and the webhook secret's form (named, never shown). */

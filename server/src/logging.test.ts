@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { createApiKey } from './api-keys/service.js'
-import { redactUrl } from './logging.js'
+import { createLogger, redactUrl } from './logging.js'
 import { createClient } from './oauth2/clients.js'
 import { REGISTER, adminOf, approve, area, registeredBox, statusUrl } from './replay-servers/test-helpers.js'
 import { testApp, userWithApiKey, userWithToken, type TestApp } from './test-support/app.js'
@@ -249,6 +249,16 @@ t.test('every served route writes one line per request and none of the secrets s
     serverId: box.serverId
   })
   t.notOk(ctx.logs().includes(REGISTER + '/' + box.serverId), 'no device path carries its serverId')
+})
+
+t.test('secrets logged in an object are redacted at the top level and, for the commonest names, one level down', async (t) => {
+  let written = ''
+  const log = createLogger('info', { write: (line: string) => void (written += line) })
+  log.info({ password: 'p0', apiKey: 'k0', user: { password: 'p1', token: 't1', secret: 's1', code: 'c1', name: 'kept' } }, 'logged')
+  const line = JSON.parse(written) as Record<string, unknown>
+  t.same(line.user, { password: '[redacted]', token: '[redacted]', secret: '[redacted]', code: '[redacted]', name: 'kept' })
+  t.equal(line.password, '[redacted]')
+  t.equal(line.apiKey, '[redacted]')
 })
 
 t.test('redactUrl', async (t) => {

@@ -1,7 +1,8 @@
 // The root logger, and the one line each request is logged with. Secrets never reach the log: the
 // request line is built from the method, the URL with its secret parts blanked, the status and the
 // time (never headers or bodies), and the few known places a credential could appear in a logged
-// object are redacted by exact path. No wildcard paths: pino walks those over every line written.
+// object are redacted by exact path. Wildcard paths cost a walk over every line written, so only the
+// four commonest names are redacted one level down too ({ user: { password } }).
 import type { IncomingMessage } from 'node:http'
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -14,12 +15,16 @@ const SECRET_FIELDS = [
   'refresh_token', 'refreshToken', 'apiKey', 'code', 'verificationCode', 'serverId', 'sso', 'sig', 'code_verifier'
 ]
 
+/** Fields redacted inside any top-level field as well. */
+const NESTED_SECRET_FIELDS = ['password', 'token', 'secret', 'code']
+
 export const redactPaths = [
   'req.headers.authorization',
   'req.headers["x-api-key"]',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
-  ...SECRET_FIELDS
+  ...SECRET_FIELDS,
+  ...NESTED_SECRET_FIELDS.map((f) => `*.${f}`)
 ]
 
 const SECRET_QUERY = /token|code|secret|password|sig|sso|key|verifier/i

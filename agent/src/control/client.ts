@@ -57,7 +57,7 @@ export class ControlClient {
       body: JSON.stringify(registration)
     })
     if (res.status === 429) return { kind: 'rate-limited', retryAfterSeconds: retryAfter(res) }
-    const json = await this.expectOk(res, 'registration')
+    const json = await answerOf(res, 'registration')
     if (!Value.Check(ReplayServerRegistration, json)) throw new ServerUnavailableError('the registration answer does not match the contract')
     return { kind: 'registered', registration: json }
   }
@@ -69,35 +69,50 @@ export class ControlClient {
     if (res.status === 304) return { kind: 'not-modified' }
     if (res.status === 404) return { kind: 'unknown-server' }
     if (res.status === 429) return { kind: 'rate-limited', retryAfterSeconds: retryAfter(res) }
-    const json = await this.expectOk(res, 'status')
+    const json = await answerOf(res, 'status')
     if (!Value.Check(ReplayServerStatusAnswer, json)) throw new ServerUnavailableError('the status answer does not match the contract')
     return { kind: 'status', answer: json, etag: res.headers.get('etag') ?? undefined }
   }
 
-  private async call(path: string, init: RequestInit): Promise<Response> {
-    // Routes are absolute; a base URL with a path prefix (behind a proxy) keeps its prefix.
-    const url = `${this.options.baseUrl.replace(/\/$/, '')}${path}`
-    try {
-      return await this.fetch(url, { ...init, signal: AbortSignal.timeout(this.options.timeoutMs) })
-    } catch (err) {
-      throw new ServerUnavailableError(`cannot reach the server: ${(err as Error).message}`)
-    }
+  private call(path: string, init: RequestInit): Promise<Response> {
+    return serverCall(this.options, path, init)
   }
+}
 
-  private async expectOk(res: Response, what: string): Promise<unknown> {
-    let body: unknown
-    try {
-      body = await res.json()
-    } catch {
-      body = undefined
-    }
-    if (res.status >= 500 || res.status === 408) throw new ServerUnavailableError(`${what} answered ${res.status}`, res.status)
-    if (res.status !== 200) {
-      const message = (body as { message?: string } | undefined)?.message ?? ''
-      throw new RequestRefusedError(`${what} answered ${res.status} ${message}`.trim(), res.status)
-    }
-    return body
+/**
+ * One request to the server at `baseUrl` + an absolute route (a base URL with a path prefix, behind
+ * a proxy, keeps its prefix), bounded by `timeoutMs`; a network failure is ServerUnavailableError.
+ */
+export async function serverCall(
+  options: { baseUrl: string; timeoutMs: number; fetch?: typeof fetch },
+  path: string,
+  init: RequestInit
+): Promise<Response> {
+  const url = `${options.baseUrl.replace(/\/$/, '')}${path}`
+  try {
+    return await (options.fetch ?? fetch)(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs) })
+  } catch (err) {
+    throw new ServerUnavailableError(`cannot reach the server: ${(err as Error).message}`)
   }
+}
+
+/**
+ * A 200's JSON body; a 5xx or 408 is the server being unavailable (try later), any other answer a
+ * refusal carrying the server's message.
+ */
+export async function answerOf(res: Response, what: string): Promise<unknown> {
+  let body: unknown
+  try {
+    body = await res.json()
+  } catch {
+    body = undefined
+  }
+  if (res.status >= 500 || res.status === 408) throw new ServerUnavailableError(`${what} answered ${res.status}`, res.status)
+  if (res.status !== 200) {
+    const message = (body as { message?: string } | undefined)?.message ?? ''
+    throw new RequestRefusedError(`${what} answered ${res.status} ${message}`.trim(), res.status)
+  }
+  return body
 }
 
 function retryAfter(res: Response): number {

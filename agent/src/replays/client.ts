@@ -3,7 +3,7 @@
 import { DeviceReplay, replayDeviceRoutes, type DeviceReplayStatusChange } from '@club/contract'
 import Type from 'typebox'
 import { Value } from 'typebox/value'
-import { ServerUnavailableError } from '../control/client.js'
+import { ServerUnavailableError, answerOf, serverCall } from '../control/client.js'
 
 const DeviceReplays = Type.Array(DeviceReplay)
 
@@ -29,28 +29,11 @@ export class ReplayClient {
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {
     const token = this.options.accessToken()
     if (!token) throw new ServerUnavailableError('this box has no access token yet')
-    const url = `${this.options.baseUrl().replace(/\/$/, '')}${path}`
-    let res: Response
-    try {
-      res = await fetch(url, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: AbortSignal.timeout(this.options.timeoutMs)
-      })
-    } catch (err) {
-      throw new ServerUnavailableError(`cannot reach the server: ${(err as Error).message}`)
-    }
-    const text = await res.text()
-    if (res.status !== 200) {
-      let message = ''
-      try {
-        message = (JSON.parse(text) as { message?: string }).message ?? ''
-      } catch {
-        // not the error shape
-      }
-      throw new ServerUnavailableError(`${method} ${path} answered ${res.status} ${message}`.trim(), res.status)
-    }
-    return JSON.parse(text) as unknown
+    const res = await serverCall({ baseUrl: this.options.baseUrl(), timeoutMs: this.options.timeoutMs }, path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {})
+    })
+    return answerOf(res, `${method} ${path}`)
   }
 }

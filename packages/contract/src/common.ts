@@ -84,6 +84,12 @@ export function PagedCollection<T extends TSchema>(item: T) {
   })
 }
 
+/** A product category such as POD_SHOP, APPAREL or EQUIPMENT: upper case, digits and underscores. */
+export const Category = Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' })
+
+/** An amount in currency units with what it is: a line's discount or tax. */
+export const DescribedAmount = Type.Object({ amount: Type.Number(), description: Type.String() })
+
 export const DateTime = (options: { description?: string } = {}) => Type.String({ format: 'date-time', ...options })
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()])
 

@@ -151,7 +151,7 @@ export const webhookRoutes = defineRoutes({
     '/apis/v2/webhooks/replays/cleanup',
     'runReplayCleanupJob',
     'Delete replays past their retention',
-    'Replays older than REPLAY_RETENTION_DAYS. The server keeps no replay catalogue yet: the run deletes nothing and says so in its note.'
+    'Replays older than REPLAY_RETENTION_DAYS lose their clip from the bucket and become EXPIRED, one at a time; a clip the bucket could not delete is left for the next run.'
   )
 })
 

@@ -1,6 +1,7 @@
 // Membership subscriptions, pauses, summaries and enrollments, as the reference's models give them.
 import Type, { type Static } from 'typebox'
 import {
+  Category,
   Collection,
   DateTime,
   ErrorBody,
@@ -207,7 +208,7 @@ export type MembershipPausePolicy = Static<typeof MembershipPausePolicy>
 
 export const MembershipProductDiscount = Type.Object(
   {
-    categories: Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' }), { minItems: 1, maxItems: 20, uniqueItems: true }),
+    categories: Type.Array(Category, { minItems: 1, maxItems: 20, uniqueItems: true }),
     percentage: Type.Number({ minimum: 0.01, maximum: 100, description: 'At most two decimals' }),
     description: PlanName
   },
@@ -354,8 +355,9 @@ export const membershipPlanRoutes = defineRoutes({
       operationId: 'deleteMembership',
       summary: 'Delete a membership plan, or archive one that has subscriptions',
       description:
-        'Admins only. A plan no one ever subscribed to is deleted (204). A plan with subscriptions is archived instead: ' +
-        'it is taken off sale, its subscriptions go on, and the answer is the archived plan (200).',
+        'Admins only. A plan no one ever subscribed to and no product sells is deleted (204). A plan with subscriptions, ' +
+        'or named by a MEMBERSHIP product, is archived instead: it is taken off sale (so is buying it through the product), ' +
+        'its subscriptions go on, and the answer is the archived plan (200).',
       params: IdParams,
       response: { 200: Membership, 204: Type.Null({ description: 'Deleted' }), ...guarded, 404: ErrorBody }
     }

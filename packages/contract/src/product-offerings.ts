@@ -1,6 +1,6 @@
 // The deprecated product-offering list (legacy; kept for old clients).
 import Type, { type Static } from 'typebox'
-import { Collection, ErrorBody, ItemRef, Link, defineRoutes, bearerSecurity } from './common.js'
+import { Category, Collection, DescribedAmount, ErrorBody, ItemRef, Link, defineRoutes, bearerSecurity } from './common.js'
 
 export const ProductOffering = Type.Object({
   id: Type.String(),
@@ -16,8 +16,8 @@ export const ProductOffering = Type.Object({
     _links: Type.Record(Type.String(), Type.Unknown())
   }),
   areas: Collection(Type.String()),
-  discount: Type.Object({ amount: Type.Number(), description: Type.String() }),
-  tax: Type.Object({ amount: Type.Number(), description: Type.String() }),
+  discount: DescribedAmount,
+  tax: DescribedAmount,
   subtotal: Type.Number(),
   total: Type.Number(),
   user: ItemRef,
@@ -30,7 +30,7 @@ export type ProductOfferingCollection = Static<typeof ProductOfferingCollection>
 export const ProductOfferingQuery = Type.Object({
   userId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Staff only for another user; default: the caller' })),
   category: Type.Optional(
-    Type.Array(Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' }), { maxItems: 20, examples: [['POD_SHOP', 'APPAREL', 'EQUIPMENT']] })
+    Type.Array(Category, { maxItems: 20, examples: [['POD_SHOP', 'APPAREL', 'EQUIPMENT']] })
   )
 })
 export type ProductOfferingQuery = Static<typeof ProductOfferingQuery>

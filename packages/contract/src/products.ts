@@ -1,7 +1,9 @@
 // The product catalogue (admin), what is on sale (members) and buying products (POST /orders).
-import Type, { type Static } from 'typebox'
+import Type, { type Static, type TBoolean, type TSchemaOptions } from 'typebox'
 import {
+  Category,
   DateTime,
+  DescribedAmount,
   ErrorBody,
   IdParams,
   ItemRef,
@@ -17,15 +19,13 @@ import {
   bearerSecurity,
   defineRoutes
 } from './common.js'
-import { OrderStatus } from './memberships.js'
+import { MembershipTaxRate, OrderStatus, SubscriptionMode } from './memberships.js'
 
 export const ProductType = Type.Enum(['PACKAGE', 'MEMBERSHIP', 'MERCHANDISE', 'SERVICE'])
 export type ProductType = Static<typeof ProductType>
 export const ProductStatus = Type.Enum(['ON_SALE', 'WITHDRAWN'])
 export type ProductStatus = Static<typeof ProductStatus>
 
-/** A category such as POD_SHOP, APPAREL or EQUIPMENT: upper case, digits and underscores. */
-const Category = Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' })
 const Categories = Type.Array(Category, { minItems: 1, maxItems: 20, uniqueItems: true })
 /** No control characters: a name is shown to members and printed on receipts. */
 const ProductName = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]+$' })
@@ -35,16 +35,19 @@ const PictureLink = Type.Object(
 )
 const Picture = Type.Object({ small: PictureLink, medium: PictureLink, large: PictureLink }, { additionalProperties: false })
 
-const TaxFields = {
-  name: Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' }),
-  percentage: Type.Number({ minimum: 0, maximum: 100, description: 'At most two decimals' })
-}
-const inclusiveDescription = 'Already inside the price (the total does not change) rather than added on top'
-export const ProductTax = Type.Object({ ...TaxFields, inclusive: Type.Boolean({ description: inclusiveDescription }) })
+/**
+ * A product's tax is a plan's tax rate: the same name, percentage and inclusive flag. The plan's flag
+ * carries `default: false`; a product's answer always states it and a request's default is not filled
+ * in (inside a nullable), so here the default is said in words only.
+ */
+const { name: taxName, percentage: taxPercentage, inclusive: taxInclusive } = MembershipTaxRate.properties
+const TaxPercentage = Type.Number({ ...taxPercentage, description: 'At most two decimals' })
+const inclusiveDescription = (taxInclusive as TBoolean & TSchemaOptions).description
+export const ProductTax = Type.Object({ name: taxName, percentage: TaxPercentage, inclusive: Type.Boolean({ description: inclusiveDescription }) })
 export type ProductTax = Static<typeof ProductTax>
-/** As a request gives it: `inclusive` defaults to false (a default inside a nullable is not filled in by validation). */
+/** As a request gives it: `inclusive` may be left out (false). */
 const ProductTaxInput = Type.Object(
-  { ...TaxFields, inclusive: Type.Optional(Type.Boolean({ description: `${inclusiveDescription}; default false` })) },
+  { name: taxName, percentage: TaxPercentage, inclusive: Type.Optional(Type.Boolean({ description: `${inclusiveDescription}; default false` })) },
   { additionalProperties: false }
 )
 
@@ -204,7 +207,7 @@ export const productRoutes = defineRoutes({
 
 export const PurchaseRequest = Type.Object(
   {
-    mode: Type.Enum(['PREVIEW', 'ORDER']),
+    mode: SubscriptionMode,
     items: Type.Array(
       Type.Object({ product: ItemRef, quantity: Type.Integer({ minimum: 1, maximum: 100, default: 1 }) }, { additionalProperties: false }),
       { minItems: 1, maxItems: 50 }
@@ -221,8 +224,8 @@ export const PurchaseItem = Type.Object({
   quantity: Type.Integer(),
   price: Amount('One unit, before the discount'),
   amount: Amount('price x quantity'),
-  discount: Type.Object({ amount: Type.Number(), description: Type.String() }, { description: "The best of the buyer's membership discounts for the product's categories" }),
-  tax: Type.Object({ amount: Type.Number(), description: Type.String() }),
+  discount: Type.Object(DescribedAmount.properties, { description: "The best of the buyer's membership discounts for the product's categories" }),
+  tax: DescribedAmount,
   subtotal: Amount('amount - discount: what the tax is due on'),
   total: Amount('subtotal plus an exclusive tax (an inclusive one is already in it)'),
   packages: Type.Array(ItemRef, { description: 'PACKAGE products: the packages issued, one per unit, once paid' }),
@@ -232,7 +235,7 @@ export type PurchaseItem = Static<typeof PurchaseItem>
 
 export const Purchase = Type.Object({
   id: Nullable(Type.String({ description: 'The order; null in a PREVIEW, which stores nothing' })),
-  mode: Type.Enum(['PREVIEW', 'ORDER']),
+  mode: SubscriptionMode,
   status: Nullable(OrderStatus),
   currency: Type.String(),
   items: Type.Array(PurchaseItem),
@@ -268,8 +271,9 @@ export const purchaseRoutes = defineRoutes({
         "stores nothing (200). ORDER charges the total to the buyer's saved payment method (201); once paid, a PACKAGE " +
         'product issues one package per unit and a MEMBERSHIP product starts its subscription (its order pays the first ' +
         'period). A declined card is a 402 and nothing is issued. With an `Idempotency-Key` the same key again answers the ' +
-        'first order (200), charging at most once. REQUIRES_AUTHENTICATION: the customer completes it, then POST the ' +
-        '`confirm` link.',
+        'first order (200), charging at most once, even after the product was withdrawn or the card removed. An unreachable ' +
+        'payment provider is a 502 naming the order, left PENDING: POST its `confirm` link (or send the same key again) to ' +
+        'retry the same charge. REQUIRES_AUTHENTICATION: the customer completes it, then POST the `confirm` link.',
       headers: PurchaseHeaders,
       body: PurchaseRequest,
       response: { 200: Purchase, 201: Purchase, 400: ErrorBody, ...guarded, 402: ErrorBody, 409: ErrorBody, 502: ErrorBody }
@@ -282,10 +286,11 @@ export const purchaseRoutes = defineRoutes({
       tags: ['products'],
       security: apiKeyOrBearerSecurity,
       operationId: 'confirmOrder',
-      summary: "Confirm a purchase after the customer completed the bank's authentication",
+      summary: "Confirm a purchase after the customer completed the bank's authentication, or retry one left PENDING",
       description:
-        'For an order REQUIRES_AUTHENTICATION: asks the payment provider how the charge stands; once paid, what was bought ' +
-        'is issued. Its payer or staff; any other status is a 409.',
+        'For an order REQUIRES_AUTHENTICATION: asks the payment provider how the charge stands. For one left PENDING (the ' +
+        'provider could not be reached): retries its charge under the order\'s own idempotency key, so it is charged at most ' +
+        'once. Once paid, what was bought is issued. Its payer or staff; any other status is a 409.',
       params: IdParams,
       response: { 200: Purchase, ...guarded, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody }
     }

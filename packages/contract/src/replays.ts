@@ -30,7 +30,8 @@ export const Replay = Type.Object({
   id: Type.String(),
   status: ReplayStatus,
   reason: Type.Optional(ReplayFailureReason),
-  user: ItemRef,
+  /** The member's; null for a guest's replay (REPLAYS_GUEST). */
+  user: Nullable(ItemRef),
   court: ItemRef,
   camera: Type.Object({ id: Type.String() }),
   start: DateTime(),
@@ -189,6 +190,62 @@ export const replayDeviceRoutes = defineRoutes({
       params: IdParams,
       body: DeviceReplayStatusChange,
       response: { 200: DeviceReplay, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody }
+    }
+  }
+})
+
+/** A guest's credential for the court page: sent as Bearer to the replay routes, kept on the phone. */
+export const ReplayGuestSessionRequest = Type.Object({ court: ItemRef }, { additionalProperties: false })
+export type ReplayGuestSessionRequest = Static<typeof ReplayGuestSessionRequest>
+
+export const ReplayGuestSession = Type.Object({
+  token: Type.String({ description: 'Opaque; stored hashed. Send it as `Authorization: Bearer <token>` to create, list, read and delete this guest\'s replays' }),
+  expiresAt: DateTime({ description: 'REPLAY_GUEST_SESSION_TTL_SECONDS after it was made' })
+})
+export type ReplayGuestSession = Static<typeof ReplayGuestSession>
+
+export const CourtSignQuery = Type.Object(
+  { format: Type.Optional(Type.Enum(['svg', 'pdf'], { description: 'svg (default) or pdf (A5); `Accept: application/pdf` asks for the PDF too' })) },
+  { additionalProperties: false }
+)
+export type CourtSignQuery = Static<typeof CourtSignQuery>
+
+export const replayPageRoutes = defineRoutes({
+  createGuestSession: {
+    method: 'POST',
+    url: '/apis/v2/replays/guest-sessions',
+    schema: {
+      operationId: 'createReplayGuestSession',
+      summary: 'A guest credential for the replays of a court page (REPLAYS_GUEST)',
+      description:
+        'No authorization: the court page of a club that lets guests in asks for one on a player\'s first tap. 403 when ' +
+        'REPLAYS_GUEST is off; 429 past REPLAY_GUEST_ADDRESS_RATE_LIMIT_MAX per hour from one address. A guest\'s replays use ' +
+        'no package item and are limited per court and per address.',
+      tags: ['replays'],
+      security: noSecurity,
+      body: ReplayGuestSessionRequest,
+      response: { 201: ReplayGuestSession, 400: ErrorBody, 403: ErrorBody, 429: ErrorBody }
+    }
+  },
+  getCourtSign: {
+    method: 'GET',
+    url: '/apis/v2/admin/courts/:id/sign',
+    schema: {
+      operationId: 'getCourtSign',
+      summary: "A court's printable sign: the club, the court, a QR code of its replay page",
+      description:
+        'Staff and admins. SVG by default; an A5 PDF with `?format=pdf` or `Accept: application/pdf`. The QR code holds ' +
+        '`{PUBLIC_BASE_URL}/r/{courtSlug}`; the line of instructions is in the language `Accept-Language` asks for.',
+      tags: ['admin'],
+      security: bearerSecurity,
+      params: IdParams,
+      querystring: CourtSignQuery,
+      response: {
+        200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'image/svg+xml or application/pdf' }),
+        400: ErrorBody,
+        ...AuthErrors,
+        404: ErrorBody
+      }
     }
   }
 })

@@ -214,12 +214,12 @@ export const templateRoutes = defineRoutes({
     schema: {
       operationId: 'deleteTemplate',
       summary: 'Delete a template and its versions',
-      description: `${roles} ${precondition}`,
+      description: `${roles} ${precondition} A PACKAGE template a product issues is a 409 naming the product: archive it instead.`,
       tags,
       security,
       params: IdParams,
       headers: IfMatchHeaders,
-      response: { 204: Type.Null({ description: 'No content' }), ...guarded, 404: ErrorBody, 412: ErrorBody }
+      response: { 204: Type.Null({ description: 'No content' }), ...guarded, 404: ErrorBody, 409: ErrorBody, 412: ErrorBody }
     }
   },
   versions: {

@@ -42,6 +42,12 @@ export function fromMinor(minor: Minor, exponent: number): number {
   return Number((minor / 10 ** exponent).toFixed(exponent))
 }
 
+/** Minor units back to currency units in `currency`, as a function for the many amounts of one answer. */
+export function unitsOf(currency: string): (minor: Minor) => number {
+  const exponent = currencyExponent(currency)
+  return (minor) => fromMinor(minor, exponent)
+}
+
 /** A percentage as the API gives it (12.5) to basis points (1250); at most two decimals. */
 export function toBasisPoints(percentage: number): BasisPoints {
   if (!Number.isFinite(percentage)) throw new MoneyError('a percentage must be a finite number')

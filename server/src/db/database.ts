@@ -165,6 +165,11 @@ export function isDatabaseBusy(err: unknown): boolean {
   return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
 }
 
+/** A write broke a UNIQUE constraint (SQLITE_CONSTRAINT_UNIQUE): the race-safe way to tell a duplicate. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+}
+
 const STATEMENT_CACHE_SIZE = 500
 
 /**

@@ -630,10 +630,19 @@ export interface SummariesTable {
   created_at: string
 }
 
-/** A player's replay of a court (migration 0015). */
+/** A player without an account, known by the token on their phone (migration 0016). */
+export interface ReplayGuestsTable {
+  id: string
+  token_hash: string
+  created_at: string
+  expires_at: string
+}
+
+/** A player's replay of a court (migrations 0015, 0016): a user's or a guest's. */
 export interface ReplaysTable {
   id: string
-  user_id: string
+  user_id: string | null
+  guest_id: string | null
   court_id: string
   replay_server_id: string | null
   camera_id: string
@@ -699,4 +708,5 @@ export interface Database {
   reminders_sent: RemindersSentTable
   summaries: SummariesTable
   replays: ReplaysTable
+  replay_guests: ReplayGuestsTable
 }

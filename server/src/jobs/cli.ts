@@ -7,10 +7,12 @@ import { JobName, webhookRoutes } from '@club/contract'
 import { flags, UsageError, type Command, type StandaloneCommand } from '../cli.js'
 import { systemClock } from '../clock.js'
 import { webhookSecrets } from '../config.js'
+import { BadRequestError } from '../errors.js'
+import { requestInstant } from '../instants.js'
 import { createLogger } from '../logging.js'
 import { createMailer, type Mailer } from '../password-reset/mailer.js'
 import { createPaymentProvider } from '../payments/index.js'
-import { signDelivery } from '../webhooks/signature.js'
+import { signDelivery, TOLERANCE_SECONDS } from '../webhooks/signature.js'
 import { jobNames } from './registry.js'
 import { JobRunner } from './runner.js'
 
@@ -23,8 +25,14 @@ export const jobCommands: Record<string, Command> = {
     if (positionals.length !== 1 || !jobNames.includes(name as JobName)) throw new UsageError(`usage: club jobs run NAME [--date D], NAME one of ${jobNames.join(', ')}`)
     let date: Date | undefined
     if (values.date !== undefined) {
-      date = new Date(values.date)
-      if (!/^\d{4}-\d{2}-\d{2}T/.test(values.date) || Number.isNaN(date.getTime())) throw new UsageError(`--date must be an ISO 8601 date-time, got ${JSON.stringify(values.date.slice(0, 40))}`)
+      const usage = `--date must be an ISO 8601 date-time, got ${JSON.stringify(values.date.slice(0, 40))}`
+      if (!/^\d{4}-\d{2}-\d{2}T/.test(values.date)) throw new UsageError(usage)
+      try {
+        date = requestInstant(values.date, '--date')
+      } catch (err) {
+        if (err instanceof BadRequestError) throw new UsageError(usage)
+        throw err
+      }
     }
     // Mail the job sends goes to the relay, or (no SMTP_URL) to stderr, never into the JSON on stdout.
     let mailer: Mailer | undefined
@@ -68,6 +76,6 @@ export const webhookCommands: Record<string, StandaloneCommand> = {
       ...Object.entries(headers).map(([k, v]) => `-H ${quoted(`${k}: ${v}`)}`),
       ...(body !== '' ? [`-H 'content-type: application/json'`, `--data-raw ${quoted(body)}`] : [])
     ].join(' ')
-    return { url, headers, body, expiresInSeconds: 300, curl }
+    return { url, headers, body, expiresInSeconds: TOLERANCE_SECONDS, curl }
   }
 }

@@ -78,3 +78,31 @@ t.test('an event created inside its lock window is locked at the next run', asyn
   const area = await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/admin/areas/${venue.field.id}`, headers: { authorization: admin.authorization }, payload: { name: 'Big field' } })
   t.equal(area.statusCode, 200, "naming a court does not lock the area around it")
 })
+
+t.test("a lock ends with its event, before the job has released it", async (t) => {
+  const ctx = await testApp(t, { COURT_LOCK_MINUTES: '60', ACCESS_TOKEN_TTL_SECONDS: String(86400) })
+  const admin = await userWithToken(ctx, 'admin')
+  const venue = await testVenue(ctx)
+  const call = (method: 'GET' | 'PATCH', url: string, payload?: object) =>
+    ctx.app.inject({ method, url: `/apis/v2/admin/${url}`, headers: { authorization: admin.authorization }, ...(payload ? { payload } : {}) })
+  const created = await ctx.app.inject({
+    method: 'POST',
+    url: '/apis/v2/admin/events',
+    headers: { authorization: admin.authorization },
+    payload: { name: 'Morning social', type: 'SOCIAL', startDate: '2026-03-01T10:30:00Z', endDate: '2026-03-01T12:00:00Z', courts: { items: [{ id: venue.court1.id }] } }
+  })
+  t.equal(created.statusCode, 201)
+  const event = created.json()
+  t.match(await ctx.app.jobs.run('court-locking', { trigger: 'cli' }), { kind: 'ran', run: { counts: { locked: 1 } } })
+
+  ctx.clock.set('2026-03-01T11:59:59.999Z')
+  t.equal((await call('PATCH', `courts/${venue.court1.id}`, { name: 'Centre court' })).statusCode, 409, 'a millisecond before the end: still locked')
+
+  // The event has ended; the job has not run since.
+  ctx.clock.set('2026-03-01T12:00:00.000Z')
+  t.equal((await call('PATCH', `courts/${venue.court1.id}`, { name: 'Centre court' })).statusCode, 200, 'the court may change')
+  t.match((await call('GET', `courts/${venue.court1.id}`)).json(), { name: 'Centre court', lockedUntil: null, lockingEvent: null }, 'and shows no lock')
+  t.equal((await call('PATCH', `events/${event.id}`, { name: 'Morning social (ended)' })).statusCode, 200, 'the event may change')
+  const held = await ctx.app.db.selectFrom('event_locks').select('released_at').where('event_id', '=', event.id).executeTakeFirstOrThrow()
+  t.equal(held.released_at, null, 'the job has not released it yet')
+})

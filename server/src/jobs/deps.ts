@@ -20,8 +20,6 @@ export interface ScheduledJobDeps {
 /** Rows a purge or an update touches per transaction, so a large table is never locked for long. */
 export const BATCH_SIZE = 500
 
-export const DAY_MS = 86_400_000
-
 /** Adds `n` to counts[outcome], leaving zero counts out so a run's record shows only what happened. */
 export function count(counts: Record<string, number>, outcome: string, n = 1): void {
   if (n > 0) counts[outcome] = (counts[outcome] ?? 0) + n

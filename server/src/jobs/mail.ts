@@ -3,7 +3,7 @@
 import { DateTime } from 'luxon'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import { sendMail, type MailMessage } from '../password-reset/mailer.js'
-import type { ScheduledJobDeps } from './deps.js'
+import { count, type ScheduledJobDeps } from './deps.js'
 
 export function localDay(iso: string, timezone: string): string {
   return DateTime.fromISO(iso, { zone: 'utc' }).setZone(timezone).toFormat('cccc d LLLL yyyy')
@@ -61,9 +61,9 @@ export async function sendAllOnce(
   for (const { key, message } of items) {
     try {
       const sent = await sendOnce(deps, key, message)
-      counts[sent ? outcome : `${outcome}_already`] = (counts[sent ? outcome : `${outcome}_already`] ?? 0) + 1
+      count(counts, sent ? outcome : `${outcome}_already`)
     } catch (err) {
-      counts[`${outcome}_failed`] = (counts[`${outcome}_failed`] ?? 0) + 1
+      count(counts, `${outcome}_failed`)
       failures.push(err instanceof Error ? err.message : String(err))
     }
   }

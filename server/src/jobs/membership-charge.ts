@@ -12,12 +12,12 @@ import { priceCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import { DAY_MS } from '../instants.js'
 import { chargedMembers, endEnrollments } from '../memberships/enrollment-rows.js'
 import { membershipRow, toPlan, type Plan } from '../memberships/plans.js'
 import { chargeLines, chargeOrder, DRAFT_LIFETIME_MS, newMembershipOrder, subscriptionPath } from '../memberships/subscriptions.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 
-const DAY_MS = 86_400_000
 /** Retries: every other day in GRACE, every third in HOLD (BILLING.md). */
 const GRACE_RETRY_DAYS = 2
 const HOLD_RETRY_DAYS = 3

@@ -1,6 +1,8 @@
 // The packages' expiry job: a package past its expiration date is EXPIRED whatever its row says
-// (reads derive it), and this writes it so that lists can filter on the column. Batches of
-// BATCH_SIZE rows per transaction, on the packages issue's table (migration 0013).
+// (the API derives it from expiration_date, lists and filters included), and this writes it to the
+// status column too, so that the stored value agrees with what readers see, for reports and SQL
+// run over the table. Batches of BATCH_SIZE rows per transaction, on the packages issue's table
+// (migration 0013).
 import { sql } from 'kysely'
 import type { JobResult } from './runs.js'
 import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'

@@ -1,13 +1,14 @@
 // The reminder job: members whose membership renews within REMINDER_RENEWAL_DAYS, whose pause ends
 // within 3 days, and whose package expires within REMINDER_PACKAGE_DAYS with items left, each told
 // once per renewal date, pause or package expiry (jobs/mail.ts).
+import { DAY_MS } from '../instants.js'
 import type { MailMessage } from '../password-reset/mailer.js'
 import type { JobResult } from './runs.js'
-import { DAY_MS, type ScheduledJobDeps } from './deps.js'
+import type { ScheduledJobDeps } from './deps.js'
 import { localDay, money, sendAllOnce, type OnceKey } from './mail.js'
 
 /** A pause is announced this many days before it ends (the issue fixes it; no setting). */
-export const PAUSE_END_REMINDER_DAYS = 3
+const PAUSE_END_REMINDER_DAYS = 3
 
 const greeting = (firstName: string | null) => (firstName ? `Hello ${firstName},` : 'Hello,')
 

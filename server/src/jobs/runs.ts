@@ -11,7 +11,7 @@ import type { JobRunsTable } from '../db/schema.js'
 import { pageRequest, paged } from '../paging.js'
 
 /** How long a holder may take before another process may take its delivery over (it crashed). */
-export const LEASE_MS = 15 * 60_000
+const LEASE_MS = 15 * 60_000
 
 /** What a job reports: counts by outcome, and a sentence when the counts alone would mislead. */
 export interface JobResult {
@@ -19,10 +19,10 @@ export interface JobResult {
   note?: string
 }
 
-export type Claim = { kind: 'claimed' } | { kind: 'done'; runId: string | null } | { kind: 'held'; until: string }
+type Claim = { kind: 'claimed' } | { kind: 'done'; runId: string | null } | { kind: 'held'; until: string }
 
 /** Takes the lease on (job, key) unless it is done or another holder's lease still runs. */
-export async function claimDelivery(db: Db, job: JobName, key: string, trigger: JobTrigger, holder: string, now: Date): Promise<Claim> {
+async function claimDelivery(db: Db, job: JobName, key: string, trigger: JobTrigger, holder: string, now: Date): Promise<Claim> {
   const at = now.toISOString()
   const leaseEnds = new Date(now.getTime() + LEASE_MS).toISOString()
   return db.transaction().execute(async (tx) => {
@@ -109,7 +109,7 @@ export async function runRecorded(db: Db, clock: Clock, request: RunRequest, wor
 
 const JOB_RUNS = '/apis/v2/admin/job-runs'
 
-export function toJobRun(row: JobRunsTable): JobRun {
+function toJobRun(row: JobRunsTable): JobRun {
   return {
     id: row.id,
     job: row.job as JobName,

@@ -102,5 +102,7 @@ t.test('packages past their expiration are written EXPIRED, in batches', async (
   t.equal(await status(exhausted.id), 'EXPIRED')
   t.equal(await status(cancelled.id), 'CANCELED', 'a cancelled package stays cancelled')
   t.equal(await status(live.id), 'ACTIVE')
-  t.match(await ctx.app.jobs.run('packages-expiry', { trigger: 'cli' }), { kind: 'ran', run: { counts: {} } })
+  const again = await ctx.app.jobs.run('packages-expiry', { trigger: 'cli' })
+  t.equal(again.kind, 'ran')
+  t.same(again.kind === 'ran' && again.run.counts, {}, 'a second run expires nothing')
 })

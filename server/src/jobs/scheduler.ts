@@ -6,7 +6,7 @@ import cron, { type ScheduledTask } from 'node-cron'
 import type { JobName } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import { DAY_MS } from './deps.js'
+import { DAY_MS } from '../instants.js'
 import { jobNames, scheduledJobs } from './registry.js'
 import type { JobRunner } from './runner.js'
 import type { RunOutcome } from './runs.js'
@@ -42,7 +42,7 @@ export function previousSlot(next: NextMatch, now: Date, lookBackMs = 400 * DAY_
   return undefined
 }
 
-export const slotKey = (slot: Date) => `schedule:${slot.toISOString()}`
+const slotKey = (slot: Date) => `schedule:${slot.toISOString()}`
 
 export class JobScheduler {
   private readonly tasks = new Map<JobName, ScheduledTask>()
@@ -54,7 +54,7 @@ export class JobScheduler {
     private readonly clock: Clock
   ) {}
 
-  get started(): boolean {
+  private get started(): boolean {
     return this.tasks.size > 0
   }
 

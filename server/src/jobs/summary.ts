@@ -22,7 +22,7 @@ export function summaryDay(date: Date, timezone: string): { day: string; start: 
 }
 
 /** The day's figures; `now` is when "not seen for an hour" is judged. */
-export async function dayFigures(db: DbOrTx, range: { start: string; end: string }, now: Date, currency: string): Promise<SummaryFigures> {
+async function dayFigures(db: DbOrTx, range: { start: string; end: string }, now: Date, currency: string): Promise<SummaryFigures> {
   const exponent = currencyExponent(currency)
   const orders = async (kinds: OrderKind[], status: OrderStatus) => {
     const row = await db
@@ -131,7 +131,7 @@ function lines(f: SummaryFigures, currency: string): Array<[string, string]> {
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-export function renderSummary(day: string, timezone: string, figures: SummaryFigures, currency: string): { text: string; html: string } {
+function renderSummary(day: string, timezone: string, figures: SummaryFigures, currency: string): { text: string; html: string } {
   const rows = lines(figures, currency)
   const title = `Club summary for ${day} (${timezone})`
   const text = `${title}\n\n${rows.map(([k, v]) => `${k}: ${v}`).join('\n')}\n`
@@ -171,7 +171,7 @@ export async function runSummary(deps: ScheduledJobDeps, date: Date): Promise<Jo
   return { counts }
 }
 
-export function toSummary(row: SummariesTable, currency: string): Summary {
+function toSummary(row: SummariesTable, currency: string): Summary {
   return {
     id: row.id,
     date: row.day,

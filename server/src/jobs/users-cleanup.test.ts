@@ -1,6 +1,7 @@
 // The users/cleanup job: each purge deletes what expired or outlived RETENTION_DAYS and leaves what is
 // still valid, in batches; an account is erased after its grace period and not before, its orders'
 // amounts kept.
+import { sql } from 'kysely'
 import t from 'tap'
 import { createApiKey } from '../api-keys/service.js'
 import { monthlyPlan } from '../memberships/test-fixtures.js'
@@ -86,6 +87,8 @@ t.test('an account is erased after the grace period and not before; its order ke
   const sub = (await ctx.app.inject({ method: 'POST', url: '/apis/v2/membership-subscriptions', headers: { authorization: member.authorization }, payload: { mode: 'ORDER', membership: { id: planId } } })).json()
   const order = await ctx.app.db.selectFrom('orders').selectAll().where('user_id', '=', member.id).executeTakeFirstOrThrow()
   t.ok(order.total_minor > 0)
+  const mail = (id: string, recipient: string) => ({ id, kind: 'test', recipient, subject: 's', status: 'sent' as const, error: null, created_at: '2026-03-01T09:00:00.000Z', sent_at: null })
+  await ctx.app.db.insertInto('mail_outbox').values([mail('to-member', member.email), mail('to-member-as-typed', member.email.toUpperCase()), mail('to-admin', admin.email)]).execute()
 
   const asked = await ctx.app.inject({ method: 'DELETE', url: '/apis/v2/users/current', headers: { 'x-api-key': key.apiKey } })
   t.equal(asked.statusCode, 202)
@@ -109,6 +112,17 @@ t.test('an account is erased after the grace period and not before; its order ke
   const row = await ctx.app.db.selectFrom('users').selectAll().where('id', '=', member.id).executeTakeFirstOrThrow()
   t.match(row, { email: `erased-${member.id}@erased.invalid`, first_name: null, last_name: null, password_hash: '', erased_at: '2026-03-31T10:00:00.000Z' })
   t.notOk(row.email.includes(member.email.split('@')[0]!))
+  const recipients = await ctx.app.db.selectFrom('mail_outbox').select(['id', 'recipient']).where('id', 'in', ['to-member', 'to-member-as-typed', 'to-admin']).orderBy('id').execute()
+  t.same(
+    recipients,
+    [
+      { id: 'to-admin', recipient: admin.email },
+      { id: 'to-member', recipient: row.email },
+      { id: 'to-member-as-typed', recipient: row.email }
+    ],
+    "the mail records no longer hold the member's address; others' are kept"
+  )
+  t.same(await ctx.app.db.selectFrom('mail_outbox').select('id').where(sql`lower(recipient)`, '=', member.email.toLowerCase()).execute(), [], 'nowhere in the outbox')
   t.same(await ctx.app.db.selectFrom('payment_methods').select('id').where('user_id', '=', member.id).execute(), [])
   t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers: { 'x-api-key': key.apiKey } })).statusCode, 401, 'the API key is revoked')
   t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: member.authorization } })).statusCode, 401, 'the token is revoked')

@@ -3,9 +3,10 @@
 // the accounts whose deletion was asked USER_DELETION_GRACE_DAYS ago, one account per transaction.
 import { sql, type RawBuilder } from 'kysely'
 import type { Db, DbOrTx } from '../db/database.js'
+import { DAY_MS } from '../instants.js'
 import { endEnrollments } from '../memberships/enrollment-rows.js'
 import type { JobResult } from './runs.js'
-import { BATCH_SIZE, DAY_MS, count, type ScheduledJobDeps } from './deps.js'
+import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'
 
 /** Deletes the rows of `table` matching `condition`, BATCH_SIZE at a time; answers how many. */
 async function purge(db: Db, table: string, condition: RawBuilder<unknown>): Promise<number> {
@@ -23,7 +24,7 @@ async function purge(db: Db, table: string, condition: RawBuilder<unknown>): Pro
 }
 
 /** The e-mail an erased account keeps: unique (the column is), unroutable (RFC 2606's .invalid). */
-export const erasedEmail = (userId: string) => `erased-${userId}@erased.invalid`
+const erasedEmail = (userId: string) => `erased-${userId}@erased.invalid`
 
 export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promise<JobResult> {
   const { db, config } = deps
@@ -59,18 +60,18 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
 }
 
 /**
- * Erases one account's personal data: name, e-mail, password, payment methods and reset tokens; ends
- * its memberships (and its places in others'); revokes its tokens and API keys. Orders, with their
- * amounts, stay for the accounts. Answers false when another run erased it first.
+ * Erases one account's personal data: name, e-mail (also as the recipient of the mail records kept),
+ * password, payment methods and reset tokens; ends its memberships (and its places in others');
+ * revokes its tokens and API keys. Orders, with their amounts, stay for the accounts. Answers false
+ * when another run erased it first.
  */
-export async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boolean> {
-  const updated = await tx
-    .updateTable('users')
-    .set({ email: erasedEmail(userId), first_name: null, last_name: null, password_hash: '', erased_at: now, updated_at: now })
-    .where('id', '=', userId)
-    .where('erased_at', 'is', null)
-    .executeTakeFirst()
-  if (Number(updated.numUpdatedRows) !== 1) return false
+async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boolean> {
+  const user = await tx.selectFrom('users').select('email').where('id', '=', userId).where('erased_at', 'is', null).executeTakeFirst()
+  if (!user) return false
+  const email = erasedEmail(userId)
+  await tx.updateTable('users').set({ email, first_name: null, last_name: null, password_hash: '', erased_at: now, updated_at: now }).where('id', '=', userId).execute()
+  // Stored lower-case; a message may have been addressed as typed.
+  await tx.updateTable('mail_outbox').set({ recipient: email }).where(sql`lower(recipient)`, '=', user.email.toLowerCase()).execute()
   await tx.deleteFrom('payment_methods').where('user_id', '=', userId).execute()
   await tx.deleteFrom('password_reset_tokens').where('user_id', '=', userId).execute()
   await tx.updateTable('tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute()

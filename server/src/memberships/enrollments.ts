@@ -10,9 +10,10 @@ import type {
   MembershipEnrollmentsOfUserQuery
 } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
-import { currencyExponent, fromMinor, MoneyError, toMinor } from '../billing/money.js'
+import { currencyExponent, fromMinor } from '../billing/money.js'
+import { requestMinor } from '../billing/request-money.js'
 import type { Clock } from '../clock.js'
-import type { Db, DbOrTx } from '../db/database.js'
+import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { MembershipEnrollmentsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -62,17 +63,6 @@ async function enrollmentRow(db: DbOrTx, subscriptionId: string, id: string): Pr
   return row
 }
 
-function customFeeMinor(amount: number, currency: string): number {
-  try {
-    return toMinor(amount, currencyExponent(currency))
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`customFee: ${err.message}`)
-    throw err
-  }
-}
-
-const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE'
-
 /**
  * Adds a member to a subscription. Every rule is checked, and the row written, in one IMMEDIATE
  * transaction, so two requests (or two processes) enrolling the same user queue and the second sees
@@ -92,7 +82,7 @@ export async function createEnrollment(
     if ((request.customFee ?? 0) !== 0 && !isStaff(actor)) throw new ForbiddenError('only staff may set a customFee')
     if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); no one can be added to it`)
     const plan = await tx.selectFrom('memberships').select(['type', 'display_name']).where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
-    const fee = customFeeMinor(request.customFee ?? 0, subscription.currency)
+    const fee = requestMinor(request.customFee ?? 0, 'customFee', currencyExponent(subscription.currency))
     if (fee > 0 && (subscription.charge_type === 'FREE' || subscription.charge_type === 'NON_RECURRING')) {
       throw new BadRequestError(`customFee: a ${subscription.charge_type} membership is not renewed, so a custom fee would never be charged`)
     }

@@ -14,7 +14,7 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import type { MembershipsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError } from '../errors.js'
-import { currencyExponent, fromMinor, toPercentage, type BasisPoints, type Minor } from '../billing/money.js'
+import { currencyExponent, toPercentage, unitsOf, type BasisPoints, type Minor } from '../billing/money.js'
 import { requestBasisPoints, requestMinor } from '../billing/request-money.js'
 import type { FeeRate, TaxRate } from '../billing/pricing.js'
 import { pageRequest, paged } from '../paging.js'
@@ -103,7 +103,7 @@ export function toPlan(row: MembershipsTable): Plan {
 
 export function toMembership(row: MembershipsTable): Membership {
   const plan = toPlan(row)
-  const units = (minor: Minor) => fromMinor(minor, currencyExponent(row.currency))
+  const units = unitsOf(row.currency)
   return {
     id: row.id,
     displayName: row.display_name,
@@ -273,11 +273,20 @@ export async function patchMembership(db: DbOrTx, id: string, patch: MembershipP
   })
 }
 
-/** Deleted when no one ever subscribed (undefined); otherwise archived, and the archived plan answered. */
+/** Whether a MEMBERSHIP product (on sale or withdrawn) sells the plan: its row keeps the plan. */
+async function isSoldAsProduct(db: DbOrTx, id: string): Promise<boolean> {
+  return !!(await db.selectFrom('products').select('id').where('membership_id', '=', id).limit(1).executeTakeFirst())
+}
+
+/**
+ * Deleted when no one ever subscribed and no product sells it (undefined); otherwise archived, and
+ * the archived plan answered. A product keeps its plan (withdrawn ones too, for the orders that name
+ * them), so archiving is what stays possible: the product's purchases then answer that it is off sale.
+ */
 export async function deleteMembership(db: DbOrTx, id: string, deps: PlanDeps): Promise<Membership | undefined> {
   return db.transaction().execute(async (tx) => {
     const row = await membershipRow(tx, id)
-    if (!(await hasSubscriptions(tx, id))) {
+    if (!(await hasSubscriptions(tx, id)) && !(await isSoldAsProduct(tx, id))) {
       await tx.deleteFrom('memberships').where('id', '=', id).execute()
       return undefined
     }

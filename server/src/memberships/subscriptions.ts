@@ -11,7 +11,8 @@ import type {
 } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
 import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MONTHS, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
-import { currencyExponent, fromMinor, MoneyError, toMinor, toPercentage } from '../billing/money.js'
+import { currencyExponent, toPercentage, unitsOf } from '../billing/money.js'
+import { requestMinor } from '../billing/request-money.js'
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
@@ -117,7 +118,7 @@ function toSubscription(
 ): MembershipSubscription {
   const pause = options.pause ?? null
   const exponent = currencyExponent(row.currency)
-  const units = (minor: number) => fromMinor(minor, exponent)
+  const units = unitsOf(row.currency)
   const taxes = priced.taxes.map((t) => ({ name: t.name, percentage: toPercentage(t.rate), amount: units(t.amount) }))
   const fees = priced.fees.map((f) => ({ name: f.name, percentage: toPercentage(f.rate), amount: units(f.amount) }))
   const anchor: Anchor = { local: row.anchor_local, timezone: row.timezone }
@@ -512,7 +513,7 @@ export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: C
 /**
  * Writes a first charge's outcome to the subscription (and the owner's enrollment once CONFIRMED),
  * inside the caller's transaction; the order is the caller's to record. A subscription already
- * settled (a parallel confirm) is left as it is.
+ * settled (a parallel confirm) is left as it is, and `settled` says so: its order was recorded then.
  */
 export async function settleFirstCharge(tx: DbOrTx, id: string, outcome: ChargeResult, plan: Plan, at: string): Promise<Recorded & { settled: boolean }> {
   const { status, errors } = firstChargeOutcome(outcome)
@@ -543,9 +544,8 @@ export async function settleFirstCharge(tx: DbOrTx, id: string, outcome: ChargeR
 async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, order: OrdersTable, outcome: ChargeResult, plan: Plan, now: Date): Promise<Recorded> {
   const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
-    const current = await tx.selectFrom('membership_subscriptions').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
-    if (current.status !== 'CONFIRMED' && current.status !== 'CHARGE_FAILED') await recordOrderOutcome(tx, order.id, outcome, at)
-    const { row: settled, errors } = await settleFirstCharge(tx, row.id, outcome, plan, at)
+    const { settled: alreadySettled, row: settled, errors } = await settleFirstCharge(tx, row.id, outcome, plan, at)
+    if (!alreadySettled) await recordOrderOutcome(tx, order.id, outcome, at)
     return { row: settled, errors }
   })
 }
@@ -814,17 +814,8 @@ export async function patchSubscription(db: Db, id: string, patch: MembershipSub
     if (dates.nextGrantDate !== undefined) changes.next_grant_date = dates.nextGrantDate.toISOString()
     if (dates.lastChargeDate !== undefined) changes.last_charge_date = dates.lastChargeDate.toISOString()
     if (patch.price !== undefined) {
-      changes.price_minor = patch.price === null ? plan.priceMinor : minorOf(patch.price, row.currency, 'price')
+      changes.price_minor = patch.price === null ? plan.priceMinor : requestMinor(patch.price, 'price', currencyExponent(row.currency))
     }
     return changes
   })
-}
-
-function minorOf(amount: number, currency: string, field: string): number {
-  try {
-    return toMinor(amount, currencyExponent(currency))
-  } catch (err) {
-    if (err instanceof MoneyError) throw new BadRequestError(`${field}: ${err.message}`)
-    throw err
-  }
 }

@@ -1,7 +1,7 @@
 // Orders: every charge and refund, with the lines, fees and taxes that explain its total.
 import type { Order, OrderListQuery } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
-import { currencyExponent, fromMinor, toPercentage } from '../billing/money.js'
+import { toPercentage, unitsOf } from '../billing/money.js'
 import type { ChargeLine, PricedFee, PricedTax } from '../billing/pricing.js'
 import type { DbOrTx } from '../db/database.js'
 import type { OrdersTable } from '../db/schema.js'
@@ -11,7 +11,7 @@ import { pageRequest, paged } from '../paging.js'
 export const orderPath = (id: string) => `/apis/v2/orders/${id}`
 
 export function toOrder(row: OrdersTable): Order {
-  const units = (minor: number) => fromMinor(minor, currencyExponent(row.currency))
+  const units = unitsOf(row.currency)
   return {
     id: row.id,
     kind: row.kind,

@@ -18,6 +18,8 @@ export type Principal =
   | { kind: 'user'; via: 'api-key'; user: AuthenticatedUser; apiKeyId: string }
   | { kind: 'client'; via: 'bearer'; clientId: string; tokenId: string; scope: string }
   | { kind: 'device'; via: 'device-token'; replayServerId: string; deviceId: string; areaId: string }
+  /** A player without an account on a court page (REPLAYS_GUEST): the replay routes only. */
+  | { kind: 'guest'; via: 'guest-token'; guestId: string }
 
 export interface GuardOptions {
   /** Roles allowed; any signed-in user when absent. */

@@ -74,6 +74,7 @@ const servedOperationIds = [
   'createProduct',
   'createRegion',
   'createReplay',
+  'createReplayGuestSession',
   'createSeries',
   'createTemplate',
   'createTemplateFromEvent',
@@ -99,6 +100,7 @@ const servedOperationIds = [
   'getArea',
   'getAreaSessionPeriods',
   'getCourt',
+  'getCourtSign',
   'getCurrentUser',
   'getCurrentUserPaymentMethod',
   'getEvent',
@@ -224,8 +226,9 @@ t.test('every operation states its security; the open ones say so with []', asyn
       if (operation.security?.length === 0) open.push(operation.operationId)
     }
   }
-  // getReplayDownload: a file:// replay's signed link, the signature its credential.
-  t.same(open.sort(), ['createPhoneVerification', 'getAgentReleaseKey', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
+  // getReplayDownload: a file:// replay's signed link, the signature its credential. createReplayGuestSession: a
+  // court page's guest (REPLAYS_GUEST), limited per address. getAgentReleaseKey: the public key a box checks releases with.
+  t.same(open.sort(), ['createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
   t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { runCli } from '../cli.js'
+import { monthlyPlan } from '../memberships/test-fixtures.js'
 import { errorOf } from '../test-support/app.js'
 import { picture, productsSetup } from './test-fixtures.js'
 
@@ -84,7 +85,7 @@ t.test('bad products are a 400 naming the field; a sku already used is a 409', a
 
 t.test('members list what is on sale, filtered by category, area and type, paged; DELETE withdraws what orders name', async (t) => {
   const { call, admin, staff, member, venue, product, card } = await productsSetup(t)
-  const bundle = await product({ name: 'A bundle', areas: { items: [{ id: venue.hall.id }] } })
+  await product({ name: 'A bundle', areas: { items: [{ id: venue.hall.id }] } })
   const shirt = await product({ name: 'B shirt', type: 'MERCHANDISE', categories: ['APPAREL'], packageTemplate: null })
   const racket = await product({ name: 'C racket', type: 'MERCHANDISE', categories: ['EQUIPMENT', 'POD_SHOP'], packageTemplate: null, areas: { items: [{ id: venue.field.id }] } })
   const names = async (query: string) => (await call('GET', `${ON_SALE}${query}`, member)).json().items.map((p: { name: string }) => p.name)
@@ -109,7 +110,32 @@ t.test('members list what is on sale, filtered by category, area and type, paged
   t.same(await names(''), ['A bundle'], 'no longer listed')
   t.equal((await call('GET', `${PRODUCTS}?status=WITHDRAWN`, staff)).json().items[0].id, racket.id, 'staff still find it')
   t.equal((await call('PATCH', `${PRODUCTS}/${racket.id}`, admin, { price: 1 })).statusCode, 409)
-  t.ok(bundle.id)
+})
+
+t.test('a plan or a PACKAGE template a product names is not deleted from under it', async (t) => {
+  const { call, admin, staff, member, template, product, card } = await productsSetup(t)
+  const plan = (await call('POST', '/apis/v2/admin/memberships', admin, monthlyPlan)).json()
+  const offer = await product({ sku: 'CLUB', type: 'MEMBERSHIP', categories: ['MEMBERSHIPS'], packageTemplate: null, membership: { id: plan.id } })
+  const archived = await call('DELETE', `/apis/v2/admin/memberships/${plan.id}`, admin)
+  t.equal(archived.statusCode, 200, 'no one subscribed, but a product sells it: archived')
+  t.match(archived.json(), { id: plan.id, status: 'ARCHIVED' })
+  t.match((await call('GET', `${PRODUCTS}/${offer.id}`, staff)).json(), { membership: { id: plan.id }, status: 'ON_SALE' }, 'the product keeps its plan')
+  await card(member, '4242')
+  const buy = await call('POST', '/apis/v2/orders', member, { mode: 'ORDER', items: [{ product: { id: offer.id }, quantity: 1 }] })
+  t.equal(buy.statusCode, 409)
+  t.equal(errorOf(buy).message, `the membership ${plan.id} is no longer on sale`)
+
+  const pack = await product({ sku: 'PACK-10' })
+  const onSale = await call('DELETE', `/apis/v2/templates/${template.id}`, staff)
+  t.equal(onSale.statusCode, 409)
+  t.equal(errorOf(onSale).message, 'product PACK-10 issues this PACKAGE template: point it at another template or delete it first, or archive the template (status ARCHIVED) instead of deleting it')
+  t.equal((await call('POST', '/apis/v2/orders', member, { mode: 'ORDER', items: [{ product: { id: pack.id }, quantity: 1 }] })).statusCode, 201)
+  t.equal((await call('DELETE', `${PRODUCTS}/${pack.id}`, admin)).json().status, 'WITHDRAWN')
+  const withdrawn = await call('DELETE', `/apis/v2/templates/${template.id}`, staff)
+  t.equal(withdrawn.statusCode, 409)
+  t.equal(errorOf(withdrawn).message, 'product PACK-10 issues this PACKAGE template: orders name that withdrawn product, so archive the template (status ARCHIVED) instead of deleting it')
+  t.equal((await call('GET', `/apis/v2/templates/${template.id}`, staff)).statusCode, 200, 'still there')
+  t.equal((await call('PATCH', `/apis/v2/templates/${template.id}`, staff, { status: 'ARCHIVED' })).statusCode, 200, 'archiving is the way out')
 })
 
 t.test('club products create|list', async (t) => {

@@ -3,11 +3,11 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import type { Product, ProductCreate, ProductListQuery, ProductPatch, ProductsOnSaleQuery } from '@club/contract'
-import { currencyExponent, fromMinor, toPercentage, type Minor } from '../billing/money.js'
+import { currencyExponent, toPercentage, unitsOf } from '../billing/money.js'
 import { requestBasisPoints, requestMinor } from '../billing/request-money.js'
 import type { TaxRate } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
-import { readThrough, type DbOrTx } from '../db/database.js'
+import { isUniqueViolation, readThrough, type DbOrTx } from '../db/database.js'
 import type { ProductsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -32,9 +32,14 @@ export function productTaxes(row: ProductsTable): TaxRate[] {
   return row.tax_name === null ? [] : [{ name: row.tax_name, rate: row.tax_basis_points, inclusive: row.tax_inclusive === 1 }]
 }
 
+/** The product's pictures as the API links them (an unset one is an empty href). */
+export function pictureOf(row: ProductsTable) {
+  return { small: { href: row.picture_small ?? '' }, medium: { href: row.picture_medium ?? '' }, large: { href: row.picture_large ?? '' } }
+}
+
 export function toProduct(product: CatalogueProduct): Product {
   const { row } = product
-  const units = (minor: Minor) => fromMinor(minor, currencyExponent(row.currency))
+  const units = unitsOf(row.currency)
   return {
     id: row.id,
     sku: row.sku,
@@ -44,7 +49,7 @@ export function toProduct(product: CatalogueProduct): Product {
     categories: product.categories,
     price: units(row.price_minor),
     currency: row.currency,
-    picture: { small: { href: row.picture_small ?? '' }, medium: { href: row.picture_medium ?? '' }, large: { href: row.picture_large ?? '' } },
+    picture: pictureOf(row),
     areas: {
       items: product.areaIds.map((id) => ({ id })),
       _total: product.areaIds.length,
@@ -156,19 +161,15 @@ async function writeParts(tx: DbOrTx, id: string, categories: string[], areaIds:
   if (areaIds.length > 0) await tx.insertInto('product_areas').values(areaIds.map((area_id) => ({ product_id: id, area_id }))).execute()
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE'
-
 export async function createProduct(db: DbOrTx, input: ProductCreate, deps: CatalogueDeps): Promise<Product> {
   const now = deps.clock.now().toISOString()
   return db.transaction().execute(async (tx) => {
-    const duplicate = () => new ConflictError(`a product with sku ${quote(input.sku)} already exists`)
-    if (await tx.selectFrom('products').select('id').where('sku', '=', input.sku).executeTakeFirst()) throw duplicate()
     const { columns, categories, areaIds } = await productColumns(tx, input, deps.currency)
     const row: ProductsTable = { id: randomUUID(), sku: input.sku, ...columns, status: 'ON_SALE', created_at: now, updated_at: now }
     try {
       await tx.insertInto('products').values(row).execute()
     } catch (err) {
-      if (isUniqueViolation(err)) throw duplicate()
+      if (isUniqueViolation(err)) throw new ConflictError(`a product with sku ${quote(input.sku)} already exists`)
       throw err
     }
     await writeParts(tx, row.id, categories, areaIds)

@@ -2,18 +2,19 @@
 // priced for one user by priceItem, the function a PREVIEW order of one unit uses.
 import type { ProductOffering, ProductOfferingCollection, ProductOfferingQuery } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
+import { unitsOf } from '../billing/money.js'
 import { randomUUID } from 'node:crypto'
 import { readThrough, type DbOrTx } from '../db/database.js'
 import { ForbiddenError, NotFoundError, quote } from '../errors.js'
-import { productPath, productsOnSale, type CatalogueProduct } from './catalogue.js'
+import { pictureOf, productPath, productsOnSale, type CatalogueProduct } from './catalogue.js'
 import type { ProductDiscount } from '../memberships/plans.js'
-import { memberDiscounts, priceItem, unitsOf } from './pricing.js'
+import { memberDiscounts, priceItem } from './pricing.js'
 
-export const PRODUCT_OFFERINGS_PATH = '/apis/v2/product-offerings'
+const PRODUCT_OFFERINGS_PATH = '/apis/v2/product-offerings'
 /** Its successor (RFC 8288 `successor-version`). */
-export const PRODUCTS_ON_SALE_PATH = '/apis/v2/products'
+const PRODUCTS_ON_SALE_PATH = '/apis/v2/products'
 /** When the list was deprecated: the day the catalogue and POST /orders replaced it. */
-export const PRODUCT_OFFERINGS_DEPRECATED = new Date('2026-11-23T00:00:00Z')
+const PRODUCT_OFFERINGS_DEPRECATED = new Date('2026-11-23T00:00:00Z')
 
 /**
  * The headers every answer of the list carries: Deprecation as an RFC 9745 structured-field date
@@ -76,7 +77,7 @@ function offerings(products: readonly CatalogueProduct[], discounts: ProductDisc
         name: row.name,
         description: row.description,
         type: row.type,
-        picture: { small: { href: row.picture_small ?? '' }, medium: { href: row.picture_medium ?? '' }, large: { href: row.picture_large ?? '' } },
+        picture: pictureOf(row),
         price: units(row.price_minor),
         areas,
         _links: { self: { href: productPath(row.id) } }

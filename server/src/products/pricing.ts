@@ -1,7 +1,7 @@
 // One product line's price for one buyer: price x quantity, less the best discount of the buyer's
 // memberships for the product's categories, then the product's tax (BILLING.md, "Money"). A PREVIEW,
 // an ORDER and the deprecated offering list all call priceItem, so they cannot disagree.
-import { currencyExponent, fromMinor, applyRate, toPercentage, type Minor } from '../billing/money.js'
+import { applyRate, toPercentage, type Minor } from '../billing/money.js'
 import { priceCharge, PricingError, type PricedCharge } from '../billing/pricing.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
@@ -9,10 +9,6 @@ import { BadRequestError } from '../errors.js'
 import { parseProductDiscounts, type ProductDiscount } from '../memberships/plans.js'
 import { productTaxes, type CatalogueProduct } from './catalogue.js'
 
-/**
- * The product discounts of the memberships the user holds now: owned or enrolled in (an enrollment
- * active now, in a subscription in force), except in HOLD, where a membership's perks are suspended.
- */
 // Every enrollment of the user with its subscription's state and its plan's discounts, whatever the
 // time: which are in force now, and when that next changes, are worked out from them.
 const enrollmentsQuery = compiledOnce((db) =>
@@ -58,7 +54,7 @@ export async function memberDiscounts(db: DbOrTx, userId: string, now: Date): Pr
 }
 
 /** The largest discount naming one of the categories; the first listed wins a tie. */
-export function bestDiscount(discounts: ProductDiscount[], categories: string[]): ProductDiscount | null {
+function bestDiscount(discounts: ProductDiscount[], categories: string[]): ProductDiscount | null {
   let best: ProductDiscount | null = null
   for (const discount of discounts) {
     if (!discount.categories.some((c) => categories.includes(c))) continue
@@ -103,10 +99,4 @@ export function priceItem(product: CatalogueProduct, quantity: number, discounts
     taxAmount: charge.taxes.reduce((sum, t) => sum + t.amount, 0),
     taxDescription: taxes.map((t) => `${t.name} ${toPercentage(t.rate)}%${t.inclusive ? ' included' : ''}`).join(', ')
   }
-}
-
-/** Minor units to the API's currency units in the product's currency. */
-export function unitsOf(currency: string): (minor: Minor) => number {
-  const exponent = currencyExponent(currency)
-  return (minor) => fromMinor(minor, exponent)
 }

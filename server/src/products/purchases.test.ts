@@ -1,5 +1,6 @@
 import t from 'tap'
 import { errorOf, userWithToken } from '../test-support/app.js'
+import { lossyProvider } from '../test-support/lossy-provider.js'
 import { secondServer } from '../test-support/second-server.js'
 import { productsSetup, type Who } from './test-fixtures.js'
 
@@ -137,6 +138,55 @@ t.test('the same Idempotency-Key charges once and answers the first order; anoth
   const neighbour = await userWithToken(ctx, 'member')
   await card(neighbour, '4242')
   t.equal((await call('POST', ORDERS, neighbour, body, { 'idempotency-key': 'basket-1' })).statusCode, 201)
+})
+
+t.test('an unreachable provider without an Idempotency-Key: a 502 naming the order, left PENDING, whose confirm retries the same charge once', async (t) => {
+  const { provider: lossy, real, control } = lossyProvider()
+  const { ctx, call, member, product, card } = await productsSetup(t, {}, lossy)
+  const bundle = await product()
+  await card(member, '4242')
+  control.down = true
+  const res = await call('POST', ORDERS, member, { mode: 'ORDER', items: [{ product: { id: bundle.id }, quantity: 1 }] })
+  t.equal(res.statusCode, 502)
+  const id = /Order (\S+) stays PENDING/.exec(errorOf(res).message)?.[1] ?? ''
+  t.equal(
+    errorOf(res).message,
+    `the payment provider could not be reached (connection refused); nothing is known to be charged. Order ${id} stays PENDING: POST ${ORDERS}/${id}/confirm retries this same charge, charging at most once`,
+    'no Idempotency-Key to tell of: the confirm link is the way back'
+  )
+  t.match((await call('GET', `${ORDERS}/${id}`, member)).json(), { status: 'PENDING', total: 80 })
+  t.equal((await call('POST', `${ORDERS}/${id}/confirm`, member)).statusCode, 502, 'still unreachable: still PENDING')
+  control.down = false
+  control.loseNextAnswer = true
+  t.equal((await call('POST', `${ORDERS}/${id}/confirm`, member)).statusCode, 502, 'charged, but the answer was lost')
+  const confirmed = await call('POST', `${ORDERS}/${id}/confirm`, member)
+  t.equal(confirmed.statusCode, 200)
+  t.match(confirmed.json(), { id, status: 'PAID', items: [{ packages: [{ id: String }] }] })
+  t.equal(real.list().length, 1, 'charged once, under the one key of the order')
+  t.equal((await ctx.app.db.selectFrom('packages').select('id').execute()).length, 1)
+  t.equal((await call('POST', `${ORDERS}/${id}/confirm`, member)).statusCode, 409, 'a PAID order is not charged again')
+})
+
+t.test('the same Idempotency-Key answers the first order even after the product was withdrawn and the card removed', async (t) => {
+  const { provider: lossy, real, control } = lossyProvider()
+  const { ctx, call, admin, member, product, card } = await productsSetup(t, {}, lossy)
+  const bundle = await product()
+  await card(member, '4242')
+  const body = { mode: 'ORDER', items: [{ product: { id: bundle.id }, quantity: 1 }] }
+  control.loseNextAnswer = true
+  const lost = await call('POST', ORDERS, member, body, { 'idempotency-key': 'basket-1' })
+  t.equal(lost.statusCode, 502)
+  t.match(errorOf(lost).message, /retries this same charge, as does this request again with the same Idempotency-Key, charging at most once$/)
+  t.equal((await call('DELETE', `/apis/v2/admin/products/${bundle.id}`, admin)).json().status, 'WITHDRAWN')
+  const retried = await call('POST', ORDERS, member, body, { 'idempotency-key': 'basket-1' })
+  t.equal(retried.statusCode, 200, retried.body)
+  t.match(retried.json(), { status: 'PAID', items: [{ product: { id: bundle.id }, packages: [{ id: String }] }] })
+  await ctx.app.db.deleteFrom('payment_methods').where('user_id', '=', member.id).execute()
+  const again = await call('POST', ORDERS, member, body, { 'idempotency-key': 'basket-1' })
+  t.equal(again.statusCode, 200, again.body)
+  t.same(again.json(), retried.json(), 'the first order, as it was answered')
+  t.equal(real.list().length, 1, 'one charge')
+  t.equal((await call('POST', ORDERS, member, body, { 'idempotency-key': 'basket-2' })).statusCode, 409, 'a new key: a new order, and the product is withdrawn')
 })
 
 t.test('a bank asking for authentication: nothing issued until the order is confirmed, then once', async (t) => {

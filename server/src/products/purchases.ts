@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Purchase, PurchaseItem, PurchaseRequest, ValidationError } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
+import { unitsOf } from '../billing/money.js'
 import type { ChargeLine, PricedTax } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
@@ -15,7 +16,7 @@ import { orderPath } from '../orders/service.js'
 import { issuePackage } from '../packages/issue.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { catalogueProduct, type CatalogueProduct } from './catalogue.js'
-import { memberDiscounts, priceItem, unitsOf, type PricedItem } from './pricing.js'
+import { memberDiscounts, priceItem, type PricedItem } from './pricing.js'
 
 export interface PurchaseDeps {
   clock: Clock
@@ -92,9 +93,16 @@ interface Answer {
  * PREVIEW prices the request and writes nothing. ORDER writes the order PENDING (and, for a
  * MEMBERSHIP product, its subscription DRAFT) in one IMMEDIATE transaction, charges outside it, then
  * records the outcome and issues what was bought in one more. With an idempotency key, the same key
- * again answers (or, when the provider could not be reached, retries) that first order.
+ * again answers (or, when the provider could not be reached, retries) that first order, whatever
+ * changed since: the product withdrawn or repriced, the card removed. Without one, an order left
+ * PENDING by an unreachable provider is retried by POST /orders/{id}/confirm.
  */
 export async function createPurchase(db: Db, request: PurchaseRequest, actor: Actor, idempotencyKey: string | undefined, deps: PurchaseDeps & { currency: string }): Promise<Answer> {
+  const key = idempotencyKey === undefined ? `purchase:${randomUUID()}` : `purchase:${actor.id}:${idempotencyKey}`
+  if (request.mode === 'ORDER' && idempotencyKey !== undefined) {
+    const existing = await db.selectFrom('orders').selectAll().where('idempotency_key', '=', key).executeTakeFirst()
+    if (existing) return carryOn(db, firstOrder(existing, request), false, idempotencyKey, deps)
+  }
   const now = deps.clock.now()
   const wanted = await requestedProducts(db, request, deps.currency)
   const discounts = await memberDiscounts(db, actor.id, now)
@@ -109,13 +117,10 @@ export async function createPurchase(db: Db, request: PurchaseRequest, actor: Ac
     throw new BadRequestError('add a payment method first (users/current/payment-method)')
   }
 
-  const key = idempotencyKey === undefined ? `purchase:${randomUUID()}` : `purchase:${actor.id}:${idempotencyKey}`
   const claimed = await db.transaction().execute(async (tx) => {
+    // Again here: the same key may have been claimed by a request running alongside since the look-up above.
     const existing = await tx.selectFrom('orders').selectAll().where('idempotency_key', '=', key).executeTakeFirst()
-    if (existing) {
-      if (!sameItems(existing, request)) throw new ConflictError('this Idempotency-Key was used for another order; use a new key for a new order')
-      return { order: existing, created: false }
-    }
+    if (existing) return { order: firstOrder(existing, request), created: false }
     const order = newOrder(actor, lines, items.flatMap((i) => i.charge.taxes), total, deps.currency, total > 0 ? deps.provider.name : null, key, now)
     const membership = wanted.find((w) => w.product.row.type === 'MEMBERSHIP')
     if (membership) {
@@ -140,28 +145,59 @@ export async function createPurchase(db: Db, request: PurchaseRequest, actor: Ac
     return { order, created: true }
   })
 
-  let order = claimed.order
-  let errors: ValidationError[] | null = null
-  if (order.status === 'PENDING') {
-    let outcome: ChargeResult
-    try {
-      outcome = await chargeOrder(db, deps.provider, order, lines.filter(isPurchaseLine).map((l) => l.description).join(', ').slice(0, 200))
-    } catch (err) {
-      if (err instanceof PaymentProviderError) {
-        throw new BadGatewayError(`the payment provider could not be reached; nothing is known to be charged, and the same Idempotency-Key again retries this same charge (${err.message})`)
-      }
-      throw err
-    }
-    order = await db.transaction().execute((tx) => settle(tx, order, outcome, deps.clock.now(), deps.clubTimezone))
-    if (outcome.status === 'requires_authentication' && order.status === 'REQUIRES_AUTHENTICATION') errors = authenticationErrors(outcome)
-  }
-  return answer(db, order, claimed.created, errors)
+  return carryOn(db, claimed.order, claimed.created, idempotencyKey, deps)
 }
 
-/** After the customer authenticated with their bank: how the charge stands now, and what it issued. */
+/** The order a key first made, if the request asks for the same products and quantities. */
+function firstOrder(existing: OrdersTable, request: PurchaseRequest): OrdersTable {
+  if (!sameItems(existing, request)) throw new ConflictError('this Idempotency-Key was used for another order; use a new key for a new order')
+  return existing
+}
+
+/** Charges an order still PENDING (its first attempt, or a retry of one that never got an answer), then answers it. */
+async function carryOn(db: Db, order: OrdersTable, created: boolean, idempotencyKey: string | undefined, deps: PurchaseDeps): Promise<Answer> {
+  if (order.status !== 'PENDING') return answer(db, order, created, null)
+  const charged = await chargePending(db, order, idempotencyKey, deps)
+  return answer(db, charged.order, created, charged.errors)
+}
+
+/**
+ * Charges a PENDING order under its own idempotency key (the provider charges at most once per key,
+ * so a retry after a lost answer cannot charge twice), with the description its lines gave the first
+ * attempt, and records the outcome. An unreachable provider is a 502 that names the order, which
+ * stays PENDING: its confirm link (or, when the buyer sent one, the same Idempotency-Key) retries it.
+ */
+async function chargePending(db: Db, order: OrdersTable, idempotencyKey: string | undefined, deps: PurchaseDeps) {
+  const description = (JSON.parse(order.lines) as ChargeLine[]).filter(isPurchaseLine).map((l) => l.description).join(', ').slice(0, 200)
+  let outcome: ChargeResult
+  try {
+    outcome = await chargeOrder(db, deps.provider, order, description)
+  } catch (err) {
+    if (err instanceof PaymentProviderError) {
+      const retry = `POST ${orderPath(order.id)}/confirm retries this same charge${idempotencyKey === undefined ? '' : ', as does this request again with the same Idempotency-Key'}`
+      throw new BadGatewayError(`the payment provider could not be reached (${err.message}); nothing is known to be charged. Order ${order.id} stays PENDING: ${retry}, charging at most once`)
+    }
+    throw err
+  }
+  const settled = await db.transaction().execute((tx) => settle(tx, order, outcome, deps.clock.now(), deps.clubTimezone))
+  const errors = outcome.status === 'requires_authentication' && settled.status === 'REQUIRES_AUTHENTICATION' ? authenticationErrors(outcome) : null
+  return { order: settled, errors }
+}
+
+/**
+ * An order left PENDING (the provider could not be reached): its charge is retried under the same key.
+ * One waiting for authentication (the customer completed it with their bank): how the charge stands
+ * now. Either way, what was paid is issued; a refusal answers the FAILED order.
+ */
 export async function confirmPurchase(db: Db, id: string, actor: Actor, deps: PurchaseDeps): Promise<Purchase> {
   const order = await visibleOrder(db, id, actor)
-  if (order.status !== 'REQUIRES_AUTHENTICATION') throw new ConflictError(`the order is ${order.status}; only one waiting for authentication can be confirmed`)
+  if (order.status === 'PENDING') {
+    const charged = await chargePending(db, order, undefined, deps)
+    return (await answer(db, charged.order, false, charged.errors, false)).purchase
+  }
+  if (order.status !== 'REQUIRES_AUTHENTICATION') {
+    throw new ConflictError(`the order is ${order.status}; only one PENDING (its charge never answered) or waiting for authentication can be confirmed`)
+  }
   let outcome: ChargeResult
   try {
     outcome = await deps.provider.retrieve(order.provider_ref!)
@@ -259,7 +295,7 @@ async function settle(tx: DbOrTx, order: OrdersTable, outcome: ChargeResult, now
 }
 
 /** The unit-th of `count` shares of `total`: the remainder's minor units go one each to the first units. */
-export function shareOf(total: number, count: number, unit: number): number {
+function shareOf(total: number, count: number, unit: number): number {
   const base = Math.floor(total / count)
   return base + (unit < total - base * count ? 1 : 0)
 }

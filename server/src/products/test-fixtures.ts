@@ -1,6 +1,6 @@
 // A club with a catalogue for the product tests: an admin, staff, a member, a small venue, a PACKAGE
 // template, and helpers to add products and save cards.
-import type { TestPaymentProvider } from '../payments/index.js'
+import type { PaymentProvider, TestPaymentProvider } from '../payments/index.js'
 import { testApp, userWithToken } from '../test-support/app.js'
 import { testVenue } from '../test-support/venue.js'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
@@ -15,8 +15,8 @@ export const picture = {
 
 let skus = 0
 
-export async function productsSetup(t: Parameters<typeof testApp>[0], env: Record<string, string> = {}) {
-  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ...env })
+export async function productsSetup(t: Parameters<typeof testApp>[0], env: Record<string, string> = {}, paymentProvider?: PaymentProvider) {
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ...env }, undefined, { paymentProvider })
   const admin = await userWithToken(ctx, 'admin')
   const staff = await userWithToken(ctx, 'staff')
   const member = await userWithToken(ctx, 'member')

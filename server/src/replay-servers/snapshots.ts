@@ -1,10 +1,8 @@
-// The admin console's look at a camera: the server asks the box itself, at the serverUrl the box
-// reported, with the box's own access token (derived, never stored: see deviceAccessToken). The token
-// goes in the Authorization header only; it is never in a URL, a log line or an answer.
-import type { ReplayServerConfig } from '@club/contract'
+// The admin console's look at a camera: the server asks the box itself (see box-call.ts).
 import type { DbOrTx } from '../db/database.js'
 import { BadGatewayError, ConflictError, GatewayTimeoutError, HttpError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
-import { deviceAccessToken, parseConfig } from './service.js'
+import { boxUrl, callBox } from './box-call.js'
+import { parseConfig } from './service.js'
 
 export interface SnapshotProxyDeps {
   tokenKey: string
@@ -31,18 +29,13 @@ export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: stri
   if (!row.server_url) {
     throw new ConflictError(`replay server ${id} has not reported the address of its local API (publicUrl in the box's settings)`)
   }
-  const base = row.server_url.endsWith('/') ? row.server_url : `${row.server_url}/`
-  const url = new URL(`cameras/${encodeURIComponent(cameraId)}/snapshot`, base)
+  const box = { ...row, server_url: row.server_url }
+  const url = boxUrl(box, `cameras/${encodeURIComponent(cameraId)}/snapshot`)
   const where = `the box at ${url.origin}`
 
   let res: Response
   try {
-    res = await fetch(url, {
-      headers: { authorization: `Bearer ${deviceAccessToken(deps.tokenKey, row)}`, accept: 'image/jpeg' },
-      // A redirect would be a box misconfigured or impersonated: never follow it with the token.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(deps.timeoutMs)
-    })
+    res = await callBox(deps.tokenKey, box, url, { accept: 'image/jpeg', timeoutMs: deps.timeoutMs })
   } catch (err) {
     throw unreachable(err, where, deps.timeoutMs)
   }

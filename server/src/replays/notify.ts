@@ -1,10 +1,10 @@
-// Tells a box at once that a replay waits for it: a call to its local API at the serverUrl it reported,
-// with its own access token (derived, never stored: see deviceAccessToken). Whatever happens, the
-// box also learns of it from its next status poll (replayRequests), so a box behind NAT is only later.
+// Tells a box at once that a replay waits for it: a call to its local API (see box-call.ts). Whatever
+// happens, the box also learns of it from its next status poll (replayRequests), so a box behind NAT
+// is only later.
 import type { FastifyBaseLogger } from 'fastify'
 import { agentLocalApi } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
-import { deviceAccessToken } from '../replay-servers/service.js'
+import { boxUrl, callBox } from '../replay-servers/box-call.js'
 
 export async function notifyReplayServer(
   db: DbOrTx,
@@ -17,15 +17,10 @@ export async function notifyReplayServer(
     .where('id', '=', replayServerId)
     .executeTakeFirst()
   if (!row || row.status !== 'APPROVED' || !row.server_url) return false
-  const url = new URL(agentLocalApi.replayRequests.url.slice(1), row.server_url.endsWith('/') ? row.server_url : `${row.server_url}/`)
+  const box = { ...row, server_url: row.server_url }
+  const url = boxUrl(box, agentLocalApi.replayRequests.url.slice(1))
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${deviceAccessToken(deps.tokenKey, row)}` },
-      // A redirect would carry the token elsewhere.
-      redirect: 'manual',
-      signal: AbortSignal.timeout(deps.timeoutMs)
-    })
+    const res = await callBox(deps.tokenKey, box, url, { method: 'POST', timeoutMs: deps.timeoutMs })
     await res.body?.cancel().catch(() => {})
     if (res.status !== 202) deps.log.info({ replayServerId, box: url.origin, status: res.status }, 'the box did not take the replay notice; it will see it on its next poll')
     return res.status === 202

@@ -3,10 +3,13 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { replayDeviceRoutes, replayRoutes } from '@club/contract'
+import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import { replayDeviceRoutes, replayPageRoutes, replayRoutes } from '@club/contract'
 import { hmacSha256Hex } from '../crypto.js'
 import { NotFoundError } from '../errors.js'
-import { currentUser } from '../plugins/auth.js'
+import { bearerToken, currentUser } from '../plugins/auth.js'
+import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
+import { authenticateGuest, createGuestSession, isGuestToken, type GuestSettings } from './guests.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
 import {
@@ -19,7 +22,8 @@ import {
   presentReplay,
   replayDownloadFile,
   setDeviceReplayStatus,
-  type ReplayDeps
+  type ReplayDeps,
+  type Requester
 } from './service.js'
 import { ReplayStorage } from './storage.js'
 
@@ -44,6 +48,37 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     })
   }
   const signedIn = app.auth.apiKeyOrBearer()
+  const guests: GuestSettings = { enabled: config.REPLAYS_GUEST, ttlSeconds: config.REPLAY_GUEST_SESSION_TTL_SECONDS }
+  // A member's key or token, or a court page guest's token (told apart by its prefix).
+  const player: onRequestAsyncHookHandler = async function playerGuard(this: typeof app, request: FastifyRequest, reply: FastifyReply) {
+    if (request.headers['x-api-key'] === undefined) {
+      const token = bearerToken(request)
+      if (token !== undefined && isGuestToken(token)) {
+        request.principal = { kind: 'guest', via: 'guest-token', guestId: await authenticateGuest(app.db, token, app.clock, guests) }
+        return
+      }
+    }
+    await signedIn.call(this, request, reply)
+  } as onRequestAsyncHookHandler
+  const requester = (request: FastifyRequest): Requester =>
+    request.principal?.kind === 'guest' ? { guestId: request.principal.guestId } : currentUser(request)
+  // What a guest's free replays are limited by instead of package items: per court, and per address.
+  const hour = 3_600_000
+  // The address first: one phone over its limit does not use up the court's.
+  const guestLimits = [
+    keyedRateLimit(app as never, {
+      max: config.REPLAY_GUEST_ADDRESS_RATE_LIMIT_MAX,
+      timeWindowMs: hour,
+      keyGenerator: (request) => `guest-replays-address:${request.ip}`,
+      what: 'guest replays from this address'
+    }),
+    keyedRateLimit(app as never, {
+      max: config.REPLAY_GUEST_COURT_RATE_LIMIT_MAX,
+      timeWindowMs: hour,
+      keyGenerator: (request) => `guest-replays-court:${(request.body as { court: { id: string } }).court.id}`,
+      what: "guests' replays of this court"
+    })
+  ]
   const device = app.auth.device()
   const notifyDeps = { tokenKey, timeoutMs: config.REPLAY_SNAPSHOT_TIMEOUT_MS, log: app.log }
 
@@ -55,22 +90,28 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   app.addHook('onClose', async () => clearInterval(sweep))
 
   app.route({
+    ...replayPageRoutes.createGuestSession,
+    config: routeRateLimit({ max: config.REPLAY_GUEST_ADDRESS_RATE_LIMIT_MAX, timeWindowMs: hour, what: 'guest sessions' }),
+    handler: async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createGuestSession(app.db, request.body.court.id, app.clock, guests))
+  })
+  app.route({
     ...replayRoutes.create,
-    onRequest: signedIn,
+    onRequest: player,
     handler: async (request, reply) => {
-      const row = await createReplay(app.db, request.body, currentUser(request), deps)
+      if (request.principal?.kind === 'guest') for (const limit of guestLimits) await limit.call(app as never, request, reply)
+      const row = await createReplay(app.db, request.body, requester(request), deps)
       // Not awaited: the player's answer does not wait for the box.
       void notifyReplayServer(app.db, row.replay_server_id!, notifyDeps)
       return reply.code(201).send(await presentReplay(row, deps))
     }
   })
-  app.route({ ...replayRoutes.list, onRequest: signedIn, handler: async (request) => listReplays(app.db, request.query, currentUser(request), deps) })
-  app.route({ ...replayRoutes.get, onRequest: signedIn, handler: async (request) => getReplay(app.db, request.params.id, currentUser(request), deps) })
+  app.route({ ...replayRoutes.list, onRequest: player, handler: async (request) => listReplays(app.db, request.query, requester(request), deps) })
+  app.route({ ...replayRoutes.get, onRequest: player, handler: async (request) => getReplay(app.db, request.params.id, requester(request), deps) })
   app.route({
     ...replayRoutes.delete,
-    onRequest: signedIn,
+    onRequest: player,
     handler: async (request, reply) => {
-      await deleteReplay(app.db, request.params.id, currentUser(request), deps)
+      await deleteReplay(app.db, request.params.id, requester(request), deps)
       return reply.code(204).send(null)
     }
   })

@@ -37,6 +37,14 @@ export interface ReplayDeps {
   storage: ReplayStorage
 }
 
+/**
+ * Who asks: a signed-in user (an Actor), or a guest of a court page (REPLAYS_GUEST), who sees only the
+ * replays made with their token and pays with no package item.
+ */
+export type Requester = Actor | { guestId: string }
+
+const isGuest = (requester: Requester): requester is { guestId: string } => 'guestId' in requester
+
 const PATH = '/apis/v2/replays'
 /** Statuses a box still has work to do in. */
 const IN_PROGRESS: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING']
@@ -48,7 +56,7 @@ export function toReplay(row: ReplaysTable, link?: { url: string; expiresAt: Dat
     id: row.id,
     status: row.status,
     ...(row.reason !== null ? { reason: row.reason } : {}),
-    user: { id: row.user_id },
+    user: row.user_id === null ? null : { id: row.user_id },
     court: { id: row.court_id },
     camera: { id: row.camera_id },
     start: row.start_at,
@@ -105,7 +113,7 @@ export function transitionError(current: ReplayStatus, next: DeviceReplayStatusC
   return null
 }
 
-export async function createReplay(db: Db, body: ReplayRequest, actor: Actor, deps: ReplayDeps): Promise<ReplaysTable> {
+export async function createReplay(db: Db, body: ReplayRequest, requester: Requester, deps: ReplayDeps): Promise<ReplaysTable> {
   const now = deps.clock.now()
   const { start, end } = replayInterval(body, now, deps.settings)
   const court = await db.selectFrom('courts').select(['id', 'area_id']).where('id', '=', body.court.id).executeTakeFirst()
@@ -129,9 +137,10 @@ export async function createReplay(db: Db, body: ReplayRequest, actor: Actor, de
   // The item that pays for it and the replay are written together: neither can exist without the other.
   return db.transaction().execute(async (tx) => {
     let paidWith: { packageId: string; redemptionId: string } | null = null
-    if (deps.settings.requirePackage) {
+    // A guest has no packages: what limits guests is the rate limit per court and per address.
+    if (deps.settings.requirePackage && !isGuest(requester)) {
       try {
-        const { redemption } = await redeemFromAnyIn(tx, { type: 'REPLAY', target: { replay: { id } } }, actor, deps.redemption)
+        const { redemption } = await redeemFromAnyIn(tx, { type: 'REPLAY', target: { replay: { id } } }, requester, deps.redemption)
         const { package_id } = await tx.selectFrom('package_redemptions').select('package_id').where('id', '=', redemption.id).executeTakeFirstOrThrow()
         paidWith = { packageId: package_id, redemptionId: redemption.id }
       } catch (err) {
@@ -141,7 +150,8 @@ export async function createReplay(db: Db, body: ReplayRequest, actor: Actor, de
     }
     const row: ReplaysTable = {
       id,
-      user_id: actor.id,
+      user_id: isGuest(requester) ? null : requester.id,
+      guest_id: isGuest(requester) ? requester.guestId : null,
       court_id: court.id,
       replay_server_id: choice.replayServerId,
       camera_id: choice.cameraId,
@@ -165,7 +175,7 @@ export async function createReplay(db: Db, body: ReplayRequest, actor: Actor, de
 
 /** Gives back the package item an unfinished replay was paid with, in the transaction that ends it. */
 async function giveBack(tx: DbOrTx, row: Pick<ReplaysTable, 'user_id' | 'package_id' | 'redemption_id'>, deps: ReplayDeps): Promise<void> {
-  if (row.package_id === null || row.redemption_id === null) return
+  if (row.package_id === null || row.redemption_id === null || row.user_id === null) return
   // As the holder: the package is theirs, so it is visible to them.
   await cancelRedemptionIn(tx, row.package_id, row.redemption_id, { id: row.user_id, role: 'member' }, deps.redemption)
 }
@@ -202,10 +212,11 @@ export async function failUnansweredReplays(db: Db, deps: ReplayDeps): Promise<n
   return failed
 }
 
-async function visibleReplay(db: DbOrTx, id: string, actor: Actor): Promise<ReplaysTable> {
+async function visibleReplay(db: DbOrTx, id: string, requester: Requester): Promise<ReplaysTable> {
   const row = await db.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst()
+  const visible = row && (isGuest(requester) ? row.guest_id === requester.guestId : row.user_id === requester.id || isStaff(requester))
   // Someone else's replay is "not found", not "forbidden": its existence is not theirs to learn.
-  if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`no replay ${quote(id)}`)
+  if (!visible) throw new NotFoundError(`no replay ${quote(id)}`)
   return row
 }
 
@@ -215,18 +226,21 @@ export async function presentReplay(row: ReplaysTable, deps: ReplayDeps): Promis
   return toReplay(row, await deps.storage.downloadLink(row.id, row.location, deps.clock.now(), deps.settings.urlTtlSeconds))
 }
 
-export async function getReplay(db: Db, id: string, actor: Actor, deps: ReplayDeps): Promise<Replay> {
+export async function getReplay(db: Db, id: string, requester: Requester, deps: ReplayDeps): Promise<Replay> {
   await failUnansweredReplays(db, deps)
-  return presentReplay(await visibleReplay(db, id, actor), deps)
+  return presentReplay(await visibleReplay(db, id, requester), deps)
 }
 
-export async function listReplays(db: Db, query: ReplayListQuery, actor: Actor, deps: ReplayDeps) {
+export async function listReplays(db: Db, query: ReplayListQuery, requester: Requester, deps: ReplayDeps) {
   await failUnansweredReplays(db, deps)
   const request = pageRequest(query)
   let filtered = db.selectFrom('replays')
-  if (!isStaff(actor)) {
-    if (query.user !== undefined && query.user !== actor.id) throw new BadRequestError('user: a member lists only their own replays')
-    filtered = filtered.where('user_id', '=', actor.id)
+  if (isGuest(requester)) {
+    if (query.user !== undefined) throw new BadRequestError('user: a guest lists only the replays made on their phone')
+    filtered = filtered.where('guest_id', '=', requester.guestId)
+  } else if (!isStaff(requester)) {
+    if (query.user !== undefined && query.user !== requester.id) throw new BadRequestError('user: a member lists only their own replays')
+    filtered = filtered.where('user_id', '=', requester.id)
   } else if (query.user !== undefined) {
     filtered = filtered.where('user_id', '=', query.user)
   }
@@ -241,8 +255,8 @@ export async function listReplays(db: Db, query: ReplayListQuery, actor: Actor, 
 }
 
 /** Removes a replay: its stored clip first (a clip left behind would outlive its record), then the record. */
-export async function deleteReplay(db: Db, id: string, actor: Actor, deps: ReplayDeps): Promise<void> {
-  const row = await visibleReplay(db, id, actor)
+export async function deleteReplay(db: Db, id: string, requester: Requester, deps: ReplayDeps): Promise<void> {
+  const row = await visibleReplay(db, id, requester)
   if (row.location !== null) await deps.storage.remove(row.location)
   await db.transaction().execute(async (tx) => {
     const deleted = await tx.deleteFrom('replays').where('id', '=', row.id).returning('status').executeTakeFirst()

@@ -362,9 +362,17 @@ export async function rollbackTemplate(
   })
 }
 
-/** Deletes the template with its versions, places and search entry. */
+/**
+ * Deletes the template with its versions, places and search entry. A PACKAGE template a product sells
+ * stays (the product would lose what it issues; a withdrawn one keeps it for the orders naming it): 409.
+ */
 export async function deleteTemplate(db: DbOrTx, id: string, ifMatch?: string): Promise<void> {
   await changeTemplate(db, id, ifMatch, async (tx, row) => {
+    const product = await tx.selectFrom('products').select(['sku', 'status']).where('package_template_id', '=', id).orderBy('status').orderBy('sku').limit(1).executeTakeFirst()
+    if (product) {
+      const way = product.status === 'ON_SALE' ? 'point it at another template or delete it first, or' : 'orders name that withdrawn product, so'
+      throw new ConflictError(`product ${product.sku} issues this PACKAGE template: ${way} archive the template (status ARCHIVED) instead of deleting it`)
+    }
     await tx.deleteFrom('template_search').where('rowid', '=', row.seq).execute()
     await tx.deleteFrom('templates').where('id', '=', id).execute()
   })

@@ -1,11 +1,12 @@
 // Users: accounts with a unique e-mail (compared without case), a scrypt password hash and a role.
 import { randomUUID } from 'node:crypto'
-import type { User, UserRole } from '@club/contract'
+import type { User, UserDeletion, UserRole } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { hashPassword, verifyPassword } from '../crypto.js'
 import type { DbOrTx } from '../db/database.js'
 import type { UsersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
+import { DAY_MS } from '../instants.js'
 
 export interface NewUser {
   email: string
@@ -115,7 +116,7 @@ export function toUser(user: UserRecord, self = '/apis/v2/users/current'): User 
 }
 
 // Account erasure (issue 14): asked for now, carried out by the users-cleanup job after the grace period.
-export async function requestUserDeletion(db: DbOrTx, userId: string, clock: Clock, graceDays: number) {
+export async function requestUserDeletion(db: DbOrTx, userId: string, clock: Clock, graceDays: number): Promise<UserDeletion> {
   const now = clock.now().toISOString()
   // Asking again keeps the first date: the grace period does not restart.
   await db.updateTable('users').set({ deletion_requested_at: now, updated_at: now }).where('id', '=', userId).where('deletion_requested_at', 'is', null).execute()
@@ -124,7 +125,7 @@ export async function requestUserDeletion(db: DbOrTx, userId: string, clock: Clo
   return {
     id: userId,
     deletionRequestedDate: requested,
-    deletionDate: new Date(Date.parse(requested) + graceDays * 86_400_000).toISOString(),
+    deletionDate: new Date(Date.parse(requested) + graceDays * DAY_MS).toISOString(),
     _links: { self: { href: '/apis/v2/users/current' } }
   }
 }

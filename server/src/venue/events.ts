@@ -126,7 +126,7 @@ export async function createEvent(db: DbOrTx, input: EventCreate, clock: Clock):
 export async function patchEvent(db: DbOrTx, id: string, patch: EventPatch, clock: Clock): Promise<Event> {
   return db.transaction().execute(async (tx) => {
     const row = await findEvent(tx, id)
-    await assertUnlocked(tx, 'event', id)
+    await assertUnlocked(tx, 'event', id, clock.now())
     const places = await checkPlaces(tx, { areas: patch.areas, pods: patch.pods, courts: patch.courts })
     const start = patch.startDate ? instant(patch.startDate, 'startDate') : row.start_at
     const end = patch.endDate ? instant(patch.endDate, 'endDate') : row.end_at
@@ -156,10 +156,10 @@ export async function listEvents(db: DbOrTx, query: { page?: number; ipp?: numbe
   return paged(rows.map((r) => toEvent(r, places.get(r.id)!)), total, page, eventPath(), query)
 }
 
-export async function deleteEvent(db: DbOrTx, id: string): Promise<void> {
+export async function deleteEvent(db: DbOrTx, id: string, clock: Clock): Promise<void> {
   await db.transaction().execute(async (tx) => {
     await findEvent(tx, id)
-    await assertUnlocked(tx, 'event', id)
+    await assertUnlocked(tx, 'event', id, clock.now())
     await tx.deleteFrom('events').where('id', '=', id).execute()
   })
 }

@@ -1,14 +1,15 @@
 // Court locking (issue 14): from COURT_LOCK_MINUTES before an event starts until it ends, the
 // court-locking job holds a lock on it (event_locks). While it holds, the event and the places it
-// names cannot be changed or deleted, nor a pod or court inside an area or pod it names.
+// names cannot be changed or deleted, nor a pod or court inside an area or pod it names. A lock
+// holds until its locked_until, whether or not the job has released it yet: readers pass their now.
 import type { LockedCourt } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
 import { ConflictError } from '../errors.js'
 import { getVenueItem } from './service.js'
 
-export type LockableKind = 'region' | 'area' | 'pod' | 'court' | 'event'
+type LockableKind = 'region' | 'area' | 'pod' | 'court' | 'event'
 
-export interface PlaceLock {
+interface PlaceLock {
   eventId: string
   lockedUntil: string
 }
@@ -27,11 +28,18 @@ async function holders(db: DbOrTx, kind: 'area' | 'pod' | 'court', id: string): 
   return pairs
 }
 
-/** The lock held on a place or event, the one lasting longest when several events hold it. */
-export async function lockOn(db: DbOrTx, kind: LockableKind, id: string): Promise<PlaceLock | undefined> {
+/** The lock held on a place or event at `now`, the one lasting longest when several events hold it. */
+export async function lockOn(db: DbOrTx, kind: LockableKind, id: string, now: Date): Promise<PlaceLock | undefined> {
   if (kind === 'region') return undefined
+  const at = now.toISOString()
   if (kind === 'event') {
-    const lock = await db.selectFrom('event_locks').select(['event_id', 'locked_until']).where('event_id', '=', id).where('released_at', 'is', null).executeTakeFirst()
+    const lock = await db
+      .selectFrom('event_locks')
+      .select(['event_id', 'locked_until'])
+      .where('event_id', '=', id)
+      .where('released_at', 'is', null)
+      .where('locked_until', '>', at)
+      .executeTakeFirst()
     return lock && { eventId: lock.event_id, lockedUntil: lock.locked_until }
   }
   const pairs = await holders(db, kind, id)
@@ -40,6 +48,7 @@ export async function lockOn(db: DbOrTx, kind: LockableKind, id: string): Promis
     .innerJoin('event_refs', 'event_refs.event_id', 'event_locks.event_id')
     .select(['event_locks.event_id', 'event_locks.locked_until'])
     .where('event_locks.released_at', 'is', null)
+    .where('event_locks.locked_until', '>', at)
     .where((eb) => eb.or(pairs.map(([k, ref]) => eb.and([eb('event_refs.kind', '=', k as 'area'), eb('event_refs.ref_id', '=', ref)]))))
     .orderBy('event_locks.locked_until', 'desc')
     .executeTakeFirst()
@@ -47,16 +56,16 @@ export async function lockOn(db: DbOrTx, kind: LockableKind, id: string): Promis
 }
 
 /** A 409 naming the lock when an event holds this place (or is itself locked). */
-export async function assertUnlocked(db: DbOrTx, kind: LockableKind, id: string): Promise<void> {
-  const lock = await lockOn(db, kind, id)
+export async function assertUnlocked(db: DbOrTx, kind: LockableKind, id: string, now: Date): Promise<void> {
+  const lock = await lockOn(db, kind, id, now)
   if (!lock) return
   const what = kind === 'event' ? `event ${id} is locked` : `${kind} ${id} is locked by event ${lock.eventId}`
   throw new ConflictError(`${what} until ${lock.lockedUntil} (it starts within COURT_LOCK_MINUTES or is under way); change it after the event ends`)
 }
 
-/** A court with the lock an event holds on it. */
-export async function getLockedCourt(db: DbOrTx, id: string): Promise<LockedCourt> {
+/** A court with the lock an event holds on it at `now`. */
+export async function getLockedCourt(db: DbOrTx, id: string, now: Date): Promise<LockedCourt> {
   const court = await getVenueItem(db, 'courts', id)
-  const lock = await lockOn(db, 'court', id)
+  const lock = await lockOn(db, 'court', id, now)
   return { ...court, lockedUntil: lock?.lockedUntil ?? null, lockingEvent: lock ? { id: lock.eventId } : null }
 }

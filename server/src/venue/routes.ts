@@ -15,9 +15,9 @@ type AdminRoutes = typeof regionRoutes
 interface AdminService {
   create(db: DbOrTx, body: never, clock: Clock): Promise<unknown>
   list(db: DbOrTx, query: { page?: number; ipp?: number }): Promise<unknown>
-  get(db: DbOrTx, id: string): Promise<unknown>
+  get(db: DbOrTx, id: string, clock: Clock): Promise<unknown>
   patch(db: DbOrTx, id: string, body: never, clock: Clock): Promise<unknown>
-  delete(db: DbOrTx, id: string): Promise<void>
+  delete(db: DbOrTx, id: string, clock: Clock): Promise<void>
 }
 
 function venueService(collection: PlaceCollection): AdminService {
@@ -26,7 +26,7 @@ function venueService(collection: PlaceCollection): AdminService {
     list: (db, query) => listVenueItems(db, collection, query),
     get: (db, id) => getVenueItem(db, collection, id),
     patch: (db, id, body, clock) => patchVenueItem(db, collection, id, body, clock),
-    delete: (db, id) => deleteVenueItem(db, collection, id)
+    delete: (db, id, clock) => deleteVenueItem(db, collection, id, clock)
   }
 }
 
@@ -40,13 +40,13 @@ function registerAdminResource(app: FastifyInstance, routes: AdminRoutes, servic
     handler: async (request, reply) => reply.code(201).send(await service.create(app.db, request.body as never, app.clock))
   })
   app.route({ ...routes.list, onRequest, handler: async (request) => service.list(app.db, request.query as { page?: number; ipp?: number }) })
-  app.route({ ...routes.get, onRequest, handler: async (request) => service.get(app.db, id(request)) })
+  app.route({ ...routes.get, onRequest, handler: async (request) => service.get(app.db, id(request), app.clock) })
   app.route({ ...routes.patch, onRequest, handler: async (request) => service.patch(app.db, id(request), request.body as never, app.clock) })
   app.route({
     ...routes.delete,
     onRequest,
     handler: async (request, reply) => {
-      await service.delete(app.db, id(request))
+      await service.delete(app.db, id(request), app.clock)
       return reply.code(204).send()
     }
   })
@@ -60,7 +60,7 @@ const venue: FastifyPluginAsyncTypebox = async (app) => {
   register(regionRoutes, venueService('regions'))
   register(areaRoutes, venueService('areas'))
   register(podRoutes, venueService('pods'))
-  register(courtRoutes, { ...venueService('courts'), get: getLockedCourt })
+  register(courtRoutes, { ...venueService('courts'), get: (db, id, clock) => getLockedCourt(db, id, clock.now()) })
   register(eventRoutes, { create: createEvent, list: listEvents, get: getEvent, patch: patchEvent, delete: deleteEvent })
   register(seriesRoutes, { create: createSeries, list: listSeries, get: getSeries, patch: patchSeries, delete: deleteSeries })
 }

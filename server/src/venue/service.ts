@@ -166,7 +166,7 @@ export async function patchVenueItem<C extends PlaceCollection>(
 ): Promise<VenueModels[C]['model']> {
   return db.transaction().execute(async (tx) => {
     const row = await findRow(tx, collection, id)
-    await assertUnlocked(tx, placeKinds[collection].kind, id)
+    await assertUnlocked(tx, placeKinds[collection].kind, id, clock.now())
     if (patch.slug !== undefined && patch.slug !== row.slug && (await slugTaken(tx, collection, patch.slug, id))) {
       throw new ConflictError(`a ${placeKinds[collection].kind} with slug ${quote(patch.slug)} already exists`)
     }
@@ -179,12 +179,12 @@ export async function patchVenueItem<C extends PlaceCollection>(
 }
 
 /** Deletes a place nothing else stands on or refers to; otherwise a 409 saying what is in the way. */
-export async function deleteVenueItem(db: DbOrTx, collection: PlaceCollection, id: string): Promise<void> {
+export async function deleteVenueItem(db: DbOrTx, collection: PlaceCollection, id: string, clock: Clock): Promise<void> {
   const kind: VenueKind = venueKinds[collection]
   const noun = placeKinds[collection].kind
   await db.transaction().execute(async (tx) => {
     await findRow(tx, collection, id)
-    await assertUnlocked(tx, noun, id)
+    await assertUnlocked(tx, noun, id, clock.now())
     for (const child of kind.children) {
       const found = await untyped(tx).selectFrom(child.collection as string).select('id').where(child.column, '=', id).executeTakeFirst()
       if (found) throw new ConflictError(`${noun} ${id} still has ${child.collection}; delete them first`)

@@ -1,22 +1,16 @@
 // The reference's webhook receivers: each authenticates a Standard Webhooks delivery, reads the
-// optional `{date}` and runs its job once per webhook-id (jobs/runs.ts). Nothing else lives here.
+// optional `{date}` and runs its job once per webhook-id (jobs/runs.ts). Which job has which receiver
+// is jobs/registry.ts's. Nothing else lives here.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
-import { webhookRoutes, type JobName, type WebhookRequest } from '@club/contract'
+import type { WebhookRequest } from '@club/contract'
 import { webhookSecrets } from '../config.js'
 import { BadRequestError, ConflictError, HttpError, ServiceUnavailableError, quote } from '../errors.js'
 import { requestInstant } from '../instants.js'
+import { jobNames, scheduledJobs } from '../jobs/registry.js'
 import { JobFailedError } from '../jobs/runs.js'
 import { parseJsonBody } from '../plugins/body-parsing.js'
 import { verifyDelivery } from './signature.js'
-
-const receivers: Array<[(typeof webhookRoutes)[keyof typeof webhookRoutes], JobName]> = [
-  [webhookRoutes.courtLocking, 'court-locking'],
-  [webhookRoutes.reminder, 'reminder'],
-  [webhookRoutes.summary, 'summary'],
-  [webhookRoutes.usersCleanup, 'users-cleanup'],
-  [webhookRoutes.replaysCleanup, 'replays-cleanup']
-]
 
 /** webhook-ids are the sender's; longer than this is not an id but a payload. */
 const MAX_ID_LENGTH = 256
@@ -28,7 +22,9 @@ const webhooks: FastifyPluginAsyncTypebox = async (app) => {
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => done(null, body))
 
-  for (const [route, job] of receivers) {
+  for (const job of jobNames) {
+    const route = scheduledJobs[job].receiver
+    if (!route) continue
     app.route({
       ...route,
       preValidation: async (request) => {

@@ -1,0 +1,111 @@
+// The court page (GET /r/{courtSlug}), its script and styles, and the court's printable sign. The page
+// and its assets are not API: they are kept out of the OpenAPI document (`hide`), and so carry no
+// operationId; the sign is an admin operation of the contract (getCourtSign).
+import { createHash } from 'node:crypto'
+import { readFileSync } from 'node:fs'
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { replayPageRoutes } from '@club/contract'
+import { replayPageSeconds } from '../config.js'
+import { NotFoundError, quote } from '../errors.js'
+import { FALLBACK, PAGE_DIR, chooseLanguage, loadStrings, type Strings } from './strings.js'
+import { courtSign } from './sign.js'
+import { notFoundHtml, pageHtml } from './html.js'
+
+/** A content-named asset: its name changes with its bytes, so browsers may keep it for a year. */
+interface Asset {
+  path: string
+  type: string
+  body: Buffer
+}
+
+function asset(file: string, type: string): Asset {
+  const body = readFileSync(PAGE_DIR + file)
+  const [name, ext] = file.split('.') as [string, string]
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
+  return { path: `/r/assets/${name}.${hash}.${ext}`, type, body }
+}
+
+const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/
+
+// The page's own script and styles only; the clip is a signed link to wherever the club keeps its
+// clips (this server for file://, the bucket for s3:// and gs://), so media may come from elsewhere.
+const PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src *; " +
+  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+const replayPage: FastifyPluginAsyncTypebox = async (app) => {
+  const config = app.config
+  const strings = loadStrings()
+  const languages = Object.keys(strings)
+  const assets = { script: asset('page.js', 'text/javascript; charset=utf-8'), style: asset('page.css', 'text/css; charset=utf-8') }
+  const byPath = new Map(Object.values(assets).map((a) => [a.path, a]))
+  const seconds = replayPageSeconds(config)
+  const hidden = { schema: { hide: true } }
+
+  const language = (request: FastifyRequest): { lang: string; words: Strings } => {
+    const lang = chooseLanguage(request.headers['accept-language'], languages)
+    return { lang, words: { ...strings[FALLBACK], ...strings[lang] } }
+  }
+
+  app.get<{ Params: { slug: string } }>('/r/:slug', hidden, async (request, reply: FastifyReply) => {
+    const { slug } = request.params
+    const court = SLUG.test(slug) ? await app.db.selectFrom('courts').select(['id', 'name', 'slug']).where('slug', '=', slug).executeTakeFirst() : undefined
+    const { lang, words } = language(request)
+    if (!court) {
+      // A person with a browser gets a page in words; an API client the platform's error shape.
+      if (!(request.headers.accept ?? '').includes('text/html')) throw new NotFoundError(`no court with slug ${quote(slug)}`)
+      return reply
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .header('cache-control', 'no-store')
+        .header('content-security-policy', PAGE_POLICY)
+        .send(notFoundHtml({ lang, words, clubName: config.CLUB_NAME, style: assets.style.path }))
+    }
+    const html = pageHtml({
+      lang,
+      words,
+      clubName: config.CLUB_NAME,
+      court,
+      seconds,
+      script: assets.script.path,
+      style: assets.style.path,
+      settings: {
+        guests: config.REPLAYS_GUEST,
+        requirePackage: config.REPLAYS_REQUIRE_PACKAGE,
+        shopUrl: config.REPLAY_SHOP_URL,
+        // The phone's clock is measured against this (so the page itself is never cached).
+        serverNow: app.clock.now().getTime()
+      }
+    })
+    return reply
+      .type('text/html; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('content-security-policy', PAGE_POLICY)
+      .send(html)
+  })
+
+  app.get<{ Params: { name: string } }>('/r/assets/:name', hidden, async (request, reply) => {
+    const found = byPath.get(`/r/assets/${request.params.name}`)
+    if (!found) throw new NotFoundError(`no court page asset ${quote(request.params.name)}`)
+    return reply.type(found.type).header('cache-control', 'public, max-age=31536000, immutable').send(found.body)
+  })
+
+  app.route({
+    ...replayPageRoutes.getCourtSign,
+    onRequest: app.auth.bearer({ roles: ['staff', 'admin'] }),
+    handler: async (request, reply) => {
+      const court = await app.db.selectFrom('courts').select(['name', 'slug']).where('id', '=', request.params.id).executeTakeFirst()
+      if (!court) throw new NotFoundError(`court ${quote(request.params.id)} not found`)
+      const format = request.query.format ?? ((request.headers.accept ?? '').includes('application/pdf') ? 'pdf' : 'svg')
+      const sign = await courtSign(court, config, language(request).words, format)
+      return reply
+        .type(sign.type)
+        .header('content-disposition', `inline; filename="sign-${court.slug}.${format}"`)
+        .header('cache-control', 'no-store')
+        .send(sign.body)
+    }
+  })
+}
+
+export default replayPage
