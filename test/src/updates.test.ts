@@ -4,17 +4,22 @@
 // from there, and runs the agent's own installer logic when the agent asks for it (updateCommand).
 // The installer's clock moves only while the agent is down: "5 minutes without a poll" without
 // waiting 5 minutes, and never while a healthy agent is starting.
+// The agent is built once; each version is that package repacked with another version, gzip -1
+// (the release build's xz is for downloads over a venue's line, not for a test). The packages run the
+// test's Node (--node system): which runtime runs the agent changes nothing in an update, and the
+// bundled one is checked by agent/src/update/package.test.ts and a real install (agent/README.md).
 import t from 'tap'
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { generateReleaseKey } from '@club/server/agent-releases/service'
 import { UpdateInstaller } from '@club/agent/dist/update/installer.js'
-import { TestServer, freePort, tempDir, waitFor } from './support.js'
+import { TestServer, freePort, tempDir, testCameraFile, waitFor } from './support.js'
 
 const require = createRequire(import.meta.url)
 const agentDir = join(require.resolve('@club/agent/package.json'), '..')
@@ -61,17 +66,21 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   const admin = await server.admin()
 
   // The real agent, deployed once and packaged as several releases; 1.3.0 exits at start.
-  const { deployAgent, buildPackage } = (await import(join(agentDir, 'packaging', 'build.mjs'))) as {
+  const { deployAgent, buildPackage, repackage } = (await import(join(agentDir, 'packaging', 'build.mjs'))) as {
     deployAgent: (into?: string) => string
-    buildPackage: (o: { from: string; version: string; outDir: string }) => string
+    buildPackage: (o: { from: string; version: string; outDir: string; node: 'system'; compression: 'gzip' }) => string
+    repackage: (o: { deb: string; version: string; outDir: string; compression: 'gzip'; edit?: (root: string) => void }) => string
   }
-  const deployed = deployAgent(join(dir, 'deploy'))
-  const debs: Record<string, string> = {}
-  for (const version of ['1.0.0', '1.1.0', '1.1.1', '1.2.0']) debs[version] = buildPackage({ from: deployed, version, outDir: join(dir, 'debs') })
-  const broken = join(dir, 'deploy-broken')
-  cpSync(deployed, broken, { recursive: true, verbatimSymlinks: true })
-  writeFileSync(join(broken, 'dist', 'main.js'), "console.error('club-agent: cannot start'); process.exit(3)\n")
-  debs['1.3.0'] = buildPackage({ from: broken, version: '1.3.0', outDir: join(dir, 'debs') })
+  const debsDir = join(dir, 'debs')
+  const debs: Record<string, string> = { '1.0.0': buildPackage({ from: deployAgent(join(dir, 'deploy')), version: '1.0.0', outDir: debsDir, node: 'system', compression: 'gzip' }) }
+  for (const version of ['1.1.0', '1.1.1', '1.2.0', '1.4.0']) debs[version] = repackage({ deb: debs['1.0.0']!, version, outDir: debsDir, compression: 'gzip' })
+  debs['1.3.0'] = repackage({
+    deb: debs['1.0.0']!,
+    version: '1.3.0',
+    outDir: debsDir,
+    compression: 'gzip',
+    edit: (root) => writeFileSync(join(root, 'usr', 'lib', 'club-agent', 'dist', 'main.js'), "console.error('club-agent: cannot start'); process.exit(3)\n")
+  })
 
   const upload = async (file: string) => {
     const res = await fetch(`${server.url}/apis/v2/admin/agent-releases`, {
@@ -84,7 +93,7 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   for (const version of Object.keys(debs)) t.equal((await upload(debs[version]!)).status, 201, `release ${version} stored`)
   t.equal((await upload(debs['1.0.0']!)).status, 409, 'the same version twice is refused')
   const listed = await server.call('GET', '/apis/v2/admin/agent-releases', admin)
-  t.same(listed.json.items.map((r: any) => r.version).sort(), ['1.0.0', '1.1.0', '1.1.1', '1.2.0', '1.3.0'])
+  t.same(listed.json.items.map((r: any) => r.version).sort(), ['1.0.0', '1.1.0', '1.1.1', '1.2.0', '1.3.0', '1.4.0'])
   t.equal(listed.json.items[0].architecture, 'all')
 
   // 1.1.0's stored file gets one byte changed; 1.1.1's signature is made with another key.
@@ -117,6 +126,16 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   const configPath = join(boxDir, 'agent.json')
   const triggerPort = await freePort()
   writeFileSync(join(dir, 'trigger.mjs'), "await fetch(`${process.argv[2]}/${process.argv[3]}`, { method: 'POST' })\n")
+  // ffmpeg for the agent: the real one, but an export (writing into clipsDir) waits while the gate exists.
+  const gate = join(dir, 'export-gate')
+  const ffmpegGate = join(dir, 'ffmpeg-gate.sh')
+  writeFileSync(
+    ffmpegGate,
+    `#!/bin/sh\ncase "$*" in *${join(boxDir, 'clips')}*) while [ -e ${gate} ]; do touch ${gate}.reached; sleep 0.1; done ;; esac\nexec ffmpeg "$@"\n`,
+    { mode: 0o755 }
+  )
+  const agentPort = await freePort()
+  const agentUrl = `http://127.0.0.1:${agentPort}`
   const deviceId = `update-box-${Date.now()}`
   writeFileSync(
     configPath,
@@ -127,8 +146,9 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
       clipsDir: join(boxDir, 'clips'),
       deviceId,
       httpHost: '127.0.0.1',
-      httpPort: await freePort(),
+      httpPort: agentPort,
       requestTimeoutSeconds: 5,
+      ffmpegPath: ffmpegGate,
       releaseKeyPath: join(boxDir, 'release-key.pem'),
       updateCommand: `${process.execPath} ${join(dir, 'trigger.mjs')} http://127.0.0.1:${triggerPort} "$1"`
     })
@@ -245,20 +265,36 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     t.equal(wrongKey.version, '1.0.0')
   })
 
-  await t.test('waits while an event on its court runs, then goes straight from 1.0.0 to 1.2.0', async (t) => {
+  await t.test('waits while a clip export runs on the box, then goes straight from 1.0.0 to 1.2.0', async (t) => {
     installs.length = 0
-    const now = Date.now()
-    await server.app!.db.insertInto('events').values({
-      id: 'e-1', name: 'Match', description: null, type: 'MATCH', subtype: null, tags: '[]',
-      start_at: new Date(now - 60_000).toISOString(), end_at: new Date(now + 3_600_000).toISOString(), series_id: null,
-      created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString()
-    }).execute()
-    await server.app!.db.insertInto('event_refs').values({ event_id: 'e-1', kind: 'court', ref_id: courtId, position: 0 }).execute()
+    // The camera records; the export's ffmpeg (the one writing into clipsDir) is held at a gate the
+    // test opens: an export that lasts as long as the test wants, whatever the machine's speed.
+    const camera = await testCameraFile(dir, 'camera.mkv')
+    await server.call('PUT', `${ADMIN}/${box.id}/config`, admin, {
+      cleanupEnabled: false,
+      cameras: [{ id: 'cam-1', name: 'Court 1', feed: pathToFileURL(camera).href, isEnabled: true, courtIds: [courtId] }]
+    })
+    const segments = join(boxDir, 'recordings', 'cam-1')
+    const finished = () =>
+      existsSync(segments)
+        ? readdirSync(segments).filter((n) => n.endsWith('.csv')).flatMap((n) => readFileSync(join(segments, n), 'utf8').split('\n').filter(Boolean))
+        : []
+    await waitFor('two finished segments', () => finished().length >= 2, 60_000)
+    writeFileSync(gate, '')
+    const end = new Date(Date.now() - 1500)
+    const token = JSON.parse(readFileSync(join(boxDir, 'state', 'state.json'), 'utf8')).accessToken
+    const exported = fetch(`${agentUrl}/clips`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ cameraId: 'cam-1', start: new Date(end.getTime() - 2000).toISOString(), end: end.toISOString() })
+    })
+    await waitFor('the export at the gate', () => existsSync(`${gate}.reached`), 30_000)
     t.equal((await target('1.2.0')).status, 200)
     await waitFor('WAITING_FOR_IDLE', async () => (await record()).updateState === 'WAITING_FOR_IDLE', 60_000)
-    t.same(installs, [], 'nothing installed while the match runs')
-    // The match ends.
-    await server.app!.db.updateTable('events').set({ end_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', 'e-1').execute()
+    await waitFor('the wait for the export in the log', () => /"why":"1 clip export\(s\) running"/.test(output), 30_000)
+    t.same(installs, [], 'nothing installed while the export runs')
+    rmSync(gate)
+    t.equal((await exported).status, 200, 'the export finished')
     const done = await waitFor('1.2.0 polling', async () => {
       const r = await record()
       return r.version === '1.2.0' && r.updateState === null && r
@@ -267,6 +303,30 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     t.same(installs, ['1.2.0'], 'straight to the target, no version in between')
     await installing
     t.notOk(existsSync(join(boxDir, 'state', 'update.json')), 'nothing left to report')
+  })
+
+  await t.test('waits while an event on its court runs, then goes once it ended', async (t) => {
+    installs.length = 0
+    const now = Date.now()
+    await server.app!.db.insertInto('events').values({
+      id: 'e-1', name: 'Match', description: null, type: 'MATCH', subtype: null, tags: '[]',
+      start_at: new Date(now - 60_000).toISOString(), end_at: new Date(now + 3_600_000).toISOString(), series_id: null,
+      created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString()
+    }).execute()
+    await server.app!.db.insertInto('event_refs').values({ event_id: 'e-1', kind: 'court', ref_id: courtId, position: 0 }).execute()
+    t.equal((await target('1.4.0')).status, 200)
+    await waitFor('WAITING_FOR_IDLE', async () => (await record()).updateState === 'WAITING_FOR_IDLE', 60_000)
+    await waitFor('the wait for the event in the log', () => /"why":"an event on its courts runs /.test(output), 30_000)
+    t.same(installs, [], 'nothing installed while the match runs')
+    // The match ends.
+    await server.app!.db.updateTable('events').set({ end_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', 'e-1').execute()
+    const done = await waitFor('1.4.0 polling', async () => {
+      const r = await record()
+      return r.version === '1.4.0' && r.updateState === null && r
+    }, 120_000)
+    t.equal(done.targetVersion, '1.4.0')
+    t.same(installs, ['1.4.0'], 'past 1.3.0 (rolled back on this box) straight to the target')
+    await installing
   })
   t.ok(readdirSync(versionsDir).length >= 3)
 })
