@@ -7,7 +7,7 @@
 // already deployed agent folder; --version overrides agent/package.json's; --arch defaults to this
 // machine's. repackage() makes another version of a built package without building it again (tests).
 import { execFileSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
+import { chmodSync, closeSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { createHash } from 'node:crypto'
 import { homedir, tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -45,6 +45,10 @@ export function fetchNode({ architecture, version = debian.NODE_VERSION, cacheDi
   const unpacking = mkdtempSync(join(cacheDir, 'unpacking-'))
   try {
     execFileSync('tar', ['-xzf', tgz, '-C', unpacking, '--strip-components=1', 'package/bin/node', 'package/LICENSE'])
+    // Shipped without its debugging symbols, as Debian ships binaries (lintian: unstripped-binary-or-object);
+    // 18 MB less. A foreign architecture's binary needs that architecture's strip.
+    const strip = architecture === hostArchitecture() ? 'strip' : `${{ amd64: 'x86_64', arm64: 'aarch64' }[architecture]}-linux-gnu-strip`
+    execFileSync(strip, ['--remove-section=.comment', '--remove-section=.note', '--strip-unneeded', join(unpacking, 'bin', 'node')])
     renameSync(unpacking, dir)
   } catch (err) {
     rmSync(unpacking, { recursive: true, force: true })
@@ -111,9 +115,21 @@ export function buildPackage({ from, version, outDir, date = new Date(), archite
     // gzip -n: no name or time in the header, so the same input gives the same bytes.
     changelog[4] = changelog[5] = changelog[6] = changelog[7] = 0
     writeFileSync(join(root, 'usr/share/doc/club-agent/changelog.gz'), changelog)
+    if (runtime) {
+      // Why the bundled zlib is there (lintian: embedded-library), said where lintian reads it.
+      const overrides = join(root, 'usr/share/lintian/overrides/club-agent')
+      mkdirSync(dirname(overrides), { recursive: true })
+      writeFileSync(overrides, debian.lintianOverrides())
+      // No file is run by its #! line: the wrapper runs the agent with the bundled runtime, and the
+      // dependencies' command-line tools are never run. Their `#!/usr/bin/env node` would ask for the
+      // nodejs package (lintian: missing-dep-for-interpreter), so it becomes a comment of the same line.
+      walk(lib, (path) => {
+        if (!/\.(c|m)?js$|\/bin\/[^/]+$/.test(path) || lstatSync(path).isSymbolicLink()) return
+        const text = readFileSync(path, 'utf8')
+        if (/^#!.*\bnode\b/.test(text)) writeFileSync(path, text.replace(/^#![^\n]*/, '// run with the bundled Node by /usr/bin/club-agent'))
+      })
+    }
     normalisePermissions(root)
-    // Run through the wrapper, but it starts with a shebang: lintian wants such a file executable.
-    chmodSync(join(lib, 'dist', 'main.js'), 0o755)
 
     const control = join(root, 'DEBIAN')
     mkdirSync(control)
@@ -180,12 +196,27 @@ export function repackage({ deb, version, outDir, compression = 'xz', edit }) {
   }
 }
 
+function isProgram(path) {
+  const head = Buffer.alloc(4)
+  const fd = openSync(path, 'r')
+  try {
+    readSync(fd, head, 0, 4, 0)
+  } finally {
+    closeSync(fd)
+  }
+  return head.subarray(0, 2).toString('latin1') === '#!' || head.toString('latin1') === '\x7fELF'
+}
+
 function keep(from, src) {
   const rel = relative(from, src)
   return rel === 'dist' || rel === 'node_modules' || debian.shipped(rel)
 }
 
-/** Folders 0755, files 0644 unless executable (0755): what lintian and dpkg expect, whatever the umask. */
+/**
+ * Folders 0755; files 0755 when they are programs (a script's #! or an ELF binary), else 0644, whatever
+ * the mode they came with: lintian counts an executable that is neither as a warning, a script that is
+ * not executable too.
+ */
 function normalisePermissions(root) {
   const fix = (dir) => {
     chmodSync(dir, 0o755)
@@ -193,7 +224,7 @@ function normalisePermissions(root) {
       const path = join(dir, entry.name)
       if (entry.isSymbolicLink()) continue
       if (entry.isDirectory()) fix(path)
-      else chmodSync(path, lstatSync(path).mode & 0o111 ? 0o755 : 0o644)
+      else chmodSync(path, isProgram(path) ? 0o755 : 0o644)
     }
   }
   fix(root)

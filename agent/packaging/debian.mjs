@@ -201,6 +201,13 @@ exec ${node === 'system' ? '/usr/bin/node' : `${NODE_DIR}/bin/node`} ${LIB_DIR}/
 `
 }
 
+/** lintian's overrides, each with its reason. */
+export function lintianOverrides() {
+  return `# The official Node binary links its own zlib (Node's builds do); the package ships it unmodified but stripped.
+club-agent: embedded-library zlib [usr/lib/club-agent/node/bin/node]
+`
+}
+
 export function copyright() {
   return `Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: club-agent
