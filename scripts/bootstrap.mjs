@@ -17,6 +17,8 @@ import { fileURLToPath } from 'node:url'
 export const REQUIRED_TOOLS = [
   { tool: 'ffmpeg', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } },
   { tool: 'ffprobe', why: "the agent's recording and clip tests", packages: { apt: 'ffmpeg', dnf: 'ffmpeg', brew: 'ffmpeg' } },
+  { tool: 'dpkg-deb', why: "the agent's package (pnpm package:agent), its tests and `club agent-releases add`", packages: { apt: 'dpkg', dnf: 'dpkg', brew: 'dpkg' } },
+  { tool: 'lintian', why: "the agent package's test (Debian's package checker)", packages: { apt: 'lintian', dnf: 'lintian', brew: 'lintian' } },
   // Browser tests drive the distribution's Chromium through playwright-core: a browser downloaded by
   // a test tool is not what a venue's phone or an admin's laptop runs, and it cannot be fetched offline.
   { tool: 'chromium', why: 'the browser tests of the web pages', packages: { apt: 'chromium', dnf: 'chromium', brew: '--cask chromium' } }

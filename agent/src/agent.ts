@@ -1,6 +1,5 @@
 // The agent put together: the poller's answers drive the recorder, the cleanup job and updates;
 // the local API reads from all of them. Every part is handed its dependencies here.
-import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -31,6 +30,7 @@ import { listSegments } from './recorder/segments.js'
 import { Recorder } from './recorder/supervisor.js'
 import { ReplayClient } from './replays/client.js'
 import { ReplayWorker } from './replays/worker.js'
+import { runUpdateCommand, Updater } from './update/updater.js'
 
 /** An export: an installer's clip goes to the configured bucket; a replay's stays on the box for the replay worker. */
 type ExportRequest = ClipRequest & { keepLocal?: boolean }
@@ -59,6 +59,8 @@ export class Agent {
   private readonly decoders: Decoders<ExportRequest, Clip>
   private readonly access: LocalAccess
   private readonly replays: ReplayWorker
+  private readonly updater: Updater
+  private polledOnce = false
   private replaysResumed = false
   /** The bucket clips go to, opened once per bucket URL and credentials file. */
   private bucket?: { key: string; opened: Promise<Bucket> }
@@ -125,7 +127,25 @@ export class Agent {
       log,
       signal: this.abort.signal
     })
+    this.updater = new Updater({
+      stateDir: config.stateDir,
+      running: identity.version,
+      baseUrl: () => this.serverConfig?.apiBaseUrl ?? config.serverUrl,
+      accessToken: () => this.state.load().accessToken,
+      releaseKeyPath: config.releaseKeyPath,
+      // Waiting exports count: they would be cut by the restart as surely as the running one.
+      exportsRunning: () => this.decoders.listJobs().filter((job) => job.state === 'running' || job.state === 'queued').length,
+      trigger: (version) => runUpdateCommand(config.updateCommand, version, log),
+      clock,
+      log,
+      timeoutMs: config.requestTimeoutSeconds * 1000
+    })
     this.poller = new StatusPoller({
+      extraReport: () => this.updater.report(),
+      // An update waiting for the box to be idle is looked at again with every poll, changed or not.
+      onUnchanged: (answer) => {
+        if (answer.status === 'APPROVED' && answer.pendingUpdate) this.stepUpdate(answer.pendingUpdate)
+      },
       client: new ControlClient({ baseUrl: config.serverUrl, timeoutMs: config.requestTimeoutSeconds * 1000 }),
       state: this.state,
       identity,
@@ -145,6 +165,7 @@ export class Agent {
   async start(): Promise<void> {
     const { config, log, identity } = this.options
     await Promise.all([config.stateDir, config.recordingsDir, config.clipsDir].map((d) => mkdir(d, { recursive: true })))
+    this.updater.started()
     const saved = this.state.load()
     // The server may be away right now: go on recording with what it last approved.
     if (saved.config && saved.accessToken) {
@@ -230,10 +251,15 @@ export class Agent {
   }
 
   private async onStatus(answer: ReplayServerStatusAnswer): Promise<void> {
-    this.pendingUpdate = answer.pendingUpdate ?? null
+    this.pendingUpdate = answer.pendingUpdate ? { version: answer.pendingUpdate.version } : null
+    if (!this.polledOnce) {
+      // The installer waits for this word that the new version reached the server.
+      this.polledOnce = true
+      this.updater.polled()
+    }
     if (answer.status === 'APPROVED') {
       if (answer.config) await this.applyConfig(answer.config)
-      if (answer.pendingUpdate) this.runUpdate(answer.pendingUpdate.version)
+      this.stepUpdate(answer.pendingUpdate)
       // Also on the first answer after a start: replays this box began before it restarted are no longer
       // counted as waiting (REQUESTED) but still listed for it (EXPORTING, UPLOADING).
       if (answer.replayRequests || !this.replaysResumed) {
@@ -247,29 +273,15 @@ export class Agent {
     }
   }
 
+  /** In the background: a download may take minutes, the polls go on meanwhile. */
+  private stepUpdate(pending: PendingUpdate | undefined): void {
+    void this.updater.onPending(pending).catch((err: unknown) => this.options.log.error({ err: (err as Error).message }, 'update step failed'))
+  }
+
   private async applyConfig(config: ReplayServerConfig): Promise<void> {
     this.serverConfig = config
     this.cleanup.setEnabled(config.cleanupEnabled)
     await this.recorder.apply(config.cameras)
-  }
-
-  /** Runs the update command once per target version; the new version is reported after the restart. */
-  private runUpdate(version: string): void {
-    const { config, log, identity } = this.options
-    if (version === identity.version) return
-    const saved = this.state.load()
-    if (saved.updateRanFor === version) return
-    if (!config.updateCommand) {
-      log.info({ targetVersion: version }, 'the server asks for an update; no updateCommand is configured')
-      this.state.save({ ...saved, updateRanFor: version })
-      return
-    }
-    this.state.save({ ...saved, updateRanFor: version })
-    log.info({ targetVersion: version, command: config.updateCommand }, 'running the update command')
-    // The version reaches the command as "$1", never spliced into the shell text.
-    const child = spawn('/bin/sh', ['-c', `${config.updateCommand} "$1"`, 'club-agent-update', version], { detached: true, stdio: 'ignore' })
-    child.on('error', (err) => log.error({ err: err.message }, 'the update command could not start'))
-    child.unref()
   }
 
   /** The checks that need no process, then a picture through the decoders' gate. */

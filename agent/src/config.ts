@@ -32,7 +32,16 @@ export const AgentConfigSchema = Type.Object(
     maxExports: Int({ default: 1, minimum: 1, maximum: 64, description: 'Clip exports at once; the others wait in order' }),
     maxQueuedExports: Int({ default: 10, minimum: 1, maximum: 1000, description: 'Clip exports allowed to wait; one more answers 429' }),
     sessionHours: Type.Number({ default: 12, exclusiveMinimum: 0, maximum: 720, description: 'Lifetime of a local sign-in (session cookie)' }),
-    updateCommand: Type.Optional(Type.String({ minLength: 1, description: 'Run with the target version as argument when the server asks for an update' })),
+    updateCommand: Type.String({
+      default: 'systemctl start --no-block club-agent-update@"$1".service',
+      minLength: 1,
+      description: 'Starts the privileged installer for a checked package, the version as "$1" (appended when the command does not name it)'
+    }),
+    releaseKeyPath: Type.String({
+      default: '/etc/club-agent/release-key.pem',
+      minLength: 1,
+      description: "The club's release key (public half, written by setup): packages not signed with it are refused"
+    }),
     logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
     ffmpegPath: Type.String({ default: 'ffmpeg', minLength: 1, description: 'The ffmpeg binary' }),
     ffprobePath: Type.String({ default: 'ffprobe', minLength: 1, description: 'The ffprobe binary' }),

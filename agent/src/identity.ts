@@ -1,5 +1,7 @@
 // Who the box is: a deviceId that survives restarts and reinstalls, its hostname, address and version.
+import { execFileSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { debianArchitecture } from './update/decide.js'
 import { hostname, networkInterfaces } from 'node:os'
 import si from 'systeminformation'
 
@@ -8,6 +10,8 @@ export interface Identity {
   hostname: string
   localIp?: string
   version: string
+  /** As Debian names it (dpkg --print-architecture): picks the package the server offers. */
+  architecture?: string
 }
 
 export interface IdentitySources {
@@ -62,6 +66,16 @@ export async function readIdentity(configuredDeviceId?: string): Promise<Identit
     deviceId: chooseDeviceId({ configured: configuredDeviceId, systemUuid: system?.uuid, osUuid: uuid?.os, primaryMac: primary?.mac }),
     hostname: hostname(),
     localIp: primaryIpv4(defaultInterface),
-    version: agentVersion()
+    version: agentVersion(),
+    architecture: machineArchitecture()
+  }
+}
+
+/** dpkg's word for this machine, else Node's translated. */
+export function machineArchitecture(): string {
+  try {
+    return execFileSync('dpkg', ['--print-architecture'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return debianArchitecture(process.arch)
   }
 }

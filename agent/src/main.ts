@@ -4,7 +4,12 @@
 import { LocalPassword } from './access/local-password.js'
 import { Agent } from './agent.js'
 import { parseCli, usage } from './cli.js'
-import { ConfigError, loadAgentConfig } from './config.js'
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { ConfigError, DEFAULT_CONFIG_PATH, loadAgentConfig } from './config.js'
+import { setup, SetupError } from './setup.js'
+import { aptInstaller, systemInstallerClock, UpdateInstaller } from './update/installer.js'
 import { agentVersion, readIdentity } from './identity.js'
 import { createLogger } from './log.js'
 import { FfmpegRunner } from './recorder/runner.js'
@@ -28,6 +33,33 @@ async function main(): Promise<number> {
     console.log(agentVersion())
     return 0
   }
+  if (command.kind === 'setup') {
+    const runner = new FfmpegRunner({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' })
+    try {
+      await setup(
+        { configPath: command.configPath ?? DEFAULT_CONFIG_PATH, server: command.server, ...(command.name ? { name: command.name } : {}), ...(command.releaseKey ? { releaseKey: command.releaseKey } : {}) },
+        {
+          fetch,
+          checkFfmpeg: () => runner.check(),
+          startService: async () => {
+            if (!command.start) return
+            await promisify(execFile)('systemctl', ['enable', '--now', 'club-agent.service'])
+            // Already running (setup run again): it reads the new configuration only at start.
+            await promisify(execFile)('systemctl', ['restart', 'club-agent.service'])
+          },
+          identity: async () => readIdentity(loadAgentConfig(command.configPath ?? DEFAULT_CONFIG_PATH).deviceId),
+          out: (line) => console.log(line)
+        }
+      )
+    } catch (err) {
+      if (err instanceof SetupError) {
+        console.error(`club-agent setup: ${err.message}`)
+        return 1
+      }
+      throw err
+    }
+    return 0
+  }
   let config
   try {
     config = loadAgentConfig(command.configPath)
@@ -44,6 +76,24 @@ async function main(): Promise<number> {
     console.error('A new password for the local API of this box. It is shown this once; the previous one and every session made with it stop working.')
     console.log(password)
     return 0
+  }
+  if (command.kind === 'install-update') {
+    let publicKeyPem: string
+    try {
+      publicKeyPem = readFileSync(config.releaseKeyPath, 'utf8')
+    } catch {
+      console.error(`club-agent install-update: no release key at ${config.releaseKeyPath}`)
+      return 1
+    }
+    const installer = new UpdateInstaller({
+      stateDir: config.stateDir,
+      publicKeyPem,
+      packages: aptInstaller,
+      clock: systemInstallerClock,
+      log: (line) => console.log(line)
+    })
+    const record = await installer.run(command.version)
+    return record ? 1 : 0
   }
   const log = createLogger(config.logLevel)
   const runner = new FfmpegRunner({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath })

@@ -37,6 +37,7 @@ import securityHeaders from './plugins/security-headers.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
 import replayServerRoutes from './replay-servers/routes.js'
+import agentReleaseRoutes from './agent-releases/routes.js'
 import signupRoutes from './signup/routes.js'
 import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
@@ -119,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(venueRoutes)
   await app.register(templateRoutes)
   await app.register(replayServerRoutes)
+  await app.register(agentReleaseRoutes)
   await app.register(membershipRoutes)
   await app.register(enrollmentRoutes)
   await app.register(orderRoutes)

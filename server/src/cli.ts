@@ -13,6 +13,7 @@ import { membershipCommands } from './memberships/cli.js'
 import { TEST_CARDS_HELP } from './payments/test-provider.js'
 import { productCommands } from './products/cli.js'
 import { deviceCommands } from './replay-servers/cli.js'
+import { agentReleaseCommands } from './agent-releases/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
@@ -91,6 +92,7 @@ export type Command = (ctx: CommandContext) => Promise<unknown>
  */
 export const commands: Record<string, Command> = {
   ...deviceCommands,
+  ...agentReleaseCommands,
 
   async migrate({ applied }) {
     return { applied }

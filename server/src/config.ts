@@ -132,6 +132,13 @@ export const ConfigSchema = Type.Object({
     maximum: 60000,
     description: "How often the status polls' lastSeenAt, kept in memory, is written to the database (and always on shutdown)"
   }),
+  AGENT_RELEASES_DIR: Type.String({ default: 'data/agent-releases', minLength: 1, description: 'Folder of the uploaded agent packages (club agent-releases add)' }),
+  AGENT_RELEASE_KEY_FILE: Type.String({
+    default: 'data/agent-release-key.pem',
+    minLength: 1,
+    description: 'The release key (Ed25519, PKCS#8 PEM, mode 0600) packages are signed with; made by club agent-releases keygen, never in the database'
+  }),
+  AGENT_RELEASE_MAX_BYTES: Int({ default: 268435456, minimum: 1024, description: 'Largest agent package the upload route takes' }),
   REPLAY_SNAPSHOT_TIMEOUT_MS: Int({
     default: 5000,
     minimum: 100,

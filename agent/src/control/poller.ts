@@ -39,8 +39,12 @@ export interface PollerOptions {
   publicUrl?: string
   log: Logger
   random?: () => number
+  /** What else each poll reports (the update's state). */
+  extraReport?: () => Record<string, string | undefined>
   /** Called with every full status answer, after the state was persisted. */
   onStatus(answer: ReplayServerStatusAnswer): Promise<void> | void
+  /** Called when a poll answers "not modified", with the answer it stands for. */
+  onUnchanged?(answer: ReplayServerStatusAnswer): Promise<void> | void
 }
 
 export class StatusPoller {
@@ -54,6 +58,7 @@ export class StatusPoller {
   private replayRequests = 0
   private failures = 0
   private etag?: string
+  private lastAnswer?: ReplayServerStatusAnswer
   private readonly random: () => number
 
   constructor(private readonly options: PollerOptions) {
@@ -89,9 +94,11 @@ export class StatusPoller {
         case 'rate-limited':
           return result.retryAfterSeconds * 1000
         case 'not-modified':
+          if (this.lastAnswer) await this.options.onUnchanged?.(this.lastAnswer)
           return this.nextDelay(interval)
         case 'status':
           this.etag = result.etag
+          this.lastAnswer = result.answer
           await this.accept(result.answer)
           return this.nextDelay(interval)
       }
@@ -156,7 +163,9 @@ export class StatusPoller {
     return {
       version: identity.version,
       ...(publicUrl ? { serverUrl: publicUrl } : {}),
-      ...(identity.localIp ? { localIp: identity.localIp } : {})
+      ...(identity.localIp ? { localIp: identity.localIp } : {}),
+      ...(identity.architecture ? { architecture: identity.architecture } : {}),
+      ...this.options.extraReport?.()
     }
   }
 }

@@ -10,8 +10,6 @@ export interface AgentState {
   accessToken?: string
   /** The last configuration the server approved; recording resumes with it while the server is away. */
   config?: ReplayServerConfig
-  /** The pendingUpdate version the update command already ran for. */
-  updateRanFor?: string
 }
 
 export class StateStore {

@@ -131,6 +131,7 @@ export const apiTags = {
   admin: 'Regions, areas, pods, courts, events and series (admins)',
   'replay-servers': 'What a venue recording box calls: registration and its status poll',
   'replay-servers (admin)': 'Approving and administering recording boxes (admins)',
+  'agent-releases': "Recording box software: its packages, signed with the club's release key, and that key",
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
   replays: "A player's replay of a court: asked for, cut and uploaded by the box, downloaded",
   packages: 'Packages of redeemable items (court bookings, guest passes, replays) and their redemptions',

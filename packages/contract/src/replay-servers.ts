@@ -94,13 +94,65 @@ export type ReplayServerRegistration = Static<typeof ReplayServerRegistration>
 export const ReplayServerStatusParams = Type.Object({ serverId: Type.String({ minLength: 1, maxLength: 200 }) })
 export type ReplayServerStatusParams = Static<typeof ReplayServerStatusParams>
 
+/** A Debian architecture name as `dpkg --print-architecture` says it (amd64, arm64, armhf), or `all`. */
+export const Architecture = Type.String({ minLength: 1, maxLength: 32, pattern: '^[a-z0-9][a-z0-9-]*$', examples: ['amd64', 'arm64', 'all'] })
+
+/**
+ * Where a box is with an update: fetching it, waiting until nothing is recorded for someone (no clip
+ * export, no event on its courts) or its update window opens, handing it to the installer; or, for
+ * the version named with it, put back after it did not come up (ROLLED_BACK) or refused as not what
+ * the server signed (FAILED). A version ROLLED_BACK or FAILED is not offered again until the target changes.
+ */
+export const UpdateState = Type.Enum(['DOWNLOADING', 'WAITING_FOR_IDLE', 'INSTALLING', 'ROLLED_BACK', 'FAILED'])
+export type UpdateState = Static<typeof UpdateState>
+
 export const ReplayServerStatusQuery = Type.Object(
-  { version: Type.Optional(Semver), serverUrl: Type.Optional(HttpUrl), localIp: Type.Optional(IpAddress) },
+  {
+    version: Type.Optional(Semver),
+    serverUrl: Type.Optional(HttpUrl),
+    localIp: Type.Optional(IpAddress),
+    architecture: Type.Optional(Architecture),
+    updateState: Type.Optional(UpdateState),
+    updateVersion: Type.Optional(Semver),
+    updateReason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the update was ROLLED_BACK or FAILED' }))
+  },
   { additionalProperties: false }
 )
 export type ReplayServerStatusQuery = Static<typeof ReplayServerStatusQuery>
 
-export const PendingUpdate = Type.Object({ version: Type.String() })
+/** A span of time in absolute instants. */
+export const Interval = Type.Object({ start: DateTime(), end: DateTime() })
+export type Interval = Static<typeof Interval>
+
+const Sha256Hex = Type.String({ pattern: '^[0-9a-f]{64}$' })
+
+/** A package the box may fetch (device access token) and must check before installing it. */
+export const ReleaseDownload = Type.Object({
+  version: Type.String(),
+  path: Type.String({ description: "The package's download path on the server; answers Range requests" }),
+  size: Type.Integer({ minimum: 1, description: 'Bytes' }),
+  sha256: Sha256Hex,
+  signature: Type.String({ description: "Ed25519 signature, base64, of the SHA-256 (as hex text) by the club's release key" })
+})
+export type ReleaseDownload = Static<typeof ReleaseDownload>
+
+export const PendingUpdate = Type.Object({
+  version: Type.String(),
+  path: Type.Optional(ReleaseDownload.properties.path),
+  size: Type.Optional(ReleaseDownload.properties.size),
+  sha256: Type.Optional(Sha256Hex),
+  signature: Type.Optional(ReleaseDownload.properties.signature),
+  rollback: Type.Optional(
+    Type.Object(ReleaseDownload.properties, { description: 'The release of the version the box runs now: what is put back if the new one does not come up' })
+  ),
+  busy: Type.Optional(
+    Type.Array(Interval, {
+      maxItems: 10,
+      description: 'Events on its courts under way or to come, soonest first: no update from 15 minutes before one until it ends'
+    })
+  ),
+  window: Type.Optional(Type.Object(Interval.properties, { description: "When an update window is set: its current or next opening, as instants" }))
+})
 export type PendingUpdate = Static<typeof PendingUpdate>
 
 export const ReplayServerStatusAnswer = Type.Object({
@@ -130,6 +182,11 @@ export const ReplayServer = Type.Object({
   area: Nullable(ItemRef),
   config: Nullable(ReplayServerConfig),
   targetVersion: Nullable(Type.String()),
+  architecture: Nullable(Type.String({ description: 'What the box reported (dpkg --print-architecture)' })),
+  updateWindow: Nullable(Type.String({ description: "HH:MM-HH:MM in the club's timezone; null: update when idle" })),
+  updateState: Nullable(UpdateState),
+  updateVersion: Nullable(Type.String({ description: 'The version updateState is about' })),
+  updateReason: Nullable(Type.String()),
   createdDate: DateTime(),
   updatedDate: DateTime(),
   _links: Type.Object({ self: Type.Object({ href: Type.String() }) })
@@ -177,6 +234,7 @@ export const ReplayServerListQuery = Type.Object(
     status: Type.Optional(ReplayServerStatus),
     online: Type.Optional(Type.Boolean({ description: 'Seen within three poll intervals' })),
     deviceId: Type.Optional(DeviceId),
+    updateState: Type.Optional(UpdateState),
     ...PageQuery
   },
   { additionalProperties: false }
@@ -192,8 +250,18 @@ export const ReplayServerApproval = Type.Object(
 )
 export type ReplayServerApproval = Static<typeof ReplayServerApproval>
 
+/** HH:MM-HH:MM, may run over midnight (22:00-04:00). */
+export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-([01]\\d|2[0-3]):[0-5]\\d$', examples: ['02:00-05:00'] })
+
 export const ReplayServerTargetVersion = Type.Object(
-  { version: Nullable(Semver) },
+  {
+    version: Nullable(Semver),
+    updateWindow: Type.Optional(
+      Type.Union([UpdateWindow, Type.Null()], {
+        description: "When the box may update, in the club's timezone; null or absent: as soon as it is idle (no export, no event on its courts within 15 minutes)"
+      })
+    )
+  },
   { additionalProperties: false, description: 'The agent version the box should run; null clears it' }
 )
 export type ReplayServerTargetVersion = Static<typeof ReplayServerTargetVersion>
@@ -327,7 +395,8 @@ export const replayServerAdminRoutes = defineRoutes({
       operationId: 'setReplayServerTargetVersion',
       ...admin(
         'Set the agent version a box should run',
-        'While it differs from the version the box reports, its status answers pendingUpdate.'
+        'While it differs from the version the box reports, its status answers pendingUpdate with the release to fetch. ' +
+          "A version with no release for the box's architecture is 400. A new target clears a ROLLED_BACK or FAILED state."
       ),
       params: ReplayServerIdParams,
       body: ReplayServerTargetVersion,

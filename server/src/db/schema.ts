@@ -14,6 +14,7 @@ import type {
   SubscriptionStatus,
   TemplateStatus,
   TemplateType,
+  UpdateState,
   UserRole
 } from '@club/contract'
 
@@ -537,9 +538,30 @@ export interface ReplayServersTable {
   /** JSON of a ReplayServerConfig; null until an admin sets one. */
   config: string | null
   target_version: string | null
+  /** What the box reports (dpkg --print-architecture); picks the release it is offered. */
+  architecture: string | null
+  /** HH:MM-HH:MM in the club's timezone; null: update when idle. */
+  update_window: string | null
+  update_state: UpdateState | null
+  /** The version update_state is about. */
+  update_version: string | null
+  update_reason: string | null
   last_seen_at: string | null
   created_at: string
   updated_at: string
+}
+
+export interface AgentReleasesTable {
+  id: string
+  version: string
+  architecture: string
+  size: number
+  sha256: string
+  /** Ed25519 signature (base64) of the SHA-256 as hex text, by the release key. */
+  signature: string
+  /** The file's name inside AGENT_RELEASES_DIR. */
+  file: string
+  created_at: string
 }
 
 /** One row (id 1) whose counter triggers raise on every change a status poll's answer depends on. */
@@ -671,6 +693,7 @@ export interface Database {
   template_search: TemplateSearchTable
   settings: SettingsTable
   replay_servers: ReplayServersTable
+  agent_releases: AgentReleasesTable
   replay_server_status_changes: ReplayServerStatusChangesTable
   packages: PackagesTable
   package_items: PackageItemsTable

@@ -55,6 +55,7 @@ const servedOperationIds = [
   'cancelPackageRedemption',
   'confirmMembershipSubscription',
   'confirmOrder',
+  'createAgentRelease',
   'createArea',
   'createAuthorization',
   'createCourt',
@@ -94,6 +95,8 @@ const servedOperationIds = [
   'deleteSeries',
   'deleteTemplate',
   'endMembershipSubscriptionPause',
+  'getAgentReleaseKey',
+  'getAgentReleasePackage',
   'getArea',
   'getAreaSessionPeriods',
   'getCourt',
@@ -120,6 +123,7 @@ const servedOperationIds = [
   'getSeries',
   'getTemplate',
   'getTemplateVersion',
+  'listAgentReleases',
   'listAreas',
   'listCourts',
   'listDeviceReplays',
@@ -225,10 +229,10 @@ t.test('every operation states its security; the open ones say so with []', asyn
   }
   // getReplayDownload: a file:// replay's signed link, the signature its credential. createReplayGuestSession: a
   // court page's guest (REPLAYS_GUEST), limited per address. revokeToken: the token to revoke is its own
-  // credential (RFC 7009).
+  // credential (RFC 7009). getAgentReleaseKey: the public key a box checks releases with.
   t.same(open.sort(), [
-    'createPhoneVerification', 'createReplayGuestSession', 'getLiveness', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus',
-    'registerReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeToken'
+    'createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getLiveness', 'getReadiness', 'getReplayDownload',
+    'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeToken'
   ])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { storeRelease } from '../test-support/agent-releases.js'
+import { windowOpening } from './updates.js'
 import { ADMIN, adminOf, approve, area, camera, poll, putConfig, registeredBox } from './test-helpers.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -81,6 +83,11 @@ t.test('the admin view shows the record and never the serverId or the token', as
     area: { id: areaId },
     config: null,
     targetVersion: null,
+    architecture: null,
+    updateWindow: null,
+    updateState: null,
+    updateVersion: null,
+    updateReason: null,
     createdDate: '2026-03-01T10:00:00.000Z',
     updatedDate: '2026-03-01T10:00:00.000Z',
     _links: { self: { href: `${ADMIN}/${id}` } }
@@ -182,8 +189,53 @@ t.test('target version: semver or null', async (t) => {
     t.equal(res.statusCode, 400, JSON.stringify(body))
     t.match(errorOf(res).message, /body/)
   }
-  t.equal((await put({ version: '2.1.0-beta.1' })).json().targetVersion, '2.1.0-beta.1')
+  const notARelease = await put({ version: '2.1.0-beta.1' })
+  t.equal(notARelease.statusCode, 400, 'a version the server holds no release of')
+  t.match(errorOf(notARelease).message, /version 2\.1\.0-beta\.1 is not a release: add it with `club agent-releases add` first/)
+  await storeRelease(ctx.app.db, ctx.config, '2.1.0-beta.1', 'arm64')
+  t.equal((await put({ version: '2.1.0-beta.1' })).json().targetVersion, '2.1.0-beta.1', 'a box yet to report its architecture: a release of any')
   t.equal((await put({ version: null })).json().targetVersion, null)
+})
+
+t.test("target version: a release for the box's architecture; a new target offers again what rolled back", async (t) => {
+  const ctx = await testApp(t)
+  const admin = await adminOf(ctx)
+  const areaId = await area(ctx)
+  const { id, serverId } = await registeredBox(ctx, { version: '1.0.0' })
+  await approve(ctx, admin, id, { areaId })
+  t.equal((await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).statusCode, 200)
+  const put = (payload: object) => ctx.app.inject({ method: 'PUT', url: `${ADMIN}/${id}/target-version`, headers: { authorization: admin }, payload })
+  await storeRelease(ctx.app.db, ctx.config, '1.1.0', 'arm64')
+  const otherArchitecture = await put({ version: '1.1.0' })
+  t.equal(otherArchitecture.statusCode, 400)
+  t.match(errorOf(otherArchitecture).message, /not a release for the box's architecture amd64/)
+  const release = await storeRelease(ctx.app.db, ctx.config, '1.1.0', 'amd64')
+  const running = await storeRelease(ctx.app.db, ctx.config, '1.0.0', 'all')
+  t.match((await put({ version: '1.1.0', updateWindow: '02:00-05:00' })).json(), { targetVersion: '1.1.0', updateWindow: '02:00-05:00' })
+
+  const offered = (await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate
+  t.same(offered, {
+    version: '1.1.0',
+    path: '/apis/v2/replay-servers/device/agent-releases/1.1.0/amd64',
+    size: release.size,
+    sha256: release.sha256,
+    signature: release.signature,
+    rollback: { version: '1.0.0', path: '/apis/v2/replay-servers/device/agent-releases/1.0.0/all', size: running.size, sha256: running.sha256, signature: running.signature },
+    // 10:00 UTC on 1 March: the window's next opening is the next night, in the club's timezone.
+    window: windowOpening('02:00-05:00', ctx.config.CLUB_TIMEZONE, ctx.clock.now())
+  })
+
+  const rolledBack = 'version=1.0.0&architecture=amd64&updateState=ROLLED_BACK&updateVersion=1.1.0&updateReason=did%20not%20start'
+  t.notOk('pendingUpdate' in (await poll(ctx, serverId, rolledBack)).json(), 'a version that rolled back is not offered again')
+  const list = (query: string) => ctx.app.inject({ url: `${ADMIN}?${query}`, headers: { authorization: admin } })
+  t.same((await list('updateState=ROLLED_BACK')).json().items.map((b: { id: string }) => b.id), [id])
+  t.match((await list('updateState=ROLLED_BACK')).json().items[0], { updateState: 'ROLLED_BACK', updateVersion: '1.1.0', updateReason: 'did not start' })
+  t.same((await list('updateState=INSTALLING')).json().items, [])
+  t.equal((await list('updateState=LATER')).statusCode, 400)
+
+  await storeRelease(ctx.app.db, ctx.config, '1.2.0', 'all')
+  t.match((await put({ version: '1.2.0' })).json(), { targetVersion: '1.2.0', updateState: null }, 'a new target clears the rollback')
+  t.match((await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate, { version: '1.2.0', path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/all' })
 })
 
 t.test('configuration: every field is validated, a bad one is a 400 naming it and changes nothing', async (t) => {

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { runCli } from '../cli.js'
 import { testApp, type TestApp } from '../test-support/app.js'
+import { storeRelease } from '../test-support/agent-releases.js'
 import { area, camera, poll, registeredBox } from './test-helpers.js'
 
 /** Runs `club ...` against the test app's database file; answers the exit code and the parsed output. */
@@ -39,10 +40,13 @@ t.test('an operator lists pending boxes, approves one and configures it from a s
   t.equal(configured.code, 0)
   t.same(configured.json.config, { cleanupEnabled: false, cameras: [camera('cam-1')] })
 
+  const notYet = await club(ctx, 'devices', 'target-version', id, '1.5.0')
+  t.not(notYet.code, 0, 'no release of 1.5.0 yet')
+  await storeRelease(ctx.app.db, ctx.config, '1.5.0')
   t.equal((await club(ctx, 'devices', 'target-version', id, '1.5.0')).json.targetVersion, '1.5.0')
 
-  const status = (await poll(ctx, serverId, 'version=1.4.0')).json()
-  t.match(status, { status: 'APPROVED', area: { id: areaId }, config: { cameras: [camera('cam-1')] }, pendingUpdate: { version: '1.5.0' } })
+  const status = (await poll(ctx, serverId, 'version=1.4.0&architecture=arm64')).json()
+  t.match(status, { status: 'APPROVED', area: { id: areaId }, config: { cameras: [camera('cam-1')] }, pendingUpdate: { version: '1.5.0', path: '/apis/v2/replay-servers/device/agent-releases/1.5.0/all' } })
 
   const shown = await club(ctx, 'devices', 'show', id)
   t.match(shown.json, { id, version: '1.4.0', targetVersion: '1.5.0' })

@@ -54,6 +54,7 @@ export const deviceCommands: Record<string, Command> = {
       status: { type: 'string' },
       online: { type: 'string' },
       'device-id': { type: 'string' },
+      'update-state': { type: 'string' },
       page: { type: 'string' },
       ipp: { type: 'string' }
     })
@@ -63,6 +64,7 @@ export const deviceCommands: Record<string, Command> = {
           status: values.status,
           online: booleanFlag(values.online, 'online'),
           deviceId: values['device-id'],
+          updateState: values['update-state'],
           page: integer(values.page, 'page'),
           ipp: integer(values.ipp, 'ipp')
         }).filter(([, v]) => v !== undefined)
@@ -99,11 +101,28 @@ export const deviceCommands: Record<string, Command> = {
     return setReplayServerConfig(ctx.db, id, config, await depsOf(ctx))
   },
 
+  /**
+   * Sets (or, with only the ID, shows) the version a box should run, and answers where its update
+   * stands: updateState (DOWNLOADING, WAITING_FOR_IDLE, INSTALLING, ROLLED_BACK, FAILED) with its
+   * version and reason. `--window 02:00-05:00` updates only then (club time); `--window idle` whenever idle.
+   */
   async 'devices target-version'(ctx) {
-    const { values, positionals } = flags(ctx.args, { clear: { type: 'boolean' } }, [], 'ID [VERSION]')
-    const usage = 'target-version ID VERSION, or target-version ID --clear'
-    if (positionals.length !== (values.clear ? 1 : 2)) throw new UsageError(`usage: club devices ${usage}`)
+    const { values, positionals } = flags(ctx.args, { clear: { type: 'boolean' }, window: { type: 'string' } }, [], 'ID [VERSION]')
+    const usage = 'target-version ID [VERSION] [--window HH:MM-HH:MM|idle], or target-version ID --clear'
+    if (positionals.length < 1 || positionals.length > (values.clear ? 1 : 2)) throw new UsageError(`usage: club devices ${usage}`)
     const [id, version] = positionals as [string, string | undefined]
-    return setReplayServerTargetVersion(ctx.db, id, { version: values.clear ? null : version }, await depsOf(ctx))
+    const deps = await depsOf(ctx)
+    const window = values.window === undefined ? {} : { updateWindow: values.window === 'idle' ? null : values.window }
+    const box =
+      version === undefined && !values.clear && values.window === undefined
+        ? await getReplayServer(ctx.db, id, deps)
+        : await setReplayServerTargetVersion(
+            ctx.db,
+            id,
+            { version: values.clear ? null : (version ?? (await getReplayServer(ctx.db, id, deps)).targetVersion), ...window },
+            deps
+          )
+    const { id: boxId, version: running, targetVersion, architecture, updateWindow, updateState, updateVersion, updateReason } = box
+    return { id: boxId, version: running, targetVersion, architecture, updateWindow, updateState, updateVersion, updateReason }
   }
 }

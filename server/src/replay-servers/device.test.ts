@@ -2,6 +2,7 @@ import t from 'tap'
 import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
 import { authenticateDeviceToken } from './service.js'
+import { storeRelease } from '../test-support/agent-releases.js'
 import { ADMIN, adminOf, anotherProcess, approve, area, camera, poll, putConfig, register, registeredBox } from './test-helpers.js'
 
 t.test('registration answers a serverId, PENDING and the configured poll interval', async (t) => {
@@ -107,10 +108,18 @@ t.test('PENDING → APPROVED → config → target version → REVOKED, seen thr
     cameras: [camera('cam-1'), camera('cam-2', { isEnabled: false })]
   })
 
+  const release = await storeRelease(ctx.app.db, ctx.config, '1.2.0')
   const target = await ctx.app.inject({ method: 'PUT', url: `${ADMIN}/${id}/target-version`, headers: { authorization: admin }, payload: { version: '1.2.0' } })
   t.equal(target.statusCode, 200)
   t.equal(target.json().targetVersion, '1.2.0')
-  t.same((await poll(ctx, serverId, 'version=1.0.0')).json().pendingUpdate, { version: '1.2.0' })
+  t.same((await poll(ctx, serverId, 'version=1.0.0')).json().pendingUpdate, { version: '1.2.0' }, 'a box that does not say its architecture: the version only')
+  t.same((await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate, {
+    version: '1.2.0',
+    path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/all',
+    size: release.size,
+    sha256: release.sha256,
+    signature: release.signature
+  })
   t.notOk('pendingUpdate' in (await poll(ctx, serverId, 'version=1.2.0')).json(), 'no update once the box runs the target')
   t.notOk('pendingUpdate' in (await poll(ctx, serverId)).json(), 'the reported version is remembered')
 

@@ -25,7 +25,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   const tokenKey = await deviceTokenKey(app.db, app.config, app.clock)
   const polls = new StatusPolls(
     app.db,
-    { clock: app.clock, tokenKey },
+    { clock: app.clock, tokenKey, clubTimezone: app.config.CLUB_TIMEZONE },
     { maxEntries: app.config.REPLAY_STATUS_CACHE_ENTRIES, flushIntervalMs: app.config.REPLAY_SIGHTING_FLUSH_MS, log: app.log }
   )
   app.decorate('replayServerPolls', polls)

@@ -24,6 +24,7 @@ import type { ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { paged, pageRequest } from '../paging.js'
 import { valueValidator } from '../plugins/validation.js'
+import { findRelease } from '../agent-releases/service.js'
 
 
 /** A box's stored configuration (written by setReplayServerConfig after the contract checked it), or null. */
@@ -100,6 +101,11 @@ export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number)
     area: row.area_id === null ? null : { id: row.area_id },
     config: parseConfig(row.config),
     targetVersion: row.target_version,
+    architecture: row.architecture,
+    updateWindow: row.update_window,
+    updateState: row.update_state,
+    updateVersion: row.update_version,
+    updateReason: row.update_reason,
     createdDate: row.created_at,
     updatedDate: row.updated_at,
     _links: { self: { href: `${ADMIN_PATH}/${row.id}` } }
@@ -144,6 +150,11 @@ export async function registerReplayServer(
           area_id: null,
           config: null,
           target_version: null,
+          architecture: null,
+          update_window: null,
+          update_state: null,
+          update_version: null,
+          update_reason: null,
           last_seen_at: now,
           created_at: now,
           updated_at: now
@@ -192,6 +203,11 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'area_id',
       'config',
       'target_version',
+      'architecture',
+      'update_window',
+      'update_state',
+      'update_version',
+      'update_reason',
       // Replays waiting for this box (migration 0015's triggers move the status change counter when
       // one starts or stops waiting, so this is read only when the kept answer is out of date).
       sql<number>`(select count(*) from replays where replays.replay_server_id = replay_servers.id and replays.status = 'REQUESTED')`.as(
@@ -242,26 +258,39 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
   }
 }
 
-/** The update an approved box should install: its target version, while the version it runs differs. */
-export function pendingUpdateOf(row: PollRow, reportedVersion: string | undefined): ReplayServerStatusAnswer['pendingUpdate'] {
-  if (row.status !== 'APPROVED' || row.area_id === null || row.target_version === null) return undefined
-  return row.target_version === (reportedVersion ?? row.version) ? undefined : { version: row.target_version }
-}
-
 /** What a poll writes besides lastSeenAt: what the box reports, or the hash of the token it is given. */
-export type PollReport = Partial<Pick<ReplayServersTable, 'version' | 'server_url' | 'local_ip' | 'token_hash'>>
+export type PollReport = Partial<
+  Pick<
+    ReplayServersTable,
+    'version' | 'server_url' | 'local_ip' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason'
+  >
+>
 
-/** What a poll reports that the record does not hold yet, or null. */
+/**
+ * What a poll reports that the record does not hold yet, or null. The update's state is what the box
+ * says now: a poll without one (nothing under way, nothing failed) clears it, but only a poll that
+ * reports its version, so a box too old to report updates leaves an admin's view alone.
+ */
 export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery): PollReport | null {
   const version = reported.version !== undefined && reported.version !== row.version
   const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
   const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
+  const architecture = reported.architecture !== undefined && reported.architecture !== row.architecture
+  const reportsUpdates = reported.architecture !== undefined
+  const update = reportsUpdates
+    ? { update_state: reported.updateState ?? null, update_version: reported.updateVersion ?? null, update_reason: reported.updateReason ?? null }
+    : undefined
+  const updateChanged =
+    update !== undefined &&
+    (update.update_state !== row.update_state || update.update_version !== row.update_version || update.update_reason !== row.update_reason)
   // Nothing allocated for the usual poll, which reports what is already recorded.
-  if (!version && !serverUrl && !localIp) return null
+  if (!version && !serverUrl && !localIp && !architecture && !updateChanged) return null
   return {
     ...(version ? { version: reported.version } : {}),
     ...(serverUrl ? { server_url: reported.serverUrl } : {}),
-    ...(localIp ? { local_ip: reported.localIp } : {})
+    ...(localIp ? { local_ip: reported.localIp } : {}),
+    ...(architecture ? { architecture: reported.architecture } : {}),
+    ...(updateChanged ? update : {})
   }
 }
 
@@ -339,6 +368,7 @@ export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery
   let filtered = db.selectFrom('replay_servers')
   if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
   if (query.deviceId !== undefined) filtered = filtered.where('device_id', '=', query.deviceId)
+  if (query.updateState !== undefined) filtered = filtered.where('update_state', '=', query.updateState)
   if (query.online === true) filtered = filtered.where('last_seen_at', '>=', since)
   if (query.online === false) filtered = filtered.where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', since)]))
   const [rows, count] = await Promise.all([
@@ -350,7 +380,8 @@ export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery
   return paged(items, Number(count.total), request, ADMIN_PATH, {
     status: query.status,
     online: query.online,
-    deviceId: query.deviceId
+    deviceId: query.deviceId,
+    updateState: query.updateState
   })
 }
 
@@ -455,8 +486,27 @@ async function checkCourtIds(tx: DbOrTx, config: ReplayServerConfig, areaId: str
 
 const targetVersionShape = valueValidator(ReplayServerTargetVersion, 'body')
 
-/** The agent version the box should run (null clears it); polls answer pendingUpdate while it differs. */
+/**
+ * The agent version the box should run (null clears it); polls answer pendingUpdate while it differs.
+ * The version must be a release for the box's architecture (any architecture while the box has not
+ * reported one). A new target clears a ROLLED_BACK or FAILED state, so the box tries again.
+ */
 export async function setReplayServerTargetVersion(db: Db, id: string, value: unknown, deps: ReplayServerDeps) {
-  const { version } = targetVersionShape(value)
-  return change(db, id, deps, () => ({ target_version: version }))
+  const { version, updateWindow } = targetVersionShape(value)
+  return change(db, id, deps, async (row, tx) => {
+    if (version !== null) {
+      const release = row.architecture
+        ? await findRelease(tx, version, row.architecture)
+        : await tx.selectFrom('agent_releases').select('id').where('version', '=', version).executeTakeFirst()
+      if (!release) {
+        const forWhat = row.architecture ? ` for the box's architecture ${row.architecture}` : ''
+        throw new BadRequestError(`version ${quote(version)} is not a release${forWhat}: add it with \`club agent-releases add\` first`)
+      }
+    }
+    return {
+      target_version: version,
+      ...(updateWindow !== undefined ? { update_window: updateWindow } : {}),
+      ...(version !== row.target_version ? { update_state: null, update_version: null, update_reason: null } : {})
+    }
+  })
 }

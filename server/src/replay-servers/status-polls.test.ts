@@ -16,6 +16,7 @@ import {
   setReplayServerConfig,
   setReplayServerTargetVersion
 } from './service.js'
+import { storeRelease } from '../test-support/agent-releases.js'
 import { ADMIN, adminOf, anotherProcess, approve, area, camera, poll, registeredBox } from './test-helpers.js'
 
 /** Never flushed by the timer within a test: only flush() and close() write sightings. */
@@ -51,7 +52,9 @@ t.test('a change another process makes to the database is seen by the very next 
   await approveReplayServer(other.db, id, { areaId: areaB }, other.deps)
   t.same((await next('moved')).area, { id: areaB })
 
+  await storeRelease(other.db, ctx.config, '1.1.0')
   await setReplayServerTargetVersion(other.db, id, { version: '1.1.0' }, other.deps)
+  // The box has not said its architecture: the version alone (device.test.ts has the download).
   t.same((await next('target version')).pendingUpdate, { version: '1.1.0' })
 
   // Another server process on the same file recorded the box's upgrade.

@@ -9,7 +9,6 @@ import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import {
   findPolledReplayServer,
-  pendingUpdateOf,
   recordReport,
   recordSightings,
   replayServerStatusChanges,
@@ -18,6 +17,7 @@ import {
   type PollRow,
   type ReplayServerDeps
 } from './service.js'
+import { pendingUpdateFor, updateTargetOf } from './updates.js'
 
 /** A status answer as sent: its JSON and the ETag that is its hash. */
 export interface SentStatus {
@@ -31,7 +31,6 @@ interface Entry {
   readonly row: PollRow
   readonly answer: ReplayServerStatusAnswer
   sent?: SentStatus
-  sentWithUpdate?: SentStatus
   /** The last poll not yet written to the database (epoch ms). */
   seenAt: number
 }
@@ -45,7 +44,7 @@ export interface StatusPollsOptions {
 }
 
 /** What a poll's query may hold: what the box reports about itself (ReplayServerStatusQuery). */
-const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp'])
+const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp', 'architecture', 'updateState', 'updateVersion', 'updateReason'])
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -83,7 +82,7 @@ export class StatusPolls {
 
   constructor(
     private readonly db: Db,
-    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey'>,
+    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey'> & { clubTimezone: string },
     private readonly options: StatusPollsOptions
   ) {
     this.timer = setInterval(() => {
@@ -117,10 +116,15 @@ export class StatusPolls {
     } else {
       this.sighted(entry, now)
     }
-    // The one part that depends on the poll: whether the version it reports is the target.
-    const pendingUpdate = pendingUpdateOf(entry.row, reported.version)
-    // Serialised once per entry and shape, so the ETag is the hash of exactly what is sent.
-    if (pendingUpdate) return { sent: (entry.sentWithUpdate ??= sent(serialize, entry.answer, pendingUpdate)), changed }
+    // The one part that depends on the poll: whether the version it reports is the target. Made
+    // afresh for each poll of a box with an update pending (few, and it depends on the clock and the
+    // events on its courts); the ETag is still the hash of exactly what is sent.
+    const target = updateTargetOf(report ? { ...entry.row, ...report } : entry.row, reported.version)
+    if (target) {
+      const pendingUpdate = await pendingUpdateFor(this.db, entry.row, target, reported, now, this.deps.clubTimezone)
+      return { sent: sent(serialize, entry.answer, pendingUpdate), changed }
+    }
+    // Serialised once per entry, so the ETag is the hash of exactly what is sent.
     return { sent: (entry.sent ??= sent(serialize, entry.answer)), changed }
   }
 
@@ -140,7 +144,9 @@ export class StatusPolls {
     }
     const entry = this.kept(serverId, await this.statusChanges())
     if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery)) return undefined
-    const answer = pendingUpdateOf(entry.row, reported.version as string | undefined) ? entry.sentWithUpdate : entry.sent
+    // A box with an update pending goes to the full route: its answer is made per poll.
+    if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
+    const answer = entry.sent
     if (!answer || !matchesIfNoneMatch(ifNoneMatch, answer.etag)) return undefined
     this.sighted(entry, this.deps.clock.now())
     return answer.etag

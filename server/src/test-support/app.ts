@@ -28,7 +28,15 @@ export interface TestApp {
 
 /** Settings for tests: cheap password hashing, quiet unless a test reads the log. */
 export function testConfig(dir: string, env: Record<string, string> = {}): Config {
-  return loadConfig({ DATABASE_URL: join(dir, 'club.db'), PASSWORD_HASH_COST: '1024', LOG_LEVEL: 'info', ...env })
+  return loadConfig({
+    DATABASE_URL: join(dir, 'club.db'),
+    PASSWORD_HASH_COST: '1024',
+    LOG_LEVEL: 'info',
+    // Releases and their key in the test's own folder, never in the working copy's data/.
+    AGENT_RELEASES_DIR: join(dir, 'agent-releases'),
+    AGENT_RELEASE_KEY_FILE: join(dir, 'agent-release-key.pem'),
+    ...env
+  })
 }
 
 export async function testApp(

@@ -16,6 +16,7 @@ import * as m0013 from './0013_packages.js'
 import * as m0014 from './0014_scheduled_jobs.js'
 import * as m0015 from './0015_replays.js'
 import * as m0016 from './0016_replay_guests.js'
+import * as m0017 from './0017_agent_releases.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -33,5 +34,6 @@ export const migrations: Record<string, Migration> = {
   '0013_packages': m0013,
   '0014_scheduled_jobs': m0014,
   '0015_replays': m0015,
-  '0016_replay_guests': m0016
+  '0016_replay_guests': m0016,
+  '0017_agent_releases': m0017
 }

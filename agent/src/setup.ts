@@ -1,0 +1,98 @@
+// `club-agent setup --server URL [--name NAME]`: the installer's one command after installing the
+// package. Checks that the server answers and ffmpeg runs, writes the configuration and the release
+// key, starts the service and says what to read out to the admin (deviceId and hostname).
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { agentReleaseRoutes, AgentReleaseKey } from '@club/contract'
+import { Value } from 'typebox/value'
+import { AgentConfigSchema } from './config.js'
+
+export interface SetupOptions {
+  configPath: string
+  server: string
+  name?: string
+  /** A release key file to trust instead of the one the server answers. */
+  releaseKey?: string
+}
+
+export interface SetupDeps {
+  fetch: typeof fetch
+  /** Answers why ffmpeg or ffprobe cannot run, or undefined. */
+  checkFfmpeg: () => Promise<string | undefined>
+  /** Enables and starts the service (systemctl). */
+  startService: () => Promise<void>
+  identity: () => Promise<{ deviceId: string; hostname: string }>
+  out: (line: string) => void
+}
+
+export class SetupError extends Error {
+  override name = 'SetupError'
+}
+
+/** The configuration file after setup: the installer's other settings kept, the server and name set. */
+export function configAfterSetup(existing: Record<string, unknown>, options: Pick<SetupOptions, 'server' | 'name'>): Record<string, unknown> {
+  return { ...existing, serverUrl: options.server.replace(/\/+$/, ''), ...(options.name ? { displayName: options.name } : {}) }
+}
+
+export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ deviceId: string; hostname: string }> {
+  if (!Value.Check(AgentConfigSchema.properties.serverUrl, options.server)) throw new SetupError(`--server ${options.server} is not an http(s) URL`)
+  const existing = readExisting(options.configPath)
+  const config = configAfterSetup(existing, options)
+  const keyPath = (config.releaseKeyPath as string | undefined) ?? ((AgentConfigSchema.properties.releaseKeyPath as unknown as { default: string }).default)
+
+  const missing = await deps.checkFfmpeg()
+  if (missing) throw new SetupError(missing)
+
+  const publicKey = options.releaseKey ? readReleaseKey(options.releaseKey) : await fetchReleaseKey(config.serverUrl as string, deps)
+  mkdirSync(dirname(options.configPath), { recursive: true, mode: 0o755 })
+  writeFileSync(options.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o644 })
+  if (publicKey) {
+    mkdirSync(dirname(keyPath), { recursive: true, mode: 0o755 })
+    writeFileSync(keyPath, publicKey, { mode: 0o644 })
+  } else {
+    deps.out(`warning: the server has no release key yet (club agent-releases keygen); until ${keyPath} holds it, this box installs no update`)
+  }
+  await deps.startService()
+  const identity = await deps.identity()
+  deps.out(`deviceId: ${identity.deviceId}`)
+  deps.out(`hostname: ${identity.hostname}`)
+  deps.out('Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID')
+  return identity
+}
+
+function readExisting(path: string): Record<string, unknown> {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch {
+    return {}
+  }
+  try {
+    const parsed = JSON.parse(text) as unknown
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
+  } catch {
+    throw new SetupError(`${path} is not JSON: fix or remove it, then run setup again`)
+  }
+}
+
+function readReleaseKey(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new SetupError(`--release-key ${path}: ${(err as Error).message}`)
+  }
+}
+
+/** The release key's public half from the server; undefined when the server has none yet (404). */
+async function fetchReleaseKey(serverUrl: string, deps: SetupDeps): Promise<string | undefined> {
+  let res: Response
+  try {
+    res = await deps.fetch(`${serverUrl}${agentReleaseRoutes.key.url}`, { signal: AbortSignal.timeout(15_000) })
+  } catch (err) {
+    throw new SetupError(`the server at ${serverUrl} does not answer: ${(err as Error).message}`)
+  }
+  if (res.status === 404) return undefined
+  const body = (await res.json().catch(() => undefined)) as unknown
+  if (res.status !== 200 || !Value.Check(AgentReleaseKey, body)) throw new SetupError(`the server at ${serverUrl} answered ${res.status}: is it the club platform?`)
+  return body.publicKey
+}

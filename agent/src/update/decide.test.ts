@@ -1,0 +1,42 @@
+import t from 'tap'
+import { createHash, generateKeyPairSync, sign } from 'node:crypto'
+import { busyReason, nextStep, packageMismatch, recordAfterStart } from './decide.js'
+
+const now = new Date('2026-03-01T10:00:00.000Z')
+const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString()
+const full = { version: '1.2.0', path: '/p', size: 3, sha256: 'a'.repeat(64), signature: 's' }
+
+t.test('an update waits for exports, for events within 15 minutes, and for its window', async (t) => {
+  t.match(busyReason({}, 1, now), /export/)
+  t.match(busyReason({ busy: [{ start: at(14), end: at(60) }] }, 0, now), /event/, 'an event starting within 15 minutes')
+  t.equal(busyReason({ busy: [{ start: at(16), end: at(60) }] }, 0, now), undefined, 'one starting later does not hold it')
+  t.match(busyReason({ busy: [{ start: at(-30), end: at(1) }] }, 0, now), /event/, 'one under way')
+  t.match(busyReason({ window: { start: at(60), end: at(120) } }, 0, now), /window opens/)
+  t.equal(busyReason({ window: { start: at(-1), end: at(120) } }, 0, now), undefined)
+})
+
+t.test('the steps: download, wait, install; never again what rolled back; straight to the target', async (t) => {
+  const base = { running: '1.0.0', record: undefined, downloaded: undefined, exportsRunning: 0, now }
+  t.same(nextStep({ ...base, pending: undefined }), { action: 'none' })
+  t.equal(nextStep({ ...base, pending: full }).action, 'download', 'several versions behind: the target is fetched, nothing between')
+  t.equal(nextStep({ ...base, pending: full, downloaded: '1.2.0', exportsRunning: 1 }).action, 'wait')
+  t.equal(nextStep({ ...base, pending: full, downloaded: '1.2.0' }).action, 'install')
+  t.equal(nextStep({ ...base, pending: full, record: { version: '1.2.0', state: 'ROLLED_BACK' } }).action, 'gave-up')
+  t.equal(nextStep({ ...base, pending: full, record: { version: '1.1.0', state: 'FAILED' } }).action, 'download', 'another target is tried')
+  t.equal(nextStep({ ...base, pending: { version: '1.2.0' } }).action, 'wait', 'no package for this box: nothing to fetch')
+  t.equal(recordAfterStart({ version: '1.2.0', state: 'INSTALLING' }, '1.2.0'), undefined)
+  t.same(recordAfterStart({ version: '1.3.0', state: 'ROLLED_BACK' }, '1.0.0'), { version: '1.3.0', state: 'ROLLED_BACK' })
+})
+
+t.test('a package is checked by size, digest and signature', async (t) => {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
+  const bytes = Buffer.from('deb')
+  const sha256 = createHash('sha256').update(bytes).digest('hex')
+  const release = { size: 3, sha256, signature: sign(null, Buffer.from(sha256), privateKey).toString('base64') }
+  t.equal(packageMismatch(release, bytes, pem), undefined)
+  t.match(packageMismatch(release, Buffer.from('deB'), pem), /SHA-256/)
+  t.match(packageMismatch(release, Buffer.from('debs'), pem), /size/)
+  const other = generateKeyPairSync('ed25519').privateKey
+  t.match(packageMismatch({ ...release, signature: sign(null, Buffer.from(sha256), other).toString('base64') }, bytes, pem), /signature/)
+})

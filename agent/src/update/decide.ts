@@ -1,0 +1,127 @@
+// An update's decisions, without a file, a socket or a process: what to do with the server's
+// pendingUpdate, whether the box is idle enough to install, whether a package is the one the server
+// signed, and what a poll reports. The shell (updater.ts, installer.ts) only looks and acts.
+import { createHash, createPublicKey, verify } from 'node:crypto'
+import type { PendingUpdate, ReleaseDownload, UpdateState } from '@club/contract'
+
+/** No update from this long before an event on the box's courts until it ends. */
+export const BUSY_MARGIN_MS = 15 * 60_000
+/** How long a new version has to poll the server with its new version before it is put back. */
+export const HEALTHY_WITHIN_MS = 5 * 60_000
+
+/** What the box remembers of its update (stateDir/update.json), and reports with each poll. */
+export interface UpdateRecord {
+  version: string
+  state: UpdateState
+  reason?: string
+}
+
+export type UpdateStep =
+  | { action: 'none' }
+  /** The server's target already came back ROLLED_BACK or FAILED here: not again until the target changes. */
+  | { action: 'gave-up' }
+  | { action: 'download'; release: ReleaseDownload }
+  | { action: 'wait'; why: string }
+  | { action: 'install'; release: ReleaseDownload }
+
+/**
+ * The next step for a pendingUpdate. `downloaded` is the version whose package is on disk, checked;
+ * `running` the version this process is.
+ */
+export function nextStep(input: {
+  pending: PendingUpdate | undefined
+  running: string
+  record: UpdateRecord | undefined
+  downloaded: string | undefined
+  exportsRunning: number
+  now: Date
+}): UpdateStep {
+  const { pending, running, record } = input
+  if (!pending || pending.version === running) return { action: 'none' }
+  if (record && record.version === pending.version && (record.state === 'ROLLED_BACK' || record.state === 'FAILED')) return { action: 'gave-up' }
+  const release = releaseOf(pending)
+  if (!release) return { action: 'wait', why: `the server holds no package of ${pending.version} for this box` }
+  if (input.downloaded !== release.version) return { action: 'download', release }
+  const busy = busyReason(pending, input.exportsRunning, input.now)
+  return busy ? { action: 'wait', why: busy } : { action: 'install', release }
+}
+
+/** The package a pendingUpdate names, when it names one in full. */
+export function releaseOf(pending: PendingUpdate): ReleaseDownload | undefined {
+  const { version, path, size, sha256, signature } = pending
+  return path && size && sha256 && signature ? { version, path, size, sha256, signature } : undefined
+}
+
+/**
+ * Why the box must not install now, or undefined: a clip export runs; with an update window, it is
+ * not open; without one, an event on its courts is under way or starts within 15 minutes.
+ */
+export function busyReason(pending: Pick<PendingUpdate, 'busy' | 'window'>, exportsRunning: number, now: Date): string | undefined {
+  if (exportsRunning > 0) return `${exportsRunning} clip export(s) running`
+  const t = now.getTime()
+  if (pending.window) {
+    const open = Date.parse(pending.window.start) <= t && t < Date.parse(pending.window.end)
+    return open ? undefined : `the update window opens at ${pending.window.start}`
+  }
+  const event = (pending.busy ?? []).find((b) => Date.parse(b.start) - BUSY_MARGIN_MS <= t && t < Date.parse(b.end))
+  return event ? `an event on its courts runs ${event.start} to ${event.end}` : undefined
+}
+
+/**
+ * Whether a downloaded package is the one the server signed: its size, its SHA-256 and the Ed25519
+ * signature of that SHA-256 (as hex text) under the release key. Answers the mismatch, or undefined.
+ */
+export function packageMismatch(release: Pick<ReleaseDownload, 'size' | 'sha256' | 'signature'>, bytes: Buffer, publicKeyPem: string): string | undefined {
+  if (bytes.length !== release.size) return `size ${bytes.length} is not the announced ${release.size}`
+  const sha256 = createHash('sha256').update(bytes).digest('hex')
+  if (sha256 !== release.sha256) return `SHA-256 ${sha256} is not the announced ${release.sha256}`
+  let valid = false
+  try {
+    valid = verify(null, Buffer.from(release.sha256, 'utf8'), createPublicKey(publicKeyPem), Buffer.from(release.signature, 'base64'))
+  } catch (err) {
+    return `the signature cannot be checked: ${(err as Error).message}`
+  }
+  return valid ? undefined : 'the signature is not made by the release key this box trusts'
+}
+
+/** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */
+export function updateReport(record: UpdateRecord | undefined): { updateState?: UpdateState; updateVersion?: string; updateReason?: string } {
+  if (!record) return {}
+  return { updateState: record.state, updateVersion: record.version, ...(record.reason ? { updateReason: record.reason.slice(0, 500) } : {}) }
+}
+
+/** The record after a successful start of `running`: an update of it is over, whatever it said. */
+export function recordAfterStart(record: UpdateRecord | undefined, running: string): UpdateRecord | undefined {
+  if (!record) return undefined
+  if (record.version === running) return undefined
+  // Still INSTALLING another version means the installer never came back: the running one stands.
+  return record.state === 'ROLLED_BACK' || record.state === 'FAILED' ? record : undefined
+}
+
+/** `node`'s process.arch as Debian names it, when `dpkg --print-architecture` cannot say. */
+export function debianArchitecture(nodeArch: string): string {
+  return ({ x64: 'amd64', arm64: 'arm64', arm: 'armhf', ia32: 'i386', riscv64: 'riscv64', ppc64: 'ppc64el', s390x: 's390x' } as Record<string, string>)[nodeArch] ?? nodeArch
+}
+
+/** Versions a systemd instance name carries as they are: the installer unit is started with it. */
+export function safeUnitVersion(version: string): boolean {
+  return /^[0-9A-Za-z.~-]{1,100}$/.test(version)
+}
+
+/** Files of an update in the state folder's updates/ (the agent's user writes, the installer reads). */
+export const updateFiles = {
+  dir: 'updates',
+  partial: (version: string) => `club-agent_${version}.deb.part`,
+  complete: (version: string) => `club-agent_${version}.deb`,
+  /** What the agent asks the installer for: both packages with what the server said of them. */
+  request: 'request.json',
+  /** The running agent's word that it reached the server: written at its first answered poll. */
+  polled: 'polled.json',
+  record: 'update.json'
+}
+
+/** The installer's request: the new package and the one to put back, as the server announced them. */
+export interface InstallRequest {
+  release: ReleaseDownload
+  rollback?: ReleaseDownload
+}

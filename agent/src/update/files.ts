@@ -1,0 +1,69 @@
+// The update's files in the state folder, read and written by the agent (its own user) and by the
+// installer (root), which keeps the folder's owner on what it writes.
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { writeFileAtomically } from '../control/state.js'
+import { updateFiles, type InstallRequest, type UpdateRecord } from './decide.js'
+
+export class UpdateFiles {
+  readonly dir: string
+
+  constructor(readonly stateDir: string) {
+    this.dir = join(stateDir, updateFiles.dir)
+  }
+
+  path(name: string): string {
+    return join(this.dir, name)
+  }
+
+  private read<T>(path: string): T | undefined {
+    try {
+      return JSON.parse(readFileSync(path, 'utf8')) as T
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SyntaxError) return undefined
+      throw err
+    }
+  }
+
+  private write(dir: string, path: string, value: unknown): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+    // Written by root (the installer), the file must stay readable by the agent's user.
+    const { uid, gid } = statSync(this.stateDir)
+    writeFileAtomically(dir, path, JSON.stringify(value, null, 2), process.getuid?.() === 0 ? { uid, gid } : undefined)
+  }
+
+  record(): UpdateRecord | undefined {
+    return this.read<UpdateRecord>(join(this.stateDir, updateFiles.record))
+  }
+
+  saveRecord(record: UpdateRecord | undefined): void {
+    const path = join(this.stateDir, updateFiles.record)
+    if (record) this.write(this.stateDir, path, record)
+    else rmSync(path, { force: true })
+  }
+
+  request(): InstallRequest | undefined {
+    return this.read<InstallRequest>(this.path(updateFiles.request))
+  }
+
+  saveRequest(request: InstallRequest): void {
+    this.write(this.dir, this.path(updateFiles.request), request)
+  }
+
+  polled(): { version: string; at: string } | undefined {
+    return this.read(join(this.stateDir, updateFiles.polled))
+  }
+
+  savePolled(version: string, at: Date): void {
+    this.write(this.stateDir, join(this.stateDir, updateFiles.polled), { version, at: at.toISOString() })
+  }
+
+  forgetPolled(): void {
+    rmSync(join(this.stateDir, updateFiles.polled), { force: true })
+  }
+
+  /** The fixed folder updates/ also for the first write, owned like the state folder. */
+  ensureDir(): void {
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 })
+  }
+}

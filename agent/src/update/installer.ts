@@ -1,0 +1,124 @@
+// The privileged half of an update (`club-agent install-update VERSION`, run as root by the unit
+// club-agent-update@VERSION.service that the agent starts). It trusts nothing the agent's user
+// wrote: both packages are checked again against the release key in /etc/club-agent (root's). Then
+// it installs the new one, waits up to 5 minutes for the new version to reach the server, and
+// otherwise puts the previous one back and records ROLLED_BACK with the reason, which the agent
+// reports at its next poll.
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
+import { HEALTHY_WITHIN_MS, packageMismatch, updateFiles, type UpdateRecord } from './decide.js'
+import { UpdateFiles } from './files.js'
+
+const run = promisify(execFile)
+
+/** Installs a package and (re)starts what it installed. */
+export interface PackageInstaller {
+  install(file: string): Promise<void>
+}
+
+export interface InstallerClock {
+  now(): Date
+  sleep(ms: number): Promise<void>
+}
+
+export interface InstallerOptions {
+  stateDir: string
+  publicKeyPem: string
+  packages: PackageInstaller
+  clock: InstallerClock
+  log: (message: string) => void
+  /** How often the new version's word is looked for. */
+  checkEveryMs?: number
+}
+
+export class UpdateInstaller {
+  private readonly files: UpdateFiles
+
+  constructor(private readonly options: InstallerOptions) {
+    this.files = new UpdateFiles(options.stateDir)
+  }
+
+  /** Installs `version` as the agent asked; answers the record left for the agent. */
+  async run(version: string): Promise<UpdateRecord | undefined> {
+    const { log, clock } = this.options
+    const request = this.files.request()
+    if (!request || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
+    const file = this.files.path(updateFiles.complete(version))
+    const refused = this.check(request.release, file)
+    if (refused) return this.finish({ version, state: 'FAILED', reason: refused })
+    const rollbackFile = request.rollback ? this.files.path(updateFiles.complete(request.rollback.version)) : undefined
+    const rollbackRefused = request.rollback && rollbackFile ? this.check(request.rollback, rollbackFile) : 'no package of the running version to put back'
+    const since = clock.now()
+    // Only a word written after this install counts: the file is gone until the new version writes it.
+    this.files.forgetPolled()
+    log(`installing club-agent ${version}`)
+    try {
+      await this.options.packages.install(file)
+    } catch (err) {
+      return this.rollBack(version, `the package did not install: ${firstLine(err)}`, rollbackRefused ? undefined : rollbackFile)
+    }
+    const deadline = since.getTime() + HEALTHY_WITHIN_MS
+    for (;;) {
+      const polled = this.files.polled()
+      if (polled && polled.version === version) {
+        log(`club-agent ${version} reached the server: the update is done`)
+        return this.finish(undefined)
+      }
+      if (clock.now().getTime() >= deadline) break
+      await clock.sleep(this.options.checkEveryMs ?? 2000)
+    }
+    return this.rollBack(version, `club-agent ${version} did not reach the server within 5 minutes of its install`, rollbackRefused ? undefined : rollbackFile)
+  }
+
+  private async rollBack(version: string, reason: string, rollbackFile: string | undefined): Promise<UpdateRecord> {
+    if (!rollbackFile) return this.finish({ version, state: 'FAILED', reason: `${reason}; nothing to put back` })
+    this.options.log(`${reason}: putting the previous version back`)
+    try {
+      await this.options.packages.install(rollbackFile)
+    } catch (err) {
+      return this.finish({ version, state: 'FAILED', reason: `${reason}; putting the previous version back failed too: ${firstLine(err)}` })
+    }
+    return this.finish({ version, state: 'ROLLED_BACK', reason })
+  }
+
+  private check(release: { size: number; sha256: string; signature: string; version: string }, file: string): string | undefined {
+    let bytes: Buffer
+    try {
+      bytes = readFileSync(file)
+    } catch {
+      return `the package of ${release.version} is not in ${this.files.dir}`
+    }
+    const mismatch = packageMismatch(release, bytes, this.options.publicKeyPem)
+    return mismatch ? `club-agent ${release.version}: ${mismatch}` : undefined
+  }
+
+  private finish<R extends UpdateRecord | undefined>(record: R): R {
+    this.files.saveRecord(record)
+    if (record) this.options.log(`update of ${record.version}: ${record.state}${record.reason ? ` (${record.reason})` : ''}`)
+    return record
+  }
+}
+
+function firstLine(err: unknown): string {
+  const e = err as { stderr?: string; message?: string }
+  return (e.stderr?.trim().split('\n').pop() ?? e.message ?? String(err)).slice(0, 300)
+}
+
+/**
+ * Debian's way: apt-get installs the package (and what it depends on) from the file; the package's
+ * postinst restarts the agent. Downgrades are allowed: putting the previous version back is one.
+ */
+export const aptInstaller: PackageInstaller = {
+  async install(file) {
+    await run('apt-get', ['install', '-y', '--allow-downgrades', '-o', 'Dpkg::Options::=--force-confold', file], {
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+      maxBuffer: 16 << 20
+    })
+  }
+}
+
+export const systemInstallerClock: InstallerClock = {
+  now: () => new Date(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+}

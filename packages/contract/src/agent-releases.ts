@@ -1,0 +1,87 @@
+// Releases of the recording box's software: Debian packages an admin uploads, signed by the server
+// with the club's release key (Ed25519), fetched by the boxes told to run them (see PendingUpdate).
+import Type, { type Static } from 'typebox'
+import { DateTime, ErrorBody, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+import { Architecture, Semver } from './replay-servers.js'
+
+export const AgentRelease = Type.Object({
+  version: Type.String(),
+  architecture: Type.String(),
+  size: Type.Integer({ description: 'Bytes' }),
+  sha256: Type.String(),
+  signature: Type.String({ description: 'Ed25519 signature, base64, of the SHA-256 as hex text' }),
+  path: Type.String({ description: 'Where a box fetches it (device access token)' }),
+  createdDate: DateTime()
+})
+export type AgentRelease = Static<typeof AgentRelease>
+
+export const AgentReleaseList = Type.Object({ items: Type.Array(AgentRelease) })
+export type AgentReleaseList = Static<typeof AgentReleaseList>
+
+/** The package itself, sent as it is (application/vnd.debian.binary-package); never serialised. */
+export const DebianPackage = Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'application/vnd.debian.binary-package' })
+
+export const AgentReleaseParams = Type.Object({ version: Semver, architecture: Architecture })
+export type AgentReleaseParams = Static<typeof AgentReleaseParams>
+
+export const AgentReleaseKey = Type.Object({
+  publicKey: Type.String({ description: 'The Ed25519 public key, SPKI PEM: what a box checks packages against' })
+})
+export type AgentReleaseKey = Static<typeof AgentReleaseKey>
+
+export const agentReleaseRoutes = defineRoutes({
+  create: {
+    method: 'POST',
+    url: '/apis/v2/admin/agent-releases',
+    schema: {
+      operationId: 'createAgentRelease',
+      summary: 'Upload an agent package',
+      description:
+        'Admin Bearer only. The body is the .deb itself (Content-Type application/vnd.debian.binary-package or ' +
+        'application/octet-stream). Its version and architecture are read from its control file; the server signs its ' +
+        'SHA-256 with the release key. A version already stored for that architecture is 409; not a package, 400.',
+      tags: ['agent-releases'],
+      security: bearerSecurity,
+      response: { 201: AgentRelease, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
+    }
+  },
+  list: {
+    method: 'GET',
+    url: '/apis/v2/admin/agent-releases',
+    schema: {
+      operationId: 'listAgentReleases',
+      summary: 'Every stored agent package, newest first',
+      description: 'Admin Bearer only.',
+      tags: ['agent-releases'],
+      security: bearerSecurity,
+      response: { 200: AgentReleaseList, 401: ErrorBody, 403: ErrorBody }
+    }
+  },
+  key: {
+    method: 'GET',
+    url: '/apis/v2/agent-releases/key',
+    schema: {
+      operationId: 'getAgentReleaseKey',
+      summary: "The release key's public half",
+      description: 'No authorization: `club-agent setup` writes it on the box. 404 while no key was made (`club agent-releases keygen`).',
+      tags: ['agent-releases'],
+      security: noSecurity,
+      response: { 200: AgentReleaseKey, 404: ErrorBody }
+    }
+  },
+  download: {
+    method: 'GET',
+    url: '/apis/v2/replay-servers/device/agent-releases/:version/:architecture',
+    schema: {
+      operationId: 'getAgentReleasePackage',
+      summary: 'Download an agent package',
+      description:
+        "The box's access token as Bearer. Answers Range requests (206), so an interrupted download resumes. " +
+        'The box checks size, SHA-256 and signature before installing.',
+      tags: ['agent-releases'],
+      security: bearerSecurity,
+      params: AgentReleaseParams,
+      response: { 200: DebianPackage, 206: DebianPackage, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 416: ErrorBody }
+    }
+  }
+})

@@ -1,0 +1,203 @@
+// Releases of the recording box's software. A release is a Debian package kept as a file in
+// AGENT_RELEASES_DIR with its version, architecture, size, SHA-256 and an Ed25519 signature of that
+// SHA-256 (as hex text) by the club's release key. The private key lives only in
+// AGENT_RELEASE_KEY_FILE (mode 0600): a copy of the database can neither sign nor forge a release.
+import { execFile } from 'node:child_process'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto'
+import { chmodSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { promisify } from 'node:util'
+import { SemverPattern, agentReleaseRoutes, type AgentRelease, type ReleaseDownload } from '@club/contract'
+import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { AgentReleasesTable } from '../db/schema.js'
+import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
+
+const run = promisify(execFile)
+
+export type ReleaseSettings = Pick<Config, 'AGENT_RELEASES_DIR' | 'AGENT_RELEASE_KEY_FILE'>
+
+/** What is signed: the package's SHA-256 as lower-case hex text. The box checks the same bytes. */
+export function signedText(sha256: string): Buffer {
+  return Buffer.from(sha256, 'utf8')
+}
+
+/**
+ * Makes the release key: the private half written to AGENT_RELEASE_KEY_FILE with mode 0600 (never
+ * over an existing key, which would orphan every box's trust), the public half answered.
+ */
+export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string; publicKey: string } {
+  const keyFile = settings.AGENT_RELEASE_KEY_FILE
+  if (existsSync(keyFile)) throw new ConflictError(`${keyFile} already holds a release key: boxes trust it; move it away first to make a new one`)
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+  mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 })
+  writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' })
+  // The mode given at creation is masked by the umask; the key must be the owner's only.
+  chmodSync(keyFile, 0o600)
+  return { keyFile, publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+}
+
+function readPrivateKey(settings: ReleaseSettings) {
+  let pem: string
+  try {
+    pem = readFileSync(settings.AGENT_RELEASE_KEY_FILE, 'utf8')
+  } catch {
+    throw new NotFoundError(`no release key at AGENT_RELEASE_KEY_FILE (${settings.AGENT_RELEASE_KEY_FILE}): make one with \`club agent-releases keygen\``)
+  }
+  return createPrivateKey(pem)
+}
+
+/** The release key's public half (SPKI PEM), for `club-agent setup`. */
+export function releasePublicKey(settings: ReleaseSettings): string {
+  return createPublicKey(readPrivateKey(settings)).export({ type: 'spki', format: 'pem' }).toString()
+}
+
+/** The fields of a package's control file that name it, read with dpkg-deb. */
+export async function readPackageControl(file: string): Promise<{ package: string; version: string; architecture: string }> {
+  let stdout: string
+  try {
+    ;({ stdout } = await run('dpkg-deb', ['--field', file, 'Package', 'Version', 'Architecture'], { maxBuffer: 1 << 20 }))
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new Error('dpkg-deb is needed to read agent packages: apt-get install dpkg')
+    throw new BadRequestError('the file is not a Debian package (dpkg-deb cannot read its control file)')
+  }
+  const fields = Object.fromEntries(
+    stdout
+      .split('\n')
+      .map((line) => /^([A-Za-z-]+):\s*(.*)$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[1]!.toLowerCase(), m[2]!.trim()])
+  )
+  const found = { package: fields.package ?? '', version: fields.version ?? '', architecture: fields.architecture ?? '' }
+  if (found.package !== 'club-agent') throw new BadRequestError(`the package is ${quote(found.package)}, not club-agent`)
+  if (!new RegExp(SemverPattern).test(found.version)) throw new BadRequestError(`the package's version ${quote(found.version)} is not a semantic version`)
+  if (!/^[a-z0-9][a-z0-9-]*$/.test(found.architecture)) throw new BadRequestError(`the package's architecture ${quote(found.architecture)} is not one`)
+  return found
+}
+
+export function downloadPath(version: string, architecture: string): string {
+  return agentReleaseRoutes.download.url.replace(':version', encodeURIComponent(version)).replace(':architecture', encodeURIComponent(architecture))
+}
+
+function toAgentRelease(row: AgentReleasesTable): AgentRelease {
+  return {
+    version: row.version,
+    architecture: row.architecture,
+    size: row.size,
+    sha256: row.sha256,
+    signature: row.signature,
+    path: downloadPath(row.version, row.architecture),
+    createdDate: row.created_at
+  }
+}
+
+export function toReleaseDownload(row: AgentReleasesTable): ReleaseDownload {
+  const { version, path, size, sha256, signature } = toAgentRelease(row)
+  return { version, path, size, sha256, signature }
+}
+
+/**
+ * Stores a package: reads its name from its control file, hashes and signs it, moves it into
+ * AGENT_RELEASES_DIR and records it. The same version and architecture twice is a 409: a box that
+ * fetched the first must never meet different bytes under the same name.
+ */
+export async function addAgentRelease(db: Db, file: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
+  const control = await readPackageControl(file)
+  const key = readPrivateKey(settings)
+  const sha256 = await sha256OfFile(file)
+  const size = statSync(file).size
+  const signature = sign(null, signedText(sha256), key).toString('base64')
+  const existing = await findRelease(db, control.version, control.architecture)
+  if (existing) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
+  const name = `club-agent_${control.version}_${control.architecture}.deb`
+  mkdirSync(settings.AGENT_RELEASES_DIR, { recursive: true })
+  const target = join(settings.AGENT_RELEASES_DIR, name)
+  const temporary = `${target}.${randomUUID()}.tmp`
+  writeFileSync(temporary, readFileSync(file))
+  const row: AgentReleasesTable = {
+    id: randomUUID(),
+    version: control.version,
+    architecture: control.architecture,
+    size,
+    sha256,
+    signature,
+    file: name,
+    created_at: clock.now().toISOString()
+  }
+  try {
+    await db.insertInto('agent_releases').values(row).execute()
+  } catch (err) {
+    await rm(temporary, { force: true })
+    if (/UNIQUE/.test((err as Error).message)) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
+    throw err
+  }
+  renameSync(temporary, target)
+  return toAgentRelease(row)
+}
+
+/** The upload route's body: written to a temporary file (dpkg-deb reads files), then added as above. */
+export async function addAgentReleaseBytes(db: Db, body: Buffer, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
+  const dir = await mkdtemp(join(tmpdir(), 'club-agent-release-'))
+  try {
+    const file = join(dir, 'upload.deb')
+    await writeFile(file, body)
+    return await addAgentRelease(db, file, settings, clock)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+export async function listAgentReleases(db: Db): Promise<{ items: AgentRelease[] }> {
+  const rows = await db.selectFrom('agent_releases').selectAll().orderBy('created_at', 'desc').orderBy('version', 'desc').execute()
+  return { items: rows.map(toAgentRelease) }
+}
+
+/** The release of a version for an architecture; an `all` package serves every architecture. */
+export async function findRelease(db: DbOrTx, version: string, architecture: string): Promise<AgentReleasesTable | undefined> {
+  return db
+    .selectFrom('agent_releases')
+    .selectAll()
+    .where('version', '=', version)
+    .where((eb) => eb.or([eb('architecture', '=', architecture), eb('architecture', '=', 'all')]))
+    // The box's own architecture before `all`, should both exist.
+    .orderBy((eb) => eb.case().when('architecture', '=', 'all').then(1).else(0).end())
+    .executeTakeFirst()
+}
+
+/** The stored file of a release, for the download route. */
+export async function releaseFile(db: Db, version: string, architecture: string, settings: ReleaseSettings): Promise<{ path: string; size: number }> {
+  const row = await db.selectFrom('agent_releases').selectAll().where('version', '=', version).where('architecture', '=', architecture).executeTakeFirst()
+  if (!row) throw new NotFoundError(`no release club-agent ${quote(version)} for ${quote(architecture)}`)
+  return { path: join(settings.AGENT_RELEASES_DIR, row.file), size: row.size }
+}
+
+function sha256OfFile(file: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const hash = createHash('sha256')
+    createReadStream(file)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolve(hash.digest('hex')))
+  })
+}
+
+/** A Range header's single byte range against a file of `size` bytes: the span to send, or 'unsatisfiable'. */
+export function byteRange(header: string | undefined, size: number): { start: number; end: number } | 'unsatisfiable' | undefined {
+  if (header === undefined) return undefined
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  // Several ranges or another unit: the whole file (RFC 9110 allows ignoring Range).
+  if (!m || (m[1] === '' && m[2] === '')) return undefined
+  if (m[1] === '') {
+    const suffix = Number(m[2])
+    if (suffix === 0) return 'unsatisfiable'
+    return { start: Math.max(0, size - suffix), end: size - 1 }
+  }
+  const start = Number(m[1])
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1)
+  if (start >= size || end < start) return 'unsatisfiable'
+  return { start, end }
+}
