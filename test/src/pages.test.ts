@@ -117,6 +117,16 @@ t.test('the console approves and configures a box; the box page follows it', asy
     t.equal(readFileSync(path).subarray(0, 5).toString('latin1'), '%PDF-', 'a PDF')
   })
 
+  await t.test('the console: a target version with no release is refused in words and nothing is stored', async (t) => {
+    const { page } = consolePage
+    await page.getByRole('textbox', { name: 'Target version' }).fill('9.9.9')
+    await page.getByLabel('Update window (optional)').fill('02:00-05:00')
+    await page.getByRole('button', { name: 'Set target version' }).click()
+    await page.getByRole('alert').filter({ hasText: 'is not a release' }).waitFor()
+    const stored = (await server.call('GET', `${ADMIN}/${registered.id}`, admin.authorization)).json
+    t.same([stored.targetVersion, stored.updateWindow], [null, null], 'nothing stored')
+  })
+
   await t.test("the console: the box's status changes on its next poll", async (t) => {
     const { page } = consolePage
     await page.locator('.pickup', { hasText: 'has its approval and configuration' }).waitFor({ timeout: 30_000 })

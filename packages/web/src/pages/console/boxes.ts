@@ -6,7 +6,7 @@ import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatAgo, formatTime } from '../shared/format.js'
 import { ApiError } from './api.js'
 import type { Context, PageView } from './main.js'
-import { boxName, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes } from './view.js'
+import { boxName, closestField, updateText, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes } from './view.js'
 
 const ADMIN = '/apis/v2/admin/replay-servers'
 /** How often an open list or box page asks again: boxes poll every few seconds, so does the page. */
@@ -313,15 +313,10 @@ function configForm(ctx: Context, box: ReplayServer, courts: Court[], onSaved: (
   return { form, summary }
 }
 
-/**
- * The box's update, when the server reports it. Another change adds `updateState` to the admin answer;
- * until then the field is absent and nothing is shown. This is the one place it is drawn.
- */
+/** The box's update, when its polls report one. */
 function updateStateLine(box: ReplayServer): HTMLElement | null {
-  const updateState = (box as ReplayServer & { updateState?: unknown }).updateState
-  if (updateState === undefined || updateState === null) return null
-  const text = typeof updateState === 'string' ? updateState : JSON.stringify(updateState)
-  return h('div', {}, h('dt', {}, 'Update'), h('dd', { 'data-fact': 'updateState' }, text))
+  const text = updateText(box)
+  return text ? h('div', {}, h('dt', {}, 'Update'), h('dd', { 'data-fact': 'updateState' }, text)) : null
 }
 
 function facts(box: ReplayServer, names: Map<string, string>): HTMLElement {
@@ -423,6 +418,7 @@ export const boxPage: PageView = (ctx, main, id) => {
       h('button', { type: 'submit', class: 'primary' }, approveLabel)
     )
     const target = h('input', { id: 'target-version', type: 'text', value: current.targetVersion ?? '', placeholder: '1.4.0', autocomplete: 'off' })
+    const windowInput = h('input', { id: 'update-window', type: 'text', value: current.updateWindow ?? '', placeholder: '02:00-05:00', autocomplete: 'off' })
     const targetForm = h(
       'form',
       {
@@ -431,10 +427,15 @@ export const boxPage: PageView = (ctx, main, id) => {
         onsubmit: async (event) => {
           event.preventDefault()
           const version = target.value.trim()
-          await act(version ? `Target version set to ${version}.` : 'Target version cleared.', 'PUT', '/target-version', { version: version || null })
+          const updateWindow = windowInput.value.trim()
+          await act(version ? `Target version set to ${version}.` : 'Target version cleared.', 'PUT', '/target-version', {
+            version: version || null,
+            updateWindow: updateWindow || null
+          })
         }
       },
       field('Target version', target, 'The agent version the box should run; empty clears it'),
+      field('Update window (optional)', windowInput, "HH:MM-HH:MM in the club's timezone; empty: as soon as the box is idle"),
       h('button', { type: 'submit' }, 'Set target version')
     )
     const confirmSlot = h('div')

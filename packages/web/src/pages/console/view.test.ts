@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
-import { boxName, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes } from './view.js'
+import { boxName, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
 
 t.test('a 400 message names its form field', async (t) => {
   const cases: Array<[string, string | null]> = [
@@ -90,4 +90,21 @@ t.test('form values become the configuration', async (t) => {
   t.equal(numberValue(''), undefined, 'empty is left out')
   t.equal(numberValue('abc'), 'abc', 'not a number: sent as typed, for the server to name')
   t.equal(numberValue('-1e-1'), -0.1)
+})
+
+t.test("a box's update in words: what it waits for, and why a version is not tried again", async (t) => {
+  const none = { updateState: null, updateVersion: null, updateReason: null, updateWindow: null }
+  t.equal(updateText(none), null, 'no update: nothing shown')
+  t.equal(updateText({ ...none, updateState: 'DOWNLOADING', updateVersion: '1.2.0' }), 'Downloading 1.2.0')
+  t.equal(
+    updateText({ ...none, updateState: 'WAITING_FOR_IDLE', updateVersion: '1.2.0', updateWindow: '02:00-05:00' }),
+    '1.2.0 downloaded; installs when the window 02:00-05:00 opens'
+  )
+  t.match(updateText({ ...none, updateState: 'WAITING_FOR_IDLE', updateVersion: '1.2.0' }), /no export runs and no event on its courts is near/)
+  t.equal(updateText({ ...none, updateState: 'INSTALLING', updateVersion: '1.2.0' }), 'Installing 1.2.0')
+  t.equal(
+    updateText({ ...none, updateState: 'ROLLED_BACK', updateVersion: '1.3.0', updateReason: 'no poll within 5 minutes' }),
+    '1.3.0 did not come up and was rolled back: no poll within 5 minutes; it is not tried again until the target changes'
+  )
+  t.match(updateText({ ...none, updateState: 'FAILED', updateVersion: '1.3.0', updateReason: 'the signature does not match' }), /^1\.3\.0 was refused: the signature does not match/)
 })

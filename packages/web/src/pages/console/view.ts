@@ -113,3 +113,24 @@ export function numberValue(text: string): number | string | undefined {
   const value = Number(trimmed)
   return Number.isFinite(value) ? value : trimmed
 }
+
+/** The box's update in words, from what its polls report; null when no update is under way or ended badly. */
+export function updateText(box: Pick<ReplayServer, 'updateState' | 'updateVersion' | 'updateReason' | 'updateWindow'>): string | null {
+  const version = box.updateVersion ?? 'the target version'
+  switch (box.updateState) {
+    case 'DOWNLOADING':
+      return `Downloading ${version}`
+    case 'WAITING_FOR_IDLE':
+      return box.updateWindow
+        ? `${version} downloaded; installs when the window ${box.updateWindow} opens`
+        : `${version} downloaded; installs once no export runs and no event on its courts is near`
+    case 'INSTALLING':
+      return `Installing ${version}`
+    case 'ROLLED_BACK':
+      return `${version} did not come up and was rolled back${box.updateReason ? `: ${box.updateReason}` : ''}; it is not tried again until the target changes`
+    case 'FAILED':
+      return `${version} was refused${box.updateReason ? `: ${box.updateReason}` : ''}; it is not tried again until the target changes`
+    default:
+      return null
+  }
+}
