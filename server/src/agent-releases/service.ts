@@ -12,7 +12,7 @@ import { promisify } from 'node:util'
 import { SemverPattern, agentReleaseRoutes, type AgentRelease, type ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import type { Db, DbOrTx } from '../db/database.js'
+import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { AgentReleasesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 
@@ -132,7 +132,7 @@ export async function addAgentRelease(db: Db, file: string, settings: ReleaseSet
     await db.insertInto('agent_releases').values(row).execute()
   } catch (err) {
     await rm(temporary, { force: true })
-    if (/UNIQUE/.test((err as Error).message)) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
+    if (isUniqueViolation(err)) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
     throw err
   }
   renameSync(temporary, target)
