@@ -5,7 +5,9 @@
 // otherwise puts the previous one back and records ROLLED_BACK with the reason, which the agent
 // reports at its next poll.
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { HEALTHY_WITHIN_MS, packageMismatch, updateFiles, type UpdateRecord } from './decide.js'
 import { UpdateFiles } from './files.js'
@@ -39,24 +41,38 @@ export class UpdateInstaller {
     this.files = new UpdateFiles(options.stateDir)
   }
 
-  /** Installs `version` as the agent asked; answers the record left for the agent. */
+  /**
+   * Installs `version` as the agent asked; answers the record left for the agent. What is installed
+   * is a copy of the bytes checked, in a folder only root can write: the agent's user owns the state
+   * folder and could otherwise swap a file between the check and the install.
+   */
   async run(version: string): Promise<UpdateRecord | undefined> {
+    const copies = mkdtempSync(join(tmpdir(), 'club-agent-install-'))
+    try {
+      return await this.install(version, copies)
+    } finally {
+      rmSync(copies, { recursive: true, force: true })
+    }
+  }
+
+  private async install(version: string, copies: string): Promise<UpdateRecord | undefined> {
     const { log, clock } = this.options
     const request = this.files.request()
     if (!request || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
-    const file = this.files.path(updateFiles.complete(version))
-    const refused = this.check(request.release, file)
-    if (refused) return this.finish({ version, state: 'FAILED', reason: refused })
-    const rollbackFile = request.rollback ? this.files.path(updateFiles.complete(request.rollback.version)) : undefined
-    const rollbackRefused = request.rollback && rollbackFile ? this.check(request.rollback, rollbackFile) : 'no package of the running version to put back'
+    const checked = this.checkedCopy(request.release, this.files.path(updateFiles.complete(version)), copies)
+    if ('refused' in checked) return this.finish({ version, state: 'FAILED', reason: checked.refused })
+    const rollback = request.rollback
+      ? this.checkedCopy(request.rollback, this.files.path(updateFiles.complete(request.rollback.version)), copies)
+      : { refused: 'no package of the running version to put back' }
+    const rollbackFile = 'file' in rollback ? rollback.file : undefined
     const since = clock.now()
     // Only a word written after this install counts: the file is gone until the new version writes it.
     this.files.forgetPolled()
     log(`installing club-agent ${version}`)
     try {
-      await this.options.packages.install(file)
+      await this.options.packages.install(checked.file)
     } catch (err) {
-      return this.rollBack(version, `the package did not install: ${firstLine(err)}`, rollbackRefused ? undefined : rollbackFile)
+      return this.rollBack(version, `the package did not install: ${firstLine(err)}`, rollbackFile)
     }
     const deadline = since.getTime() + HEALTHY_WITHIN_MS
     for (;;) {
@@ -68,7 +84,7 @@ export class UpdateInstaller {
       if (clock.now().getTime() >= deadline) break
       await clock.sleep(this.options.checkEveryMs ?? 2000)
     }
-    return this.rollBack(version, `club-agent ${version} did not reach the server within 5 minutes of its install`, rollbackRefused ? undefined : rollbackFile)
+    return this.rollBack(version, `club-agent ${version} did not reach the server within 5 minutes of its install`, rollbackFile)
   }
 
   private async rollBack(version: string, reason: string, rollbackFile: string | undefined): Promise<UpdateRecord> {
@@ -82,15 +98,23 @@ export class UpdateInstaller {
     return this.finish({ version, state: 'ROLLED_BACK', reason })
   }
 
-  private check(release: { size: number; sha256: string; signature: string; version: string }, file: string): string | undefined {
+  /** The package checked against the release key, copied into `copies` as read; or why it was refused. */
+  private checkedCopy(
+    release: { size: number; sha256: string; signature: string; version: string },
+    file: string,
+    copies: string
+  ): { file: string } | { refused: string } {
     let bytes: Buffer
     try {
       bytes = readFileSync(file)
     } catch {
-      return `the package of ${release.version} is not in ${this.files.dir}`
+      return { refused: `the package of ${release.version} is not in ${this.files.dir}` }
     }
     const mismatch = packageMismatch(release, bytes, this.options.publicKeyPem)
-    return mismatch ? `club-agent ${release.version}: ${mismatch}` : undefined
+    if (mismatch) return { refused: `club-agent ${release.version}: ${mismatch}` }
+    const copy = join(copies, basename(file))
+    writeFileSync(copy, bytes, { mode: 0o600, flag: 'wx' })
+    return { file: copy }
   }
 
   private finish<R extends UpdateRecord | undefined>(record: R): R {
