@@ -242,6 +242,13 @@ export function shipped(relativePath) {
   if (/\.(test|spec|fixture)\.(c|m)?js$/.test(p)) return false
   if (/\.(ts|mts|cts|map|tsbuildinfo)$/.test(p)) return false
   if (/^(README\.md|tsconfig\.json|src\/|systemd\/|packaging\/)/.test(p)) return false
+  // The project's own packages ship what they run from: package.json, dist/ and public/ (@club/web's
+  // pages are HTML); not their test results, sources or settings.
+  const own = /^.*node_modules\/@club\/[^/]+(?:\/(.*))?$/.exec(p)
+  if (own && !(own[1] ?? '').startsWith('node_modules/')) {
+    const rest = own[1] ?? ''
+    return rest === '' || rest === 'package.json' || /^(dist|public)(\/|$)/.test(rest)
+  }
   if (p.startsWith('node_modules/')) {
     if (/\/(test|tests|__tests__|integration|doc|docs|example|examples|benchmark|benchmarks|bench|\.github|\.husky|\.vscode)(\/|$)/.test(p)) return false
     if (/^(\.eslintrc.*|eslint\.config\..*|\.npmignore|\.gitattributes|\.gitignore|\.editorconfig|\.prettierrc.*|\.taprc|\.nycrc.*|\.travis\.yml|\.airtap\.yml|tsconfig.*\.json|.*\.html|.*\.sh|.*\.md)$/i.test(name)) return false

@@ -61,7 +61,7 @@ t.test('pnpm package:agent builds a package lintian accepts', async (t) => {
   t.equal(mode('./usr/lib/club-agent/node/bin/node'), '-rwxr-xr-x', 'the runtime is executable')
   t.ok(files.includes('./usr/share/lintian/overrides/club-agent'), "lintian's overrides, with their reasons")
   t.equal(execFileSync('dpkg-deb', ['-I', deb, 'conffiles'], { encoding: 'utf8' }), '/etc/club-agent/agent.json\n', 'the configuration is a conffile')
-  t.same(files.filter((f) => /\.test\.js$|\.ts$|\/src\/.*\.ts|\.map$/.test(f)), [], 'no tests, no sources, no maps')
+  t.same(files.filter((f) => /\.test\.js$|\.ts$|\/src\/.*\.ts|\.map$|\/\.tap\//.test(f)), [], 'no tests, no test results, no sources, no maps')
   // The agent's own devDependencies. @types/node stays: @google-cloud/storage's retry-request depends
   // on @types/request, which depends on it (typings only, never loaded).
   const devDependencies = Object.keys((JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { devDependencies: object }).devDependencies)
@@ -70,6 +70,7 @@ t.test('pnpm package:agent builds a package lintian accepts', async (t) => {
     t.same(files.filter((f) => f.includes(`/node_modules/${name}/`)), [], `no ${name} (a dev dependency)`)
   }
   t.same(files.filter((f) => /\/\.git\//.test(f)), [], 'no VCS files')
+  t.ok(files.some((f) => f.endsWith('/@club/web/public/box.html')), "the box's page comes along (the agent serves it at /)")
   t.equal(execFileSync('dpkg-deb', ['-f', deb, 'Architecture'], { encoding: 'utf8' }).trim(), architecture)
   t.equal(execFileSync('dpkg-deb', ['-f', deb, 'Depends'], { encoding: 'utf8' }).trim(), debian.depends('bundled'))
   // The packaged agent reports the package's version, and the bundled runtime is the one chosen.
