@@ -17,6 +17,7 @@ import { adminOf, approve, camera, putConfig, registeredBox } from '../replay-se
 import { PAGE_DIR, chooseLanguage, fill, loadStrings } from './strings.js'
 import { wrap } from './sign.js'
 import { runCli } from '../cli.js'
+import { deleteExpiredReplays } from '../replays/service.js'
 
 const GUESTS_ON = { REPLAYS_GUEST: 'true', REPLAYS_REQUIRE_ACCOUNT: 'false' }
 
@@ -242,6 +243,27 @@ t.test("0016 rebuilds replays: a member's replay survives down and up, the box's
   await db.updateTable('replays').set({ status: 'EXPORTING' }).where('id', '=', row.id).execute()
   t.equal(await counter(), before + 1, 'the status trigger is back')
   await t.rejects(db.updateTable('replays').set({ user_id: null }).where('id', '=', row.id).execute(), /CHECK constraint failed/, 'a replay has one owner')
+})
+
+t.test('the replays clean-up removes a guest once its token has expired and its last clip is gone', async (t) => {
+  const { ctx, venue, inject } = await setup(t, GUESTS_ON)
+  const newGuest = async () => (await inject('POST', '/apis/v2/replays/guest-sessions', { payload: { court: { id: venue.court1.id } } })).json()
+  const withReplay = await newGuest()
+  t.equal((await inject('POST', '/apis/v2/replays', { headers: { authorization: `Bearer ${withReplay.token}` }, payload: { court: { id: venue.court1.id } } })).statusCode, 201)
+  const idle = await newGuest()
+  const guests = async () => (await ctx.app.db.selectFrom('replay_guests').select('id').execute()).length
+  const storage = { remove: async () => {} }
+  const day = 86_400_000
+  const at = (days: number) => new Date(ctx.clock.now().getTime() + days * day)
+
+  await deleteExpiredReplays(ctx.app.db, storage, at(0), 30)
+  t.equal(await guests(), 2, 'tokens still valid: both kept')
+  await deleteExpiredReplays(ctx.app.db, storage, at(2), 30)
+  t.equal(await guests(), 1, 'the expired guest without replays goes; the one with a replay waits for it')
+  t.equal((await inject('GET', '/apis/v2/replays', { headers: { authorization: `Bearer ${idle.token}` } })).statusCode, 401)
+  t.equal(await deleteExpiredReplays(ctx.app.db, storage, at(31), 30), 1, 'the replay expires after the retention')
+  t.equal(await guests(), 0, 'and its guest goes with it')
+  t.equal((await ctx.app.db.selectFrom('replays').select('id').execute()).length, 0, "the guest's expired replay goes by cascade")
 })
 
 t.test('club courts signs: every sign of an area written to files', async (t) => {

@@ -343,5 +343,14 @@ export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 
     await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).execute()
     expired++
   }
+  // A guest whose token has expired can read nothing any more; once its last clip is gone too, its row
+  // (and its expired replays, by cascade) goes, so the table does not grow with every phone that came.
+  await db
+    .deleteFrom('replay_guests')
+    .where('expires_at', '<', now.toISOString())
+    .where(({ not, exists, selectFrom }) =>
+      not(exists(selectFrom('replays').select('replays.id').whereRef('replays.guest_id', '=', 'replay_guests.id').where('replays.status', '!=', 'EXPIRED')))
+    )
+    .execute()
   return expired
 }
