@@ -1,8 +1,8 @@
 import t from 'tap'
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { StateStore } from './state.js'
+import { dirname, join } from 'node:path'
+import { StateStore, writeFileAtomically } from './state.js'
 
 function store(t: { teardown(fn: () => void): void }) {
   const dir = mkdtempSync(join(tmpdir(), 'club-agent-state-'))
@@ -38,7 +38,17 @@ t.test('a write that fails midway keeps the previous state', async (t) => {
   const { store: s } = store(t)
   s.save({ serverId: 'before' })
   // The temporary file cannot be written (a folder is in its way), as on a full or broken disk.
-  mkdirSync(`${s.path}.${process.pid}.tmp`)
-  t.throws(() => s.save({ serverId: 'after' }))
+  mkdirSync(`${s.path}.x.tmp`)
+  t.throws(() => writeFileAtomically(dirname(s.path), s.path, JSON.stringify({ serverId: 'after' }), undefined, () => 'x'))
   t.same(s.load(), { serverId: 'before' })
+})
+
+t.test('a link planted where the temporary file goes is never followed (root writes here during updates)', async (t) => {
+  const { dir, store: s } = store(t)
+  s.save({ serverId: 'before' })
+  const victim = join(dir, 'victim')
+  writeFileSync(victim, 'precious')
+  symlinkSync(victim, `${s.path}.x.tmp`)
+  t.throws(() => writeFileAtomically(dirname(s.path), s.path, 'written through the link', undefined, () => 'x'), { code: 'EEXIST' })
+  t.equal(readFileSync(victim, 'utf8'), 'precious', 'the file the link points to is untouched')
 })

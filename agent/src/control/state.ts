@@ -1,6 +1,7 @@
 // What the agent must remember across restarts, written atomically so that a crash or a full disk
 // mid-write leaves the previous state readable: temporary file, fsync, rename, fsync the folder.
-import { chownSync, closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { closeSync, constants, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ReplayServerConfig } from '@club/contract'
 
@@ -43,14 +44,32 @@ export class StateStore {
 
 /**
  * Writes a file of the state folder (mode 0600) so that a reader sees the old content or the new one,
- * never half: temporary file, fsync, rename, fsync the folder.
+ * never half: temporary file, fsync, rename, fsync the folder. The update installer runs this as
+ * root in a folder the agent's user owns, so the temporary file has an unguessable name and is made
+ * new (never a link planted there to make root write or chown another file), and it is chowned
+ * through its descriptor, not its path; the rename replaces whatever entry `path` was, not what a
+ * link there points to.
  */
-export function writeFileAtomically(dir: string, path: string, text: string, owner?: { uid: number; gid: number }): void {
+export function writeFileAtomically(
+  dir: string,
+  path: string,
+  text: string,
+  owner?: { uid: number; gid: number },
+  suffix: () => string = () => randomBytes(8).toString('hex')
+): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const temporary = `${path}.${process.pid}.tmp`
-  writeDurably(temporary, text)
-  // Before the rename, so that the reader never meets the file with an owner it cannot read.
-  if (owner) chownSync(temporary, owner.uid, owner.gid)
+  const temporary = `${path}.${suffix()}.tmp`
+  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+  try {
+    const bytes = Buffer.from(text)
+    let written = 0
+    while (written < bytes.length) written += writeSync(fd, bytes, written)
+    // Before the rename, so that the reader never meets the file with an owner it cannot read.
+    if (owner) fchownSync(fd, owner.uid, owner.gid)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
   renameSync(temporary, path)
   // The rename itself lives in the folder's entry; without this a power cut can undo it.
   const dirFd = openSync(dir, 'r')
@@ -58,17 +77,5 @@ export function writeFileAtomically(dir: string, path: string, text: string, own
     fsyncSync(dirFd)
   } finally {
     closeSync(dirFd)
-  }
-}
-
-function writeDurably(path: string, text: string): void {
-  const fd = openSync(path, 'w', 0o600)
-  try {
-    const bytes = Buffer.from(text)
-    let written = 0
-    while (written < bytes.length) written += writeSync(fd, bytes, written)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
   }
 }
