@@ -21,7 +21,7 @@ import type { Database, MembershipPausesTable, MembershipSubscriptionsTable, Ord
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { requestInstant } from '../instants.js'
 import { pageRequest, paged } from '../paging.js'
-import { IdempotencyKeyReusedError, PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
+import { IdempotencyKeyReusedError, PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
@@ -708,13 +708,7 @@ export async function confirmSubscription(db: Db, id: string, actor: Actor, deps
   if (row.status !== 'REQUIRES_AUTHENTICATION') throw new ConflictError(`the subscription is ${row.status}; only one waiting for authentication can be confirmed`)
   const order = await db.selectFrom('orders').selectAll().where('id', '=', row.last_order_id!).executeTakeFirstOrThrow()
   const plan = toPlan(await membershipRow(db, row.membership_id))
-  let outcome: ChargeResult
-  try {
-    outcome = await deps.provider.retrieve(order.provider_ref!)
-  } catch (err) {
-    if (err instanceof PaymentProviderError) throw new BadGatewayError(`the payment provider could not be reached; try again (${err.message})`)
-    throw err
-  }
+  const outcome = await retrieveForConfirm(deps.provider, order.provider_ref!)
   const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
   return toSubscription(recorded.row, plan, await currentCharge(db, recorded.row, plan), {
     mode: 'ORDER',

@@ -14,7 +14,7 @@ import { membershipRow, toPlan } from '../memberships/plans.js'
 import { chargeOrder, draftPurchasedSubscription, recordOrderOutcome, settleFirstCharge } from '../memberships/subscriptions.js'
 import { orderPath } from '../orders/service.js'
 import { issuePackage } from '../packages/issue.js'
-import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
+import { PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { catalogueProduct, type CatalogueProduct } from './catalogue.js'
 import { memberDiscounts, priceItem, type PricedItem } from './pricing.js'
 
@@ -198,13 +198,7 @@ export async function confirmPurchase(db: Db, id: string, actor: Actor, deps: Pu
   if (order.status !== 'REQUIRES_AUTHENTICATION') {
     throw new ConflictError(`the order is ${order.status}; only one PENDING (its charge never answered) or waiting for authentication can be confirmed`)
   }
-  let outcome: ChargeResult
-  try {
-    outcome = await deps.provider.retrieve(order.provider_ref!)
-  } catch (err) {
-    if (err instanceof PaymentProviderError) throw new BadGatewayError(`the payment provider could not be reached; try again (${err.message})`)
-    throw err
-  }
+  const outcome = await retrieveForConfirm(deps.provider, order.provider_ref!)
   const settled = await db.transaction().execute((tx) => settle(tx, order, outcome, deps.clock.now(), deps.clubTimezone))
   return (await answer(db, settled, false, null, false)).purchase
 }
