@@ -20,7 +20,7 @@ function head(lang: string, title: string, style: string): string {
   )
 }
 
-export interface PageInput {
+interface PageInput {
   lang: string
   words: Strings
   clubName: string

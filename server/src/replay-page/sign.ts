@@ -6,7 +6,7 @@ import { PDFDocument, StandardFonts, rgb, type PDFFont } from 'pdf-lib'
 import { replayPageSeconds, type Config } from '../config.js'
 import { fill, type Strings } from './strings.js'
 
-export interface SignText {
+interface SignText {
   clubName: string
   courtName: string
   url: string
@@ -51,7 +51,7 @@ function qrLayout(size: number, side: number) {
   return { module, inset: 4 * module }
 }
 
-export function courtSignSvg(text: SignText): string {
+function courtSignSvg(text: SignText): string {
   const { width, height } = A5_MM
   const { size, dark } = qrModules(text.url)
   const side = 110
@@ -96,7 +96,7 @@ function fitted(font: PDFFont, text: string, max: number, width: number): number
   return Math.min(max, (max * width) / Math.max(1, font.widthOfTextAtSize(text, max)))
 }
 
-export async function courtSignPdf(text: SignText): Promise<Uint8Array> {
+async function courtSignPdf(text: SignText): Promise<Uint8Array> {
   const pdf = await PDFDocument.create()
   pdf.setTitle(`${text.clubName}: ${text.courtName}`)
   pdf.setCreator('club platform')

@@ -9,7 +9,7 @@ import { randomToken, sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import { BadRequestError, ForbiddenError, UnauthorizedError, quote } from '../errors.js'
 
-export const GUEST_TOKEN_PREFIX = 'guest.'
+const GUEST_TOKEN_PREFIX = 'guest.'
 
 export interface GuestSettings {
   enabled: boolean

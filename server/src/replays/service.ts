@@ -51,7 +51,7 @@ const IN_PROGRESS: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING']
 const FINAL: ReplayStatus[] = ['READY', 'FAILED', 'EXPIRED']
 
 /** The one row → API shape mapping; the download link is added by the caller when READY. */
-export function toReplay(row: ReplaysTable, link?: { url: string; expiresAt: Date }): Replay {
+function toReplay(row: ReplaysTable, link?: { url: string; expiresAt: Date }): Replay {
   return {
     id: row.id,
     status: row.status,
@@ -71,7 +71,7 @@ export function toReplay(row: ReplaysTable, link?: { url: string; expiresAt: Dat
 }
 
 /** An approved box of the court's area with its configuration. */
-export interface CandidateBox {
+interface CandidateBox {
   id: string
   config: ReplayServerConfig
 }

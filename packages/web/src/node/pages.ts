@@ -46,7 +46,7 @@ const TYPES: Record<string, string> = {
  * Only the page's own origin: no CDN, no web font, no inline script. Snapshots are fetched as blobs,
  * so images may also be blob: URLs.
  */
-export const CONTENT_SECURITY_POLICY =
+const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; " +
   "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 

@@ -2,7 +2,7 @@
 // (the address bar never carries a token). Staff and admins only; a member is told so.
 import type { User } from '@club/contract'
 import { h, show, field } from '../shared/dom.js'
-import { ApiError, Session } from './api.js'
+import { Session } from './api.js'
 import { boxList, boxPage } from './boxes.js'
 import { replayList } from './replays.js'
 import { templateList, templatePage } from './templates.js'
@@ -50,7 +50,7 @@ function signInPage(message?: string): void {
           user = null
           await render()
         } catch (err) {
-          status.textContent = err instanceof ApiError && err.status === 400 ? `Not signed in: ${err.message}` : `Not signed in: ${(err as Error).message}`
+          status.textContent = `Not signed in: ${(err as Error).message}`
           submit.disabled = false
         }
       }

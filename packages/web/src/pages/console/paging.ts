@@ -7,7 +7,7 @@ export interface PageInfo {
   total: number
 }
 
-export function pageCount(info: PageInfo): number {
+function pageCount(info: PageInfo): number {
   return Math.max(1, Math.ceil(info.total / info.ipp))
 }
 
