@@ -6,6 +6,7 @@ import type { Summary, SummaryFigures, SummaryListQuery } from '@club/contract'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import type { DbOrTx } from '../db/database.js'
 import type { OrderKind, OrderStatus, SummariesTable } from '../db/schema.js'
+import { escapeMarkup } from '../html.js'
 import { pageRequest, paged } from '../paging.js'
 import type { JobResult } from './runs.js'
 import { count, type ScheduledJobDeps } from './deps.js'
@@ -129,15 +130,13 @@ function lines(f: SummaryFigures, currency: string): Array<[string, string]> {
   ]
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
-
 function renderSummary(day: string, timezone: string, figures: SummaryFigures, currency: string): { text: string; html: string } {
   const rows = lines(figures, currency)
   const title = `Club summary for ${day} (${timezone})`
   const text = `${title}\n\n${rows.map(([k, v]) => `${k}: ${v}`).join('\n')}\n`
   const html =
-    `<!doctype html><html><body><h1>${escapeHtml(title)}</h1><table>` +
-    rows.map(([k, v]) => `<tr><th align="left">${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join('') +
+    `<!doctype html><html><body><h1>${escapeMarkup(title)}</h1><table>` +
+    rows.map(([k, v]) => `<tr><th align="left">${escapeMarkup(k)}</th><td>${escapeMarkup(v)}</td></tr>`).join('') +
     '</table></body></html>'
   return { text, html }
 }

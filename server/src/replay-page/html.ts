@@ -1,10 +1,7 @@
 // The court page's HTML: the words of the chosen language written in on the server (the page reads
 // before its script runs), and the settings the script needs inline as JSON.
+import { escapeMarkup } from '../html.js'
 import { fill, type Strings } from './strings.js'
-
-function escapeHtml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' })[c]!)
-}
 
 /** JSON safe inside a <script> element: no "</script>" or "<!--" can close it. */
 function inlineJson(value: unknown): string {
@@ -13,9 +10,9 @@ function inlineJson(value: unknown): string {
 
 function head(lang: string, title: string, style: string): string {
   return (
-    `<!doctype html><html lang="${escapeHtml(lang)}"><head><meta charset="utf-8">` +
+    `<!doctype html><html lang="${escapeMarkup(lang)}"><head><meta charset="utf-8">` +
     '<meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover">' +
-    `<meta name="theme-color" content="#0b5d3b"><title>${escapeHtml(title)}</title>` +
+    `<meta name="theme-color" content="#0b5d3b"><title>${escapeMarkup(title)}</title>` +
     `<link rel="stylesheet" href="${style}">`
   )
 }
@@ -32,14 +29,14 @@ interface PageInput {
 }
 
 export function pageHtml(input: PageInput): string {
-  const w = (key: string, values: Record<string, string | number> = {}) => escapeHtml(fill(input.words[key] ?? key, values))
+  const w = (key: string, values: Record<string, string | number> = {}) => escapeMarkup(fill(input.words[key] ?? key, values))
   const config = { lang: input.lang, court: input.court, strings: input.words, ...input.settings }
   const buttons = input.seconds.map((s) => `<button type="button" class="tap" data-seconds="${s}">${w('tap.label', { seconds: s })}</button>`).join('')
   return (
     head(input.lang, `${input.court.name} · ${input.clubName}`, input.style) +
     `<script type="application/json" id="config">${inlineJson(config)}</script>` +
     `<script src="${input.script}" defer></script></head><body>` +
-    `<header><p class="club">${escapeHtml(input.clubName)}</p><h1 id="court">${escapeHtml(input.court.name)}</h1></header><main>` +
+    `<header><p class="club">${escapeMarkup(input.clubName)}</p><h1 id="court">${escapeMarkup(input.court.name)}</h1></header><main>` +
     `<noscript><p class="notice">${w('noscript')}</p></noscript>` +
     `<section id="signin" hidden><h2>${w('signin.title')}</h2><form id="signin-form">` +
     `<label>${w('signin.email')}<input type="email" name="email" autocomplete="username" required></label>` +
@@ -58,10 +55,10 @@ export function pageHtml(input: PageInput): string {
 }
 
 export function notFoundHtml(input: { lang: string; words: Strings; clubName: string; style: string }): string {
-  const w = (key: string) => escapeHtml(fill(input.words[key] ?? key, { club: input.clubName }))
+  const w = (key: string) => escapeMarkup(fill(input.words[key] ?? key, { club: input.clubName }))
   return (
     head(input.lang, `${input.words['notFound.title'] ?? ''} · ${input.clubName}`, input.style) +
-    `</head><body><header><p class="club">${escapeHtml(input.clubName)}</p><h1>${w('notFound.title')}</h1></header>` +
+    `</head><body><header><p class="club">${escapeMarkup(input.clubName)}</p><h1>${w('notFound.title')}</h1></header>` +
     `<main><p id="not-found">${w('notFound.text')}</p></main></body></html>`
   )
 }

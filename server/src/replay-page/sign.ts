@@ -4,6 +4,7 @@
 import QRCode from 'qrcode'
 import { PDFDocument, StandardFonts, rgb, type PDFFont } from 'pdf-lib'
 import { replayPageSeconds, type Config } from '../config.js'
+import { escapeMarkup } from '../html.js'
 import { fill, type Strings } from './strings.js'
 
 interface SignText {
@@ -41,10 +42,6 @@ export function wrap(text: string, width = 40): string[] {
   return lines
 }
 
-function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!)
-}
-
 /** The QR area: a square of `side` mm at (x, y), four modules of quiet zone inside it. */
 function qrLayout(size: number, side: number) {
   const module = side / (size + 8)
@@ -61,18 +58,18 @@ function courtSignSvg(text: SignText): string {
   const path = dark.map(([c, r]) => `M${(x + inset + c * module).toFixed(3)} ${(y + inset + r * module).toFixed(3)}h${module.toFixed(3)}v${module.toFixed(3)}h-${module.toFixed(3)}z`).join('')
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}mm" height="${height}mm" viewBox="0 0 ${width} ${height}">`,
-    `<title>${escapeXml(`${text.clubName}: ${text.courtName}`)}</title>`,
+    `<title>${escapeMarkup(`${text.clubName}: ${text.courtName}`)}</title>`,
     `<rect width="${width}" height="${height}" fill="#fff"/>`,
     `<rect width="${width}" height="30" fill="${GREEN}"/>`,
-    `<text x="${width / 2}" y="19" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="9" font-weight="700" fill="#fff">${escapeXml(text.clubName)}</text>`,
-    `<text x="${width / 2}" y="46" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="12" font-weight="700" fill="#111">${escapeXml(text.courtName)}</text>`,
+    `<text x="${width / 2}" y="19" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="9" font-weight="700" fill="#fff">${escapeMarkup(text.clubName)}</text>`,
+    `<text x="${width / 2}" y="46" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="12" font-weight="700" fill="#111">${escapeMarkup(text.courtName)}</text>`,
     `<rect x="${x}" y="${y}" width="${side}" height="${side}" fill="#fff"/>`,
     `<path d="${path}" fill="#000" shape-rendering="crispEdges"/>`,
     ...wrap(text.instructions).map(
       (line, i) =>
-        `<text x="${width / 2}" y="${y + side + 12 + i * 7}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="5.2" fill="#111">${escapeXml(line)}</text>`
+        `<text x="${width / 2}" y="${y + side + 12 + i * 7}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="5.2" fill="#111">${escapeMarkup(line)}</text>`
     ),
-    `<text x="${width / 2}" y="${height - 10}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="4" fill="#555">${escapeXml(text.url)}</text>`,
+    `<text x="${width / 2}" y="${height - 10}" text-anchor="middle" font-family="Helvetica, Arial, sans-serif" font-size="4" fill="#555">${escapeMarkup(text.url)}</text>`,
     '</svg>'
   ].join('\n')
 }
