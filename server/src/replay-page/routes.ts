@@ -5,9 +5,11 @@ import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { replayPageRoutes } from '@club/contract'
+import { Value } from 'typebox/value'
+import { Slug, replayPageRoutes } from '@club/contract'
 import { replayPageSeconds } from '../config.js'
 import { NotFoundError, quote } from '../errors.js'
+import { getVenueItem } from '../venue/service.js'
 import { FALLBACK, PAGE_DIR, chooseLanguage, loadStrings, type Strings } from './strings.js'
 import { courtSign } from './sign.js'
 import { notFoundHtml, pageHtml } from './html.js'
@@ -25,8 +27,6 @@ function asset(file: string, type: string): Asset {
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
   return { path: `/r/assets/${name}.${hash}.${ext}`, type, body }
 }
-
-const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/
 
 // The page's own script and styles only; the clip is a signed link to wherever the club keeps its
 // clips (this server for file://, the bucket for s3:// and gs://), so media may come from elsewhere.
@@ -50,7 +50,7 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get<{ Params: { slug: string } }>('/r/:slug', hidden, async (request, reply: FastifyReply) => {
     const { slug } = request.params
-    const court = SLUG.test(slug) ? await app.db.selectFrom('courts').select(['id', 'name', 'slug']).where('slug', '=', slug).executeTakeFirst() : undefined
+    const court = Value.Check(Slug, slug) ? await app.db.selectFrom('courts').select(['id', 'name', 'slug']).where('slug', '=', slug).executeTakeFirst() : undefined
     const { lang, words } = language(request)
     if (!court) {
       // A person with a browser gets a page in words; an API client the platform's error shape.
@@ -95,8 +95,7 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
     ...replayPageRoutes.getCourtSign,
     onRequest: app.auth.bearer({ roles: ['staff', 'admin'] }),
     handler: async (request, reply) => {
-      const court = await app.db.selectFrom('courts').select(['name', 'slug']).where('id', '=', request.params.id).executeTakeFirst()
-      if (!court) throw new NotFoundError(`court ${quote(request.params.id)} not found`)
+      const court = await getVenueItem(app.db, 'courts', request.params.id)
       const format = request.query.format ?? ((request.headers.accept ?? '').includes('application/pdf') ? 'pdf' : 'svg')
       const sign = await courtSign(court, config, language(request).words, format)
       return reply

@@ -7,7 +7,8 @@ import type { ReplayGuestSession } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
-import { BadRequestError, ForbiddenError, UnauthorizedError, quote } from '../errors.js'
+import { ForbiddenError, UnauthorizedError } from '../errors.js'
+import { checkPlace } from '../venue/places.js'
 
 const GUEST_TOKEN_PREFIX = 'guest.'
 
@@ -27,8 +28,7 @@ function guestsOff(): ForbiddenError {
 /** A new guest, for the court page of `courtId` (checked to exist: a page for no court makes no guest). */
 export async function createGuestSession(db: Db, courtId: string, clock: Clock, settings: GuestSettings): Promise<ReplayGuestSession> {
   if (!settings.enabled) throw guestsOff()
-  const court = await db.selectFrom('courts').select('id').where('id', '=', courtId).executeTakeFirst()
-  if (!court) throw new BadRequestError(`body.court.id: no court ${quote(courtId)}`)
+  await checkPlace(db, 'courts', courtId, 'body.court.id')
   const token = `${GUEST_TOKEN_PREFIX}${randomToken(32)}`
   const now = clock.now()
   const expiresAt = new Date(now.getTime() + settings.ttlSeconds * 1000).toISOString()
