@@ -3,14 +3,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { flags, UsageError, type Command } from '../cli.js'
-import { courtSign, type SignFormat } from './sign.js'
-import { FALLBACK, loadStrings } from './strings.js'
+import { courtSign, isSignFormat } from './sign.js'
+import { FALLBACK, loadStrings, wordsFor } from './strings.js'
 
 export const replayPageCommands: Record<string, Command> = {
   async 'courts signs'({ db, config, args }) {
     const { values } = flags(args, { area: { type: 'string' }, dir: { type: 'string' }, format: { type: 'string' }, lang: { type: 'string' } }, ['area', 'dir'])
-    const format = (values.format ?? 'pdf') as SignFormat
-    if (format !== 'pdf' && format !== 'svg') throw new UsageError(`--format is pdf or svg; got ${JSON.stringify(values.format)}`)
+    const format = values.format ?? 'pdf'
+    if (!isSignFormat(format)) throw new UsageError(`--format is pdf or svg; got ${JSON.stringify(values.format)}`)
     const strings = loadStrings()
     const lang = values.lang ?? FALLBACK
     if (!strings[lang]) throw new UsageError(`--lang is one of ${Object.keys(strings).join(', ')}; got ${JSON.stringify(lang)}`)
@@ -22,7 +22,7 @@ export const replayPageCommands: Record<string, Command> = {
     const written: string[] = []
     for (const court of courts) {
       const path = join(dir, `sign-${court.slug}.${format}`)
-      writeFileSync(path, (await courtSign(court, config, { ...strings[FALLBACK], ...strings[lang] }, format)).body)
+      writeFileSync(path, (await courtSign(court, config, wordsFor(strings, lang), format)).body)
       written.push(path)
     }
     return { written }

@@ -10,7 +10,7 @@ import { Slug, replayPageRoutes } from '@club/contract'
 import { replayPageSeconds } from '../config.js'
 import { NotFoundError, quote } from '../errors.js'
 import { getVenueItem } from '../venue/service.js'
-import { FALLBACK, PAGE_DIR, chooseLanguage, loadStrings, type Strings } from './strings.js'
+import { PAGE_DIR, chooseLanguage, loadStrings, wordsFor, type Strings } from './strings.js'
 import { courtSign } from './sign.js'
 import { notFoundHtml, pageHtml } from './html.js'
 
@@ -45,7 +45,7 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
 
   const language = (request: FastifyRequest): { lang: string; words: Strings } => {
     const lang = chooseLanguage(request.headers['accept-language'], languages)
-    return { lang, words: { ...strings[FALLBACK], ...strings[lang] } }
+    return { lang, words: wordsFor(strings, lang) }
   }
 
   app.get<{ Params: { slug: string } }>('/r/:slug', hidden, async (request, reply: FastifyReply) => {

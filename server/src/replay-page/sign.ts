@@ -2,6 +2,7 @@
 // instructions. The SVG is drawn here (the QR matrix from the qrcode package, as one path of squares);
 // the A5 PDF is made with pdf-lib, the QR drawn as vector squares too, so it prints sharp at any size.
 import QRCode from 'qrcode'
+import { CourtSignQuery } from '@club/contract'
 import { PDFDocument, StandardFonts, rgb, type PDFFont } from 'pdf-lib'
 import { replayPageSeconds, type Config } from '../config.js'
 import { escapeMarkup } from '../html.js'
@@ -126,7 +127,12 @@ async function courtSignPdf(text: SignText): Promise<Uint8Array> {
   return pdf.save()
 }
 
-export type SignFormat = 'svg' | 'pdf'
+export type SignFormat = NonNullable<CourtSignQuery['format']>
+
+/** Whether `value` names a format of the contract's CourtSignQuery (for input that did not come through it). */
+export function isSignFormat(value: string): value is SignFormat {
+  return (CourtSignQuery.properties.format.enum as readonly string[]).includes(value)
+}
 
 /** A court's sign as the route answers it and `club courts signs` writes it. */
 export async function courtSign(

@@ -21,6 +21,11 @@ export function loadStrings(): Record<string, Strings> {
   return all
 }
 
+/** The words of `lang`, with English for any key its file lacks. */
+export function wordsFor(all: Record<string, Strings>, lang: string): Strings {
+  return { ...all[FALLBACK], ...all[lang] }
+}
+
 /**
  * The language of `available` an Accept-Language header prefers most (RFC 9110 section 12.5.4: by
  * q-value, then order; "de-CH" matches "de"), else English.
