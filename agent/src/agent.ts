@@ -208,7 +208,6 @@ export class Agent {
 
   async health(): Promise<AgentHealth> {
     const { identity, config } = this.options
-    const free = await freeDiskBytes(config.recordingsDir)
     const lastCleanup = this.cleanup.lastRun
     return {
       version: identity.version,
@@ -222,9 +221,8 @@ export class Agent {
       lastContactAt: this.poller.lastContactAt?.toISOString() ?? null,
       pendingUpdate: this.pendingUpdate,
       cleanupEnabled: this.cleanup.enabled,
-      freeDiskBytes: free,
+      freeDiskBytes: await freeDiskBytes(config.recordingsDir),
       disk: {
-        freeBytes: free,
         recordingsBytes: this.recordingsBytes(),
         retentionHours: config.retentionHours,
         minFreeBytes: config.minFreeDiskMb * 1024 * 1024,

@@ -18,7 +18,7 @@ const TOKEN = 'device-token-0123456789'
 const health: AgentHealth = {
   version: '1.0.0', deviceId: 'box-1', hostname: 'box', displayName: null, serverUrl: 'http://127.0.0.1:9', status: 'APPROVED',
   area: { id: 'area-1' }, connected: true, lastContactAt: null, pendingUpdate: null, cleanupEnabled: false, freeDiskBytes: 1,
-  disk: { freeBytes: 1, recordingsBytes: 0, retentionHours: 72, minFreeBytes: 2048, lastCleanupAt: null, lastCleanupDeleted: null },
+  disk: { recordingsBytes: 0, retentionHours: 72, minFreeBytes: 2048, lastCleanupAt: null, lastCleanupDeleted: null },
   cameras: []
 }
 const clipRequest = (cameraId = 'cam-1') => ({ cameraId, start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T10:00:05.000Z' })

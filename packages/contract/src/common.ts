@@ -84,6 +84,9 @@ export function PagedCollection<T extends TSchema>(item: T) {
   })
 }
 
+/** A page of a list whose item type is a parameter, for code generic over it (a client reading every page). */
+export type Paged<T> = Omit<Static<ReturnType<typeof PagedCollection<TSchema>>>, 'items'> & { items: T[] }
+
 /** A product category such as POD_SHOP, APPAREL or EQUIPMENT: upper case, digits and underscores. */
 export const Category = Type.String({ minLength: 1, maxLength: 50, pattern: '^[A-Z][A-Z0-9_]*$' })
 

@@ -19,9 +19,8 @@ export const AgentCamera = Type.Object({
 })
 export type AgentCamera = Static<typeof AgentCamera>
 
-/** The box's disk as the installer needs it: what is left, what the footage takes, what cleanup keeps. */
+/** The box's disk as the installer needs it beside freeDiskBytes: what the footage takes, what cleanup keeps. */
 export const AgentDisk = Type.Object({
-  freeBytes: Nullable(Type.Number({ description: 'Free space where the recordings are' })),
   recordingsBytes: Nullable(Type.Number({ description: "The recorded segments' total size (counted at most every 10 s)" })),
   retentionHours: Type.Number({ description: 'Age after which cleanup deletes footage and clips (retentionHours)' }),
   minFreeBytes: Type.Number({ description: 'Below this free space cleanup deletes oldest first (minFreeDiskMb)' }),
@@ -42,7 +41,7 @@ export const AgentHealth = Type.Object({
   lastContactAt: Nullable(DateTime()),
   pendingUpdate: Nullable(Type.Object({ version: Type.String() })),
   cleanupEnabled: Type.Boolean(),
-  freeDiskBytes: Nullable(Type.Number()),
+  freeDiskBytes: Nullable(Type.Number({ description: 'Free space where the recordings are' })),
   disk: AgentDisk,
   cameras: Type.Array(AgentCamera)
 })

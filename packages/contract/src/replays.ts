@@ -46,6 +46,9 @@ export const Replay = Type.Object({
 })
 export type Replay = Static<typeof Replay>
 
+export const ReplayCollection = PagedCollection(Replay)
+export type ReplayCollection = Static<typeof ReplayCollection>
+
 export const ReplayListQuery = Type.Object(
   {
     court: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A court id' })),
@@ -120,7 +123,7 @@ export const replayRoutes = defineRoutes({
       tags: ['replays'],
       security: apiKeyOrBearerSecurity,
       querystring: ReplayListQuery,
-      response: { 200: PagedCollection(Replay), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
+      response: { 200: ReplayCollection, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
     }
   },
   get: {

@@ -142,7 +142,7 @@ function draw(health: AgentHealth): void {
     h(
       'dl',
       { class: 'facts card' },
-      fact('Free space', formatBytes(disk.freeBytes), 'freeBytes'),
+      fact('Free space', formatBytes(health.freeDiskBytes), 'freeDiskBytes'),
       fact('Recordings', formatBytes(disk.recordingsBytes), 'recordingsBytes'),
       fact('Kept for', `${disk.retentionHours} hours`, 'retention'),
       fact('Free-space floor', formatBytes(disk.minFreeBytes), 'minFree'),

@@ -1,7 +1,7 @@
 // The signed-in user's session and every call the console makes: only the public API, with the
 // user's Bearer token. The tokens live in sessionStorage (this tab only, gone when it closes), never in
 // a URL; an expired access token is refreshed once with the refresh token; signing out revokes them.
-import type { OAuth2AccessToken } from '@club/contract'
+import type { OAuth2AccessToken, Paged } from '@club/contract'
 
 export class ApiError extends Error {
   constructor(readonly status: number, message: string) {
@@ -128,7 +128,7 @@ export class Session {
     const items: T[] = []
     for (let page = 1; ; page++) {
       const separator = path.includes('?') ? '&' : '?'
-      const answer = await this.call<{ items: T[]; _total: number }>('GET', `${path}${separator}ipp=100&page=${page}`)
+      const answer = await this.call<Paged<T>>('GET', `${path}${separator}ipp=100&page=${page}`)
       items.push(...answer.items)
       if (answer.items.length === 0 || items.length >= answer._total) return items
     }

@@ -1,12 +1,12 @@
 // Replays: every replay staff may see, by status, with its download link once it is ready.
-import type { Replay } from '@club/contract'
+import type { ReplayCollection, ReplayStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatBytes, formatTime } from '../shared/format.js'
 import type { PageView } from './main.js'
 import { pager } from './paging.js'
 
 const IPP = 20
-const STATUSES = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED']
+const STATUSES: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED']
 
 export const replayList: PageView = (ctx, main) => {
   const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), STATUSES.map((s) => h('option', { value: s }, s)))
@@ -16,7 +16,7 @@ export const replayList: PageView = (ctx, main) => {
   const load = async () => {
     const query = new URLSearchParams({ page: String(page), ipp: String(IPP), ...(status.value ? { status: status.value } : {}) })
     try {
-      const answer = await ctx.session.call<{ items: Replay[]; _total: number }>('GET', `/apis/v2/replays?${query}`)
+      const answer = await ctx.session.call<ReplayCollection>('GET', `/apis/v2/replays?${query}`)
       problem.textContent = ''
       show(
         results,
