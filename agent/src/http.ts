@@ -13,7 +13,7 @@ import {
   type ClipRequest,
   type LocalSignIn
 } from '@club/contract'
-import { answerFor, loadPage, type PageFile } from '@club/web/pages'
+import { loadPage, sendPage } from '@club/web/pages'
 import type { LocalPassword } from './access/local-password.js'
 import { SESSION_COOKIE, clearedSessionCookie, cookieValue, sessionCookie, type SessionStore, type SignInAttempts } from './access/sessions.js'
 import { DecodersBusyError } from './decoders.js'
@@ -201,15 +201,11 @@ export async function buildLocalApi(
   // The box's own page for the installer (read-only). The page and its scripts hold no data, so they
   // answer without a credential; everything they show comes from the routes above, behind one.
   const page = loadPage('box', '/')
-  const send = (ifNoneMatch: string | undefined, reply: FastifyReply, file: PageFile) => {
-    const answer = answerFor(file, ifNoneMatch)
-    return reply.code(answer.statusCode).headers(answer.headers).send(answer.body)
-  }
-  app.get('/', { config: { public: true }, logLevel: 'warn' }, async (request, reply) => send(request.headers['if-none-match'], reply, page.html))
+  app.get('/', { config: { public: true }, logLevel: 'warn' }, async (request, reply) => sendPage(reply, page.html, request.headers['if-none-match']))
   app.get(`/${page.assetsPath}/*`, { config: { public: true }, logLevel: 'warn' }, async (request, reply) => {
     const file = page.asset((request.params as { '*': string })['*'])
     if (!file) throw new HttpError(404, 'no such file of the box page')
-    return send(request.headers['if-none-match'], reply, file)
+    return sendPage(reply, file, request.headers['if-none-match'])
   })
 
   let verifying = 0

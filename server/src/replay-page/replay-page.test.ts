@@ -103,6 +103,9 @@ t.test('the court page: its words in the asked language, small assets cached for
     const res = await inject('GET', path)
     t.equal(res.statusCode, 200)
     t.equal(res.headers['cache-control'], 'public, max-age=31536000, immutable')
+    const again = await inject('GET', path, { headers: { 'if-none-match': String(res.headers.etag) } })
+    t.equal(again.statusCode, 304, 'a forced reload is answered by the ETag')
+    t.equal(again.rawPayload.length, 0)
     total += res.rawPayload.length
   }
   t.ok(total < 50 * 1024, `the page, its script and styles: ${total} bytes (< 50 KB)`)

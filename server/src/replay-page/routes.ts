@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Value } from 'typebox/value'
+import { assetFile, contentSecurityPolicy, sendPage, type PageFile } from '@club/web/pages'
 import { Slug, replayPageRoutes } from '@club/contract'
 import { replayPageSeconds } from '../config.js'
 import { NotFoundError, quote } from '../errors.js'
@@ -15,31 +16,23 @@ import { courtSign } from './sign.js'
 import { notFoundHtml, pageHtml } from './html.js'
 
 /** A content-named asset: its name changes with its bytes, so browsers may keep it for a year. */
-interface Asset {
-  path: string
-  type: string
-  body: Buffer
-}
-
-function asset(file: string, type: string): Asset {
+function asset(file: string): { path: string; file: PageFile } {
   const body = readFileSync(PAGE_DIR + file)
   const [name, ext] = file.split('.') as [string, string]
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
-  return { path: `/r/assets/${name}.${hash}.${ext}`, type, body }
+  return { path: `/r/assets/${name}.${hash}.${ext}`, file: assetFile(file, body) }
 }
 
 // The page's own script and styles only; the clip is a signed link to wherever the club keeps its
 // clips (this server for file://, the bucket for s3:// and gs://), so media may come from elsewhere.
-const PAGE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; media-src *; " +
-  "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+const PAGE_POLICY = contentSecurityPolicy({ 'img-src': "'self' data:", 'media-src': '*', 'form-action': "'self'" })
 
 const replayPage: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
   const strings = loadStrings()
   const languages = Object.keys(strings)
-  const assets = { script: asset('page.js', 'text/javascript; charset=utf-8'), style: asset('page.css', 'text/css; charset=utf-8') }
-  const byPath = new Map(Object.values(assets).map((a) => [a.path, a]))
+  const assets = { script: asset('page.js'), style: asset('page.css') }
+  const byPath = new Map(Object.values(assets).map((a) => [a.path, a.file]))
   const seconds = replayPageSeconds(config)
   const hidden = { schema: { hide: true } }
 
@@ -88,7 +81,7 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
   app.get<{ Params: { name: string } }>('/r/assets/:name', hidden, async (request, reply) => {
     const found = byPath.get(`/r/assets/${request.params.name}`)
     if (!found) throw new NotFoundError(`no court page asset ${quote(request.params.name)}`)
-    return reply.type(found.type).header('cache-control', 'public, max-age=31536000, immutable').send(found.body)
+    return sendPage(reply, found, request.headers['if-none-match'])
   })
 
   app.route({

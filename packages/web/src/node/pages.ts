@@ -23,14 +23,22 @@ export interface Page {
   asset(path: string): PageFile | undefined
 }
 
+/** What sendPage needs of a framework's reply; Fastify's has it. */
+export interface PageReply {
+  code(statusCode: number): PageReply
+  headers(values: Record<string, string>): PageReply
+  send(body?: Buffer): unknown
+}
+
 /**
- * What to answer for a file: 304 when the browser's copy (If-None-Match) is this one, else the file.
- * Both programs send it with their own framework's reply.
+ * Sends a file: 304 without a body when the browser's copy (If-None-Match) is this one, else the
+ * file with its headers. The server and the agent send every page file through it.
  */
-export function answerFor(file: PageFile, ifNoneMatch: string | undefined): { statusCode: 200 | 304; headers: Record<string, string>; body?: Buffer } {
+export function sendPage<R extends PageReply>(reply: R, file: PageFile, ifNoneMatch: string | undefined): R {
   const headers = { 'content-type': file.type, ...file.headers }
-  if (file.headers.etag !== undefined && ifNoneMatch === file.headers.etag) return { statusCode: 304, headers }
-  return { statusCode: 200, headers, body: file.body }
+  if (file.headers.etag !== undefined && ifNoneMatch === file.headers.etag) reply.code(304).headers(headers).send()
+  else reply.code(200).headers(headers).send(file.body)
+  return reply
 }
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
@@ -44,14 +52,41 @@ const TYPES: Record<string, string> = {
 
 /**
  * Only the page's own origin: no CDN, no web font, no inline script. Snapshots are fetched as blobs,
- * so images may also be blob: URLs.
+ * so images may also be blob: URLs. `changes` replaces or adds directives for a page that needs
+ * something else (the court page plays clips from the club's bucket).
  */
-const CONTENT_SECURITY_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; connect-src 'self'; " +
-  "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+export function contentSecurityPolicy(changes: Record<string, string> = {}): string {
+  const directives: Record<string, string> = {
+    'default-src': "'none'",
+    'script-src': "'self'",
+    'style-src': "'self'",
+    'img-src': "'self' blob: data:",
+    'connect-src': "'self'",
+    'form-action': "'none'",
+    'frame-ancestors': "'none'",
+    'base-uri': "'none'",
+    ...changes
+  }
+  return Object.entries(directives)
+    .map(([name, value]) => `${name} ${value}`)
+    .join('; ')
+}
+
+/**
+ * A file served under a name that changes with its content (`name` gives its type by extension):
+ * browsers keep it a year, and a forced reload gets a 304 by its ETag.
+ */
+export function assetFile(name: string, body: Buffer): PageFile {
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`
+  return {
+    body,
+    type: TYPES[extname(name)] ?? 'application/octet-stream',
+    headers: { 'cache-control': 'public, max-age=31536000, immutable', etag }
+  }
+}
 
 const PAGE_HEADERS = {
-  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'content-security-policy': contentSecurityPolicy(),
   // Pages change with every build and carry no data: always revalidated.
   'cache-control': 'no-cache',
   'x-frame-options': 'DENY'
@@ -82,12 +117,7 @@ export function loadPage(name: PageName, base: string): Page {
     const body = readFileSync(path)
     const key = relative(from, path).split(sep).join('/')
     hash.update(key).update('\0').update(body)
-    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`
-    assets.set(key, {
-      body,
-      type: TYPES[extname(path)] ?? 'application/octet-stream',
-      headers: { 'cache-control': 'public, max-age=31536000, immutable', etag }
-    })
+    assets.set(key, assetFile(path, body))
   }
   const assetsPath = `assets/${hash.digest('hex').slice(0, 16)}`
   const template = readFileSync(join(ROOT, 'public', `${name}.html`), 'utf8')
