@@ -85,7 +85,7 @@
     if (!auth || !auth.refresh) return Promise.resolve(false)
     return tokenRequest({ grant_type: 'refresh_token', refresh_token: auth.refresh }).then(function (res) {
       if (!res.ok) {
-        signOut()
+        forget()
         return false
       }
       return res.json().then(function (answer) {
@@ -193,10 +193,24 @@
   }
   var showingSignIn = false
 
-  function signOut() {
+  // The tokens gone from this tab (a refresh token the server refused needs nothing more).
+  function forget() {
     auth = null
     write(sessionStorage, AUTH, null)
     render()
+  }
+
+  // Signing out ends the login on the server too, as the console does, so a copy of the refresh
+  // token left behind (a shared phone's session restore) is worth nothing. The tab forgets the
+  // tokens whatever the server answers.
+  function signOut() {
+    var refreshToken = auth && auth.refresh
+    forget()
+    if (!refreshToken) return
+    send('POST', API + '/oauth2/revoke', {
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: refreshToken, token_type_hint: 'refresh_token' }).toString()
+    }).catch(function () {})
   }
 
   $('signin-form').addEventListener('submit', function (event) {
@@ -230,8 +244,8 @@
       })
   })
   $('signout').addEventListener('click', function () {
-    signOut()
     $('mine').textContent = ''
+    signOut()
   })
   $('show-signin').addEventListener('click', function () {
     showingSignIn = true
@@ -282,7 +296,7 @@
             notice(t('offline.waiting', { time: clock(next.tapAt) }), 'offline')
           } else if (err instanceof NeedSignIn) {
             notice('')
-            signOut()
+            forget()
           } else if (err && err.status) {
             showError(err)
           } else {

@@ -239,6 +239,18 @@ t.test('a player gets a replay from the court page on a phone: signed in, offlin
     await readyVideo(page)
   })
 
+  await t.test('signing out ends the login on the server: the old refresh token is refused', async (t) => {
+    const { page } = memberPhone
+    const stored = await page.evaluate(() => JSON.parse(sessionStorage.getItem('club.replays.auth')!))
+    const [revoked] = await Promise.all([page.waitForResponse((res) => new URL(res.url()).pathname === '/apis/v2/oauth2/revoke'), page.tap('#signout')])
+    t.equal(revoked.status(), 200)
+    t.equal(await page.getAttribute('body', 'data-view'), 'guest')
+    t.equal(await page.evaluate(() => sessionStorage.getItem('club.replays.auth')), null, 'the tab forgot the tokens')
+    const refresh = await fetch(`${origin}/apis/v2/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: stored.refresh }) })
+    t.equal(refresh.status, 400)
+    t.equal((await refresh.json()).error, 'invalid_grant')
+  })
+
   await t.test('guests on: a phone without an account gets its replay and sees only its own', async (t) => {
     const { page, screenshot } = await phone()
     await page.goto(courtUrl)
