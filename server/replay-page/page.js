@@ -272,6 +272,13 @@
     notice(t('sending'))
     api('POST', '/replays', { court: { id: next.court }, seconds: next.seconds, end: next.end })
       .then(function (res) {
+        // Only an answer about the tap itself ends its wait: a 2xx, or a 4xx said in words below. A
+        // 5xx is the server's trouble, not the tap's: it stays and is sent again.
+        if (res.status >= 500) {
+          return failure(res).then(function (err) {
+            throw err
+          })
+        }
         write(
           localStorage,
           PENDING,
@@ -294,6 +301,8 @@
           flushing = false
           if (err instanceof NetworkError) {
             notice(t('offline.waiting', { time: clock(next.tapAt) }), 'offline')
+          } else if (err && err.status >= 500) {
+            notice(t('server.retrying', { time: clock(next.tapAt), status: err.status }), 'retrying')
           } else if (err instanceof NeedSignIn) {
             notice('')
             forget()
@@ -306,7 +315,8 @@
       )
   }
   window.addEventListener('online', flush)
-  // Some phones miss the online event: look again now and then while a tap waits.
+  // Some phones miss the online event, and a server in trouble needs a moment: look again now and
+  // then while a tap waits.
   setInterval(flush, 5000)
 
   // The replay being made: its steps, then the video or the reason in words.

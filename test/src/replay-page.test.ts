@@ -239,6 +239,38 @@ t.test('a player gets a replay from the court page on a phone: signed in, offlin
     await readyVideo(page)
   })
 
+  await t.test('a tap the server fails to take (a 5xx) is kept, said so, and sent again', async (t) => {
+    const { page, screenshot } = memberPhone
+    const previous = await currentId(page)
+    // The server's trouble for one answer: the first POST of a replay gets a 503 in the platform's shape.
+    let refused = 0
+    const replaysRoute = (url: URL) => url.pathname === '/apis/v2/replays'
+    await page.route(
+      replaysRoute,
+      (route) => {
+        if (route.request().method() !== 'POST' || refused > 0) return route.continue()
+        refused++
+        return route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ statusCode: 503, error: 'Service Unavailable', message: 'database busy' }) })
+      }
+    )
+    t.teardown(() => page.unroute(replaysRoute))
+    const before = Date.now()
+    await page.tap('button.tap[data-seconds="30"]')
+    const after = Date.now()
+    await page.waitForSelector('#notice[data-kind="retrying"]')
+    t.match(await page.textContent('#notice'), /could not take your tap at .* \(503\)\. It is kept and sent again/)
+    t.equal((await page.evaluate(() => JSON.parse(localStorage.getItem('club.replays.pending')!))).length, 1, 'the tap still waits')
+    await screenshot('replay-page-retrying')
+    await page.waitForFunction((old) => {
+      const id = document.getElementById('current')!.dataset.id
+      return id && id !== old
+    }, previous, { timeout: 30_000 })
+    t.equal(refused, 1)
+    const end = Date.parse((await record((await currentId(page))!)).end)
+    t.ok(end >= before - TOLERANCE_MS && end <= after + TOLERANCE_MS, `sent again with the moment of the tap (${end - before} ms after it)`)
+    t.equal(await page.evaluate(() => localStorage.getItem('club.replays.pending')), '[]', 'and no longer waiting')
+  })
+
   await t.test('signing out ends the login on the server: the old refresh token is refused', async (t) => {
     const { page } = memberPhone
     const stored = await page.evaluate(() => JSON.parse(sessionStorage.getItem('club.replays.auth')!))
