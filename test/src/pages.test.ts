@@ -79,7 +79,6 @@ t.test('the console approves and configures a box; the box page follows it', asy
     await page.getByLabel('Area').selectOption({ label: 'Centre Court' })
     t.match(await page.locator('tbody tr').innerText(), 'Court 2', 'the area filter')
     await page.getByLabel('Area').selectOption({ label: 'Any area' })
-    t.notOk(await page.evaluate(() => location.href.includes('token')), 'no token in the address')
     await consolePage.screenshot('console-boxes')
 
     await row.getByRole('link').click()
@@ -133,6 +132,27 @@ t.test('the console approves and configures a box; the box page follows it', asy
     t.match(await page.locator('[data-fact=online]').textContent(), 'Online')
     await consolePage.screenshot('console-box')
     t.same(consolePage.foreignRequests(server.url), [], 'the console loads nothing from another origin')
+  })
+
+  await t.test('the console: its tokens stay out of URLs and localStorage; signing out revokes them', async (t) => {
+    const { page, requests } = consolePage
+    const session = await page.evaluate(() => JSON.parse(sessionStorage.getItem('club.console.session')!))
+    t.ok(session.accessToken && session.refreshToken, 'the tokens are in sessionStorage')
+    t.ok(requests.length > 10, `${requests.length} requests recorded`)
+    const leaking = requests.filter((url) => url.includes(session.accessToken) || url.includes(session.refreshToken) || /token=|access_token/.test(url))
+    t.same(leaking, [], 'no URL the console asked for carries a token')
+    t.equal(await page.evaluate(() => localStorage.length), 0, 'nothing in localStorage')
+
+    const [revoked] = await Promise.all([
+      page.waitForResponse((res) => new URL(res.url()).pathname === '/apis/v2/oauth2/revoke'),
+      page.getByRole('button', { name: 'Sign out' }).click()
+    ])
+    t.equal(revoked.status(), 200)
+    await page.getByText('You are signed out.').waitFor()
+    t.equal(await page.evaluate(() => sessionStorage.getItem('club.console.session')), null)
+    const refresh = await fetch(`${server.url}/apis/v2/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: session.refreshToken }) })
+    t.equal(refresh.status, 400)
+    t.equal((await refresh.json()).error, 'invalid_grant', 'the old refresh token is refused')
   })
 
   await t.test("the box's page: approved, the camera's picture loads and it records", async (t) => {
