@@ -8,6 +8,7 @@ import { authenticateApiKey } from '../api-keys/service.js'
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
 import { authenticateDeviceToken } from '../replay-servers/service.js'
+import { authenticateGuest, guestSettings, isGuestToken } from '../replays/guests.js'
 import type { UserRecord } from '../users/service.js'
 
 /** The signed-in user, read with the credential in the same query. */
@@ -31,6 +32,11 @@ export interface Auth {
   apiKeyOrBearer(options?: GuardOptions): onRequestAsyncHookHandler
   /** An approved recording box's access token as Bearer (the replay-server status answer gives it). */
   device(): onRequestAsyncHookHandler
+  /**
+   * A court page guest's token (REPLAYS_GUEST, told apart by its prefix), or whatever apiKeyOrBearer
+   * admits: the replay routes a player uses with or without an account.
+   */
+  playerOrGuest(): onRequestAsyncHookHandler
 }
 
 declare module 'fastify' {
@@ -90,6 +96,17 @@ export default fp(
         : { kind: 'client', via: 'bearer', clientId: p.clientId ?? '', tokenId: p.tokenId, scope: p.scope }
     }
 
+    async function fromApiKeyOrBearer(request: FastifyRequest): Promise<Principal> {
+      const apiKey = request.headers['x-api-key']
+      if (apiKey !== undefined) {
+        if (typeof apiKey !== 'string' || apiKey === '') throw new UnauthorizedError('the x-api-key header is empty', 'ApiKey')
+        const p = await authenticateApiKey(app.db, apiKey)
+        return { kind: 'user', via: 'api-key', user: p.user, apiKeyId: p.apiKeyId }
+      }
+      if (request.headers.authorization !== undefined) return fromBearer(request)
+      throw new UnauthorizedError('authentication is required: send an x-api-key or a Bearer token', 'Bearer')
+    }
+
     app.decorate('auth', {
       bearer(options: GuardOptions = {}) {
         return async function bearerGuard(request) {
@@ -102,19 +119,19 @@ export default fp(
       apiKeyOrBearer(options: GuardOptions = {}) {
         return async function apiKeyOrBearerGuard(request) {
           oneCredential(request)
-          const apiKey = request.headers['x-api-key']
-          let principal: Principal
-          if (apiKey !== undefined) {
-            if (typeof apiKey !== 'string' || apiKey === '') throw new UnauthorizedError('the x-api-key header is empty', 'ApiKey')
-            const p = await authenticateApiKey(app.db, apiKey)
-            principal = { kind: 'user', via: 'api-key', user: p.user, apiKeyId: p.apiKeyId }
-          } else if (request.headers.authorization !== undefined) {
-            principal = await fromBearer(request)
-          } else {
-            throw new UnauthorizedError('authentication is required: send an x-api-key or a Bearer token', 'Bearer')
-          }
+          const principal = await fromApiKeyOrBearer(request)
           checkRole(principal, options)
           request.principal = principal
+        }
+      },
+      playerOrGuest() {
+        return async function playerOrGuestGuard(request) {
+          oneCredential(request)
+          const token = request.headers['x-api-key'] === undefined ? bearerToken(request) : undefined
+          request.principal =
+            token !== undefined && isGuestToken(token)
+              ? { kind: 'guest', via: 'guest-token', guestId: await authenticateGuest(app.db, token, app.clock, guestSettings(app.config)) }
+              : await fromApiKeyOrBearer(request)
         }
       },
       device() {

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ReplayGuestSession } from '@club/contract'
 import type { Clock } from '../clock.js'
+import type { Config } from '../config.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import { ForbiddenError, UnauthorizedError } from '../errors.js'
@@ -15,6 +16,11 @@ const GUEST_TOKEN_PREFIX = 'guest.'
 export interface GuestSettings {
   enabled: boolean
   ttlSeconds: number
+}
+
+/** The guest settings of the server's configuration. */
+export function guestSettings(config: Pick<Config, 'REPLAYS_GUEST' | 'REPLAY_GUEST_SESSION_TTL_SECONDS'>): GuestSettings {
+  return { enabled: config.REPLAYS_GUEST, ttlSeconds: config.REPLAY_GUEST_SESSION_TTL_SECONDS }
 }
 
 export function isGuestToken(token: string): boolean {

@@ -3,13 +3,13 @@
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { replayDeviceRoutes, replayPageRoutes, replayRoutes } from '@club/contract'
 import { hmacSha256Hex } from '../crypto.js'
-import { NotFoundError } from '../errors.js'
-import { bearerToken, currentUser } from '../plugins/auth.js'
+import { ForbiddenError, NotFoundError } from '../errors.js'
+import { currentUser } from '../plugins/auth.js'
 import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
-import { authenticateGuest, createGuestSession, isGuestToken, type GuestSettings } from './guests.js'
+import { createGuestSession, guestSettings } from './guests.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
 import {
@@ -47,38 +47,30 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
       publicBaseUrl: config.PUBLIC_BASE_URL
     })
   }
-  const signedIn = app.auth.apiKeyOrBearer()
-  const guests: GuestSettings = { enabled: config.REPLAYS_GUEST, ttlSeconds: config.REPLAY_GUEST_SESSION_TTL_SECONDS }
-  // A member's key or token, or a court page guest's token (told apart by its prefix).
-  const player: onRequestAsyncHookHandler = async function playerGuard(this: typeof app, request: FastifyRequest, reply: FastifyReply) {
-    if (request.headers['x-api-key'] === undefined) {
-      const token = bearerToken(request)
-      if (token !== undefined && isGuestToken(token)) {
-        request.principal = { kind: 'guest', via: 'guest-token', guestId: await authenticateGuest(app.db, token, app.clock, guests) }
-        return
-      }
-    }
-    await signedIn.call(this, request, reply)
-  } as onRequestAsyncHookHandler
+  const player = app.auth.playerOrGuest()
   const requester = (request: FastifyRequest): Requester =>
     request.principal?.kind === 'guest' ? { guestId: request.principal.guestId } : currentUser(request)
   // What a guest's free replays are limited by instead of package items: per court, and per address.
   const hour = 3_600_000
   // The address first: one phone over its limit does not use up the court's.
   const guestLimits = [
-    keyedRateLimit(app as never, {
+    keyedRateLimit(app, {
       max: config.REPLAY_GUEST_ADDRESS_RATE_LIMIT_MAX,
       timeWindowMs: hour,
       keyGenerator: (request) => `guest-replays-address:${request.ip}`,
       what: 'guest replays from this address'
     }),
-    keyedRateLimit(app as never, {
+    keyedRateLimit(app, {
       max: config.REPLAY_GUEST_COURT_RATE_LIMIT_MAX,
       timeWindowMs: hour,
       keyGenerator: (request) => `guest-replays-court:${(request.body as { court: { id: string } }).court.id}`,
       what: "guests' replays of this court"
     })
   ]
+  // A member pays with a package item instead (createReplay).
+  const guestReplayLimits: preHandlerAsyncHookHandler = async function guestReplayLimits(request, reply) {
+    if (request.principal?.kind === 'guest') for (const limit of guestLimits) await limit.call(this, request, reply)
+  }
   const device = app.auth.device()
   const notifyDeps = { tokenKey, timeoutMs: config.REPLAY_SNAPSHOT_TIMEOUT_MS, log: app.log }
 
@@ -92,13 +84,13 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayPageRoutes.createGuestSession,
     config: routeRateLimit({ max: config.REPLAY_GUEST_ADDRESS_RATE_LIMIT_MAX, timeWindowMs: hour, what: 'guest sessions' }),
-    handler: async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createGuestSession(app.db, request.body.court.id, app.clock, guests))
+    handler: async (request, reply) => reply.code(201).header('cache-control', 'no-store').send(await createGuestSession(app.db, request.body.court.id, app.clock, guestSettings(config)))
   })
   app.route({
     ...replayRoutes.create,
     onRequest: player,
+    preHandler: guestReplayLimits,
     handler: async (request, reply) => {
-      if (request.principal?.kind === 'guest') for (const limit of guestLimits) await limit.call(app as never, request, reply)
       const row = await createReplay(app.db, request.body, requester(request), deps)
       // Not awaited: the player's answer does not wait for the box.
       void notifyReplayServer(app.db, row.replay_server_id!, notifyDeps)
@@ -137,18 +129,20 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayDeviceRoutes.list,
     onRequest: device,
-    handler: async (request) => listDeviceReplays(app.db, devicePrincipal(request.principal), deps)
+    handler: async (request) => listDeviceReplays(app.db, deviceOf(request), deps)
   })
   app.route({
     ...replayDeviceRoutes.setStatus,
     onRequest: device,
-    handler: async (request) => setDeviceReplayStatus(app.db, devicePrincipal(request.principal), request.params.id, request.body, deps)
+    handler: async (request) => setDeviceReplayStatus(app.db, deviceOf(request), request.params.id, request.body, deps)
   })
 }
 
-function devicePrincipal(principal: { kind: string; replayServerId?: string } | null): string {
-  // app.auth.device() admitted it: it is a box.
-  return (principal as { replayServerId: string }).replayServerId
+/** The recording box app.auth.device() admitted. */
+function deviceOf(request: FastifyRequest): string {
+  const principal = request.principal
+  if (principal?.kind !== 'device') throw new ForbiddenError("this operation needs a recording box's token")
+  return principal.replayServerId
 }
 
 export default replays
