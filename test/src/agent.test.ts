@@ -196,6 +196,11 @@ t.test('a recording box from registration to shutdown', async (t) => {
     const end = new Date(Date.now() - 1500)
     const start = new Date(end.getTime() - 3000)
     const request = { cameraId: 'cam-b', start: start.toISOString(), end: end.toISOString() }
+    // The segment being written holds footage only up to its last fragment, which on a loaded machine
+    // lags the clock by more than any fixed margin: wait until the segment written now is finished,
+    // so every second of the interval is on disk and the clip's length can be checked exactly.
+    const finished = agent.finishedSegments('cam-b').length
+    await waitFor('the interval in finished segments', () => agent.finishedSegments('cam-b').length >= finished + 1)
 
     const anonymous = await post(request, '')
     t.equal(anonymous.status, 401)
