@@ -4,7 +4,7 @@ import { busyReason, nextStep, packageMismatch, recordAfterStart } from './decid
 
 const now = new Date('2026-03-01T10:00:00.000Z')
 const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString()
-const full = { version: '1.2.0', path: '/p', size: 3, sha256: 'a'.repeat(64), signature: 's' }
+const full = { version: '1.2.0', release: { version: '1.2.0', path: '/p', size: 3, sha256: 'a'.repeat(64), signature: 's' } }
 
 t.test('an update waits for exports, for events within 15 minutes, and for its window', async (t) => {
   t.match(busyReason({}, 1, now), /export/)

@@ -39,17 +39,11 @@ export function nextStep(input: {
   const { pending, running, record } = input
   if (!pending || pending.version === running) return { action: 'none' }
   if (record && record.version === pending.version && (record.state === 'ROLLED_BACK' || record.state === 'FAILED')) return { action: 'gave-up' }
-  const release = releaseOf(pending)
+  const release = pending.release
   if (!release) return { action: 'wait', why: `the server holds no package of ${pending.version} for this box` }
   if (input.downloaded !== release.version) return { action: 'download', release }
   const busy = busyReason(pending, input.exportsRunning, input.now)
   return busy ? { action: 'wait', why: busy } : { action: 'install', release }
-}
-
-/** The package a pendingUpdate names, when it names one in full. */
-export function releaseOf(pending: PendingUpdate): ReleaseDownload | undefined {
-  const { version, path, size, sha256, signature } = pending
-  return path && size && sha256 && signature ? { version, path, size, sha256, signature } : undefined
 }
 
 /**

@@ -138,10 +138,9 @@ export type ReleaseDownload = Static<typeof ReleaseDownload>
 
 export const PendingUpdate = Type.Object({
   version: Type.String(),
-  path: Type.Optional(ReleaseDownload.properties.path),
-  size: Type.Optional(ReleaseDownload.properties.size),
-  sha256: Type.Optional(Sha256Hex),
-  signature: Type.Optional(ReleaseDownload.properties.signature),
+  release: Type.Optional(
+    Type.Object(ReleaseDownload.properties, { description: "The target's package for the box's architecture; absent while the server holds none" })
+  ),
   rollback: Type.Optional(
     Type.Object(ReleaseDownload.properties, { description: 'The release of the version the box runs now: what is put back if the new one does not come up' })
   ),
