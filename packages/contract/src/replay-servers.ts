@@ -128,13 +128,24 @@ const Sha256Hex = Type.String({ pattern: '^[0-9a-f]{64}$' })
 
 /** A package the box may fetch (device access token) and must check before installing it. */
 export const ReleaseDownload = Type.Object({
-  version: Type.String(),
+  version: Semver,
+  architecture: Type.String({ ...Architecture, description: "The package's own Architecture: the box's, or `all`" }),
   path: Type.String({ description: "The package's download path on the server; answers Range requests" }),
   size: Type.Integer({ minimum: 1, description: 'Bytes' }),
   sha256: Sha256Hex,
-  signature: Type.String({ description: "Ed25519 signature, base64, of the SHA-256 (as hex text) by the club's release key" })
+  signature: Type.String({
+    description: "Ed25519 signature, base64, by the club's release key, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
+  })
 })
 export type ReleaseDownload = Static<typeof ReleaseDownload>
+
+/**
+ * What the release key signs for a package: its name, version and architecture with its SHA-256
+ * (lower-case hex), one a line. Signing the digest alone let a genuine old package pass as any version.
+ */
+export function releaseSignedText(release: Pick<ReleaseDownload, 'version' | 'architecture' | 'sha256'>): string {
+  return `club-agent\n${release.version}\n${release.architecture}\n${release.sha256}`
+}
 
 export const PendingUpdate = Type.Object({
   version: Type.String(),

@@ -56,7 +56,8 @@ t.test('an admin uploads a package: stored with its size, SHA-256 and a signatur
   t.match(release, { version: '1.2.0', architecture: 'amd64', size: bytes.length, sha256, path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/amd64' })
   const key = await ctx.app.inject({ url: '/apis/v2/agent-releases/key' })
   t.equal(key.statusCode, 200, 'the public key needs no credential (a box reads it at setup)')
-  t.ok(verify(null, Buffer.from(sha256), createPublicKey(key.json().publicKey), Buffer.from(release.signature, 'base64')), 'the signature verifies')
+  const signed = Buffer.from(`club-agent\n1.2.0\namd64\n${sha256}`)
+  t.ok(verify(null, signed, createPublicKey(key.json().publicKey), Buffer.from(release.signature, 'base64')), 'the signature covers name, version, architecture and SHA-256')
   t.notMatch(key.body, /PRIVATE/, 'only the public half is ever answered')
 
   const list = await ctx.app.inject({ url: RELEASES, headers: { authorization: admin } })

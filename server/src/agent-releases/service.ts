@@ -1,6 +1,6 @@
 // Releases of the recording box's software. A release is a Debian package kept as a file in
-// AGENT_RELEASES_DIR with its version, architecture, size, SHA-256 and an Ed25519 signature of that
-// SHA-256 (as hex text) by the club's release key. The private key lives only in
+// AGENT_RELEASES_DIR with its version, architecture, size, SHA-256 and an Ed25519 signature of the
+// four (releaseSignedText) by the club's release key. The private key lives only in
 // AGENT_RELEASE_KEY_FILE (mode 0600): a copy of the database can neither sign nor forge a release.
 import { execFile } from 'node:child_process'
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto'
@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
-import { SemverPattern, agentReleaseRoutes, type AgentRelease, type ReleaseDownload } from '@club/contract'
+import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
@@ -19,11 +19,6 @@ import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.
 const run = promisify(execFile)
 
 export type ReleaseSettings = Pick<Config, 'AGENT_RELEASES_DIR' | 'AGENT_RELEASE_KEY_FILE'>
-
-/** What is signed: the package's SHA-256 as lower-case hex text. The box checks the same bytes. */
-export function signedText(sha256: string): Buffer {
-  return Buffer.from(sha256, 'utf8')
-}
 
 /**
  * Makes the release key: the private half written to AGENT_RELEASE_KEY_FILE with mode 0600 (never
@@ -96,8 +91,8 @@ function toAgentRelease(row: AgentReleasesTable): AgentRelease {
 }
 
 export function toReleaseDownload(row: AgentReleasesTable): ReleaseDownload {
-  const { version, path, size, sha256, signature } = toAgentRelease(row)
-  return { version, path, size, sha256, signature }
+  const { version, architecture, path, size, sha256, signature } = toAgentRelease(row)
+  return { version, architecture, path, size, sha256, signature }
 }
 
 /**
@@ -110,7 +105,7 @@ export async function addAgentRelease(db: Db, file: string, settings: ReleaseSet
   const key = readPrivateKey(settings)
   const sha256 = await sha256OfFile(file)
   const size = statSync(file).size
-  const signature = sign(null, signedText(sha256), key).toString('base64')
+  const signature = sign(null, Buffer.from(releaseSignedText({ ...control, sha256 })), key).toString('base64')
   const existing = await findRelease(db, control.version, control.architecture)
   if (existing) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
   const name = `club-agent_${control.version}_${control.architecture}.deb`

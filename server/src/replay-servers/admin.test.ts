@@ -216,8 +216,8 @@ t.test("target version: a release for the box's architecture; a new target offer
   const offered = (await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate
   t.same(offered, {
     version: '1.1.0',
-    release: { version: '1.1.0', path: '/apis/v2/replay-servers/device/agent-releases/1.1.0/amd64', size: release.size, sha256: release.sha256, signature: release.signature },
-    rollback: { version: '1.0.0', path: '/apis/v2/replay-servers/device/agent-releases/1.0.0/all', size: running.size, sha256: running.sha256, signature: running.signature },
+    release: { version: '1.1.0', architecture: 'amd64', path: '/apis/v2/replay-servers/device/agent-releases/1.1.0/amd64', size: release.size, sha256: release.sha256, signature: release.signature },
+    rollback: { version: '1.0.0', architecture: 'all', path: '/apis/v2/replay-servers/device/agent-releases/1.0.0/all', size: running.size, sha256: running.sha256, signature: running.signature },
     // 10:00 UTC on 1 March: the window's next opening is the next night, in the club's timezone.
     window: windowOpening('02:00-05:00', ctx.config.CLUB_TIMEZONE, ctx.clock.now())
   })

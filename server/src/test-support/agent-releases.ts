@@ -4,7 +4,8 @@
 import { createHash, createPrivateKey, randomUUID, sign } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { generateReleaseKey, signedText, type ReleaseSettings } from '../agent-releases/service.js'
+import { releaseSignedText } from '@club/contract'
+import { generateReleaseKey, type ReleaseSettings } from '../agent-releases/service.js'
 import type { Db } from '../db/database.js'
 import type { AgentReleasesTable } from '../db/schema.js'
 
@@ -28,7 +29,7 @@ export async function storeRelease(
     architecture,
     size: bytes.length,
     sha256,
-    signature: sign(null, signedText(sha256), createPrivateKey(readFileSync(settings.AGENT_RELEASE_KEY_FILE, 'utf8'))).toString('base64'),
+    signature: sign(null, Buffer.from(releaseSignedText({ version, architecture, sha256 })), createPrivateKey(readFileSync(settings.AGENT_RELEASE_KEY_FILE, 'utf8'))).toString('base64'),
     file,
     created_at: createdAt
   }
