@@ -70,6 +70,24 @@ t.test('an admin uploads a package: stored with its size, SHA-256 and a signatur
   t.same(readdirSync(ctx.config.AGENT_RELEASES_DIR), ['club-agent_1.2.0_amd64.deb'], 'no temporary file left behind')
 })
 
+t.test('a release is a row and its file or nothing: a file that cannot be put in place leaves no release', async (t) => {
+  const ctx = await testApp(t)
+  generateReleaseKey(ctx.config)
+  const admin = await adminOf(ctx)
+  // A folder where the package's file belongs: the rename into place fails.
+  const blocked = join(ctx.config.AGENT_RELEASES_DIR, 'club-agent_1.4.0_amd64.deb')
+  mkdirSync(join(blocked, 'in-the-way'), { recursive: true })
+  const bytes = debianPackage({ version: '1.4.0' })
+  t.equal((await upload(ctx, admin, bytes)).statusCode, 500)
+  t.same((await ctx.app.inject({ url: RELEASES, headers: { authorization: admin } })).json().items, [], 'no release without its file')
+  t.same(readdirSync(ctx.config.AGENT_RELEASES_DIR), ['club-agent_1.4.0_amd64.deb'], 'the upload left no temporary file')
+  rmSync(blocked, { recursive: true })
+  t.equal((await upload(ctx, admin, bytes)).statusCode, 201, 'stored once the way is clear')
+
+  t.equal((await upload(ctx, admin, debianPackage({ version: '1.5.0', architecture: 'all' }))).statusCode, 201)
+  t.equal((await upload(ctx, admin, debianPackage({ version: '1.5.0', architecture: 'amd64' }))).statusCode, 201, 'a version stored for all may have its own amd64 package')
+})
+
 t.test('what is not a club-agent package is refused with a 400 naming why, and nothing is stored', async (t) => {
   const ctx = await testApp(t)
   generateReleaseKey(ctx.config)
@@ -133,4 +151,9 @@ t.test("a box downloads a release with its token, whole or from where a cut down
 
   const unknown = await ctx.app.inject({ url: path.replace('1.3.0', '9.9.9'), headers: { authorization } })
   t.equal(unknown.statusCode, 404)
+
+  rmSync(join(ctx.config.AGENT_RELEASES_DIR, 'club-agent_1.3.0_amd64.deb'))
+  const gone = await ctx.app.inject({ url: path, headers: { authorization } })
+  t.equal(gone.statusCode, 404, 'a release whose file was removed by hand')
+  t.match(errorOf(gone).message, /the file of club-agent 1\.3\.0 for amd64 is missing/)
 })

@@ -4,9 +4,7 @@
 // AGENT_RELEASE_KEY_FILE (mode 0600): a copy of the database can neither sign nor forge a release.
 import { execFile } from 'node:child_process'
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto'
-import { chmodSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
 import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type ReleaseDownload } from '@club/contract'
@@ -95,55 +93,70 @@ export function toReleaseDownload(row: AgentReleasesTable): ReleaseDownload {
   return { version, architecture, path, size, sha256, signature }
 }
 
-/**
- * Stores a package: reads its name from its control file, hashes and signs it, moves it into
- * AGENT_RELEASES_DIR and records it. The same version and architecture twice is a 409: a box that
- * fetched the first must never meet different bytes under the same name.
- */
+/** Stores a package given as a file (`club agent-releases add`): a copy is staged, then added as an upload. */
 export async function addAgentRelease(db: Db, file: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
-  const control = await readPackageControl(file)
-  const key = readPrivateKey(settings)
-  const sha256 = await sha256OfFile(file)
-  const size = statSync(file).size
-  const signature = sign(null, Buffer.from(releaseSignedText({ ...control, sha256 })), key).toString('base64')
-  const existing = await findRelease(db, control.version, control.architecture)
-  if (existing) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
-  const name = `club-agent_${control.version}_${control.architecture}.deb`
-  mkdirSync(settings.AGENT_RELEASES_DIR, { recursive: true })
-  const target = join(settings.AGENT_RELEASES_DIR, name)
-  const temporary = `${target}.${randomUUID()}.tmp`
-  writeFileSync(temporary, readFileSync(file))
-  const row: AgentReleasesTable = {
-    id: randomUUID(),
-    version: control.version,
-    architecture: control.architecture,
-    size,
-    sha256,
-    signature,
-    file: name,
-    created_at: clock.now().toISOString()
-  }
-  try {
-    await db.insertInto('agent_releases').values(row).execute()
-  } catch (err) {
-    await rm(temporary, { force: true })
-    if (isUniqueViolation(err)) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
-    throw err
-  }
-  renameSync(temporary, target)
-  return toAgentRelease(row)
+  return addStagedRelease(db, settings, clock, (staged) => copyFileSync(file, staged, constants.COPYFILE_EXCL))
 }
 
-/** The upload route's body: written to a temporary file (dpkg-deb reads files), then added as above. */
+/** The upload route's body, written once into AGENT_RELEASES_DIR (dpkg-deb reads files), then added. */
 export async function addAgentReleaseBytes(db: Db, body: Buffer, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
-  const dir = await mkdtemp(join(tmpdir(), 'club-agent-release-'))
+  return addStagedRelease(db, settings, clock, (staged) => writeFileSync(staged, body, { flag: 'wx' }))
+}
+
+/**
+ * Stores a package: `stage` writes it to a temporary file beside the releases (so that storing it
+ * is a rename), its name is read from its control file, and it is stored as below. The temporary
+ * file is gone afterwards, whatever happened.
+ */
+async function addStagedRelease(db: Db, settings: ReleaseSettings, clock: Clock, stage: (staged: string) => void): Promise<AgentRelease> {
+  mkdirSync(settings.AGENT_RELEASES_DIR, { recursive: true })
+  const staged = join(settings.AGENT_RELEASES_DIR, `.upload-${randomUUID()}.tmp`)
   try {
-    const file = join(dir, 'upload.deb')
-    await writeFile(file, body)
-    return await addAgentRelease(db, file, settings, clock)
+    stage(staged)
+    const control = await readPackageControl(staged)
+    return toAgentRelease(await storeReleaseFile(db, settings, staged, control, clock.now().toISOString()))
   } finally {
-    await rm(dir, { recursive: true, force: true })
+    rmSync(staged, { force: true })
   }
+}
+
+/**
+ * Signs a staged file as club-agent `version` for `architecture` and makes it a release: the row is
+ * inserted and the file renamed into place in one transaction, so a failed rename leaves no release
+ * without its file. The same version and architecture twice is a 409 from the unique index (two
+ * uploads at once included), raised before the rename: a box that fetched the first must never meet
+ * other bytes under the same name, and the stored file is never replaced.
+ */
+async function storeReleaseFile(
+  db: Db,
+  settings: ReleaseSettings,
+  staged: string,
+  named: { version: string; architecture: string },
+  createdAt: string
+): Promise<AgentReleasesTable> {
+  const { version, architecture } = named
+  const key = readPrivateKey(settings)
+  const sha256 = await sha256OfFile(staged)
+  const row: AgentReleasesTable = {
+    id: randomUUID(),
+    version,
+    architecture,
+    size: statSync(staged).size,
+    sha256,
+    signature: sign(null, Buffer.from(releaseSignedText({ version, architecture, sha256 })), key).toString('base64'),
+    file: `club-agent_${version}_${architecture}.deb`,
+    created_at: createdAt
+  }
+  try {
+    await db.transaction().execute(async (tx) => {
+      await tx.insertInto('agent_releases').values(row).execute()
+      renameSync(staged, join(settings.AGENT_RELEASES_DIR, row.file))
+    })
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ConflictError(`club-agent ${version} for ${architecture} is already a release`)
+    throw err
+  }
+  return row
 }
 
 export async function listAgentReleases(db: Db): Promise<{ items: AgentRelease[] }> {
@@ -167,7 +180,10 @@ export async function findRelease(db: DbOrTx, version: string, architecture: str
 export async function releaseFile(db: Db, version: string, architecture: string, settings: ReleaseSettings): Promise<{ path: string; size: number }> {
   const row = await db.selectFrom('agent_releases').selectAll().where('version', '=', version).where('architecture', '=', architecture).executeTakeFirst()
   if (!row) throw new NotFoundError(`no release club-agent ${quote(version)} for ${quote(architecture)}`)
-  return { path: join(settings.AGENT_RELEASES_DIR, row.file), size: row.size }
+  const path = join(settings.AGENT_RELEASES_DIR, row.file)
+  // Removed from AGENT_RELEASES_DIR by hand: a 404 the admin can read, not a stream that fails.
+  if (!existsSync(path)) throw new NotFoundError(`the file of club-agent ${quote(version)} for ${quote(architecture)} is missing from AGENT_RELEASES_DIR`)
+  return { path, size: row.size }
 }
 
 function sha256OfFile(file: string): Promise<string> {
