@@ -39,7 +39,7 @@ export const agentReleaseRoutes = defineRoutes({
       description:
         'Admin Bearer only. The body is the .deb itself (Content-Type application/vnd.debian.binary-package or ' +
         'application/octet-stream). Its version and architecture are read from its control file; the server signs its ' +
-        'name, version, architecture and SHA-256 with the release key. A version already stored for that architecture is 409; not a package, 400.',
+        'name, version, architecture and SHA-256 with the release key. A version already stored for that architecture is 409; not a package, or a version with build metadata (+…), 400.',
       tags: ['agent-releases'],
       security: bearerSecurity,
       response: { 201: AgentRelease, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }

@@ -406,7 +406,7 @@ export const replayServerAdminRoutes = defineRoutes({
       ...admin(
         'Set the agent version a box should run',
         'While it differs from the version the box reports, its status answers pendingUpdate with the release to fetch. ' +
-          "A version with no release for the box's architecture is 400. A new target clears a ROLLED_BACK or FAILED state."
+          "A version with no release for the box's architecture, or with build metadata (+…), is 400. A new target clears a ROLLED_BACK or FAILED state."
       ),
       params: ReplayServerIdParams,
       body: ReplayServerTargetVersion,

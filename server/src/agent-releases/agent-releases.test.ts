@@ -96,6 +96,7 @@ t.test('what is not a club-agent package is refused with a 400 naming why, and n
     ['random bytes', Buffer.from('not a package at all'), /not a Debian package/],
     ['another package', debianPackage({ package: 'other-tool', version: '1.0.0' }), /the package is other-tool, not club-agent/],
     ['a version that is not semantic', debianPackage({ version: '1.0' }), /version 1\.0 is not a semantic version/],
+    ['a version with build metadata', debianPackage({ version: '1.0.0+build.5' }), /version 1\.0\.0\+build\.5 carries build metadata .* systemd allows no \+/],
     ['an empty body', Buffer.alloc(0), /send the \.deb itself as the body/]
   ]
   for (const [name, body, message] of cases) {

@@ -48,6 +48,17 @@ export function releasePublicKey(settings: ReleaseSettings): string {
   return createPublicKey(readPrivateKey(settings)).export({ type: 'spki', format: 'pem' }).toString()
 }
 
+/**
+ * Refuses a version with build metadata (`1.2.0+build.5`): the box's installer unit is named after
+ * the version (club-agent-update@VERSION.service) and systemd's unit names, like the polkit rule that
+ * lets the agent start it, have no `+`. `what` names the version in the message.
+ */
+export function refuseBuildMetadata(version: string, what: string): void {
+  if (version.includes('+')) {
+    throw new BadRequestError(`${what} ${quote(version)} carries build metadata (+…), which a box cannot install: its installer unit is named after the version and systemd allows no + there`)
+  }
+}
+
 /** The fields of a package's control file that name it, read with dpkg-deb. */
 export async function readPackageControl(file: string): Promise<{ package: string; version: string; architecture: string }> {
   let stdout: string
@@ -68,6 +79,7 @@ export async function readPackageControl(file: string): Promise<{ package: strin
   const found = { package: fields.package ?? '', version: fields.version ?? '', architecture: fields.architecture ?? '' }
   if (found.package !== 'club-agent') throw new BadRequestError(`the package is ${quote(found.package)}, not club-agent`)
   if (!new RegExp(SemverPattern).test(found.version)) throw new BadRequestError(`the package's version ${quote(found.version)} is not a semantic version`)
+  refuseBuildMetadata(found.version, "the package's version")
   if (!/^[a-z0-9][a-z0-9-]*$/.test(found.architecture)) throw new BadRequestError(`the package's architecture ${quote(found.architecture)} is not one`)
   return found
 }
