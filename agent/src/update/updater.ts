@@ -20,8 +20,11 @@ export interface UpdaterOptions {
   accessToken: () => string | undefined
   releaseKeyPath: string
   exportsRunning: () => number
-  /** Starts the installer for a version (updateCommand); answers at once. */
-  trigger: (version: string) => void
+  /**
+   * Starts the installer for a version (updateCommand): settles when the command exits, rejecting
+   * with why it could not start the installer.
+   */
+  trigger: (version: string) => Promise<void>
   clock: Clock
   log: Logger
   timeoutMs: number
@@ -103,7 +106,15 @@ export class Updater {
         this.setRecord({ version: step.release.version, state: 'INSTALLING' })
         this.triggered = step.release.version
         log.info({ targetVersion: step.release.version, rollback: rollback?.version }, 'update: starting the installer')
-        this.options.trigger(step.release.version)
+        try {
+          await this.options.trigger(step.release.version)
+        } catch (err) {
+          // Refused by systemctl or polkit: no installer runs, so nothing else would end INSTALLING.
+          this.triggered = undefined
+          const reason = `the installer did not start: ${(err as Error).message}`
+          this.setRecord({ version: step.release.version, state: 'FAILED', reason })
+          log.error({ targetVersion: step.release.version, reason }, 'update failed')
+        }
       }
     }
   }
@@ -167,11 +178,24 @@ export class Updater {
 
 /**
  * Runs updateCommand with the version as "$1" (never spliced into the shell text). A command that
- * does not name "$1" gets it appended, as before.
+ * does not name "$1" gets it appended, as before. Settles when it exits: an exit code other than 0
+ * rejects with the first line of its stderr (all of it is logged). Detached (its own process group),
+ * as before; the default command (systemctl --no-block) exits at once.
  */
-export function runUpdateCommand(command: string, version: string, log: Logger): void {
+export function runUpdateCommand(command: string, version: string, log: Logger): Promise<void> {
   const text = command.includes('$1') ? command : `${command} "$1"`
-  const child = spawn('/bin/sh', ['-c', text, 'club-agent-update', version], { detached: true, stdio: 'ignore' })
-  child.on('error', (err) => log.error({ err: err.message }, 'the update command could not start'))
-  child.unref()
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', text, 'club-agent-update', version], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stderr.length < 8192) stderr += chunk
+    })
+    child.once('error', (err) => reject(new Error(`the update command could not run: ${err.message}`)))
+    child.once('close', (code, signal) => {
+      if (code === 0) return resolve()
+      log.warn({ targetVersion: version, code, signal, stderr: stderr.trim() }, 'the update command failed')
+      const first = stderr.trim().split('\n')[0]
+      reject(new Error(first || `the update command exited with ${code ?? signal}`))
+    })
+  })
 }
