@@ -6,6 +6,7 @@ import { dirname } from 'node:path'
 import { agentReleaseRoutes, AgentReleaseKey } from '@club/contract'
 import { Value } from 'typebox/value'
 import { AgentConfigSchema } from './config.js'
+import { serverCall } from './control/client.js'
 
 export interface SetupOptions {
   configPath: string
@@ -87,7 +88,7 @@ function readReleaseKey(path: string): string {
 async function fetchReleaseKey(serverUrl: string, deps: SetupDeps): Promise<string | undefined> {
   let res: Response
   try {
-    res = await deps.fetch(`${serverUrl}${agentReleaseRoutes.key.url}`, { signal: AbortSignal.timeout(15_000) })
+    res = await serverCall({ baseUrl: serverUrl, timeoutMs: 15_000, fetch: deps.fetch }, agentReleaseRoutes.key.url, {})
   } catch (err) {
     throw new SetupError(`the server at ${serverUrl} does not answer: ${(err as Error).message}`)
   }

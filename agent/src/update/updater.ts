@@ -8,6 +8,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { PendingUpdate, ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
+import { serverCall } from '../control/client.js'
 import type { Logger } from '../log.js'
 import { nextStep, packageMismatch, recordAfterStart, safeUnitVersion, updateFiles, updateReport, type UpdateRecord } from './decide.js'
 import { UpdateFiles } from './files.js'
@@ -158,10 +159,10 @@ export class Updater {
   private async download(release: ReleaseDownload, partial: string, have: number): Promise<void> {
     const token = this.options.accessToken()
     if (!token) throw new Error('no access token yet')
-    const url = `${this.options.baseUrl().replace(/\/$/, '')}${release.path}`
-    const res = await fetch(url, {
-      headers: { authorization: `Bearer ${token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) },
-      signal: AbortSignal.timeout(Math.max(this.options.timeoutMs, 10 * 60_000))
+    // A package takes longer than a poll: up to 10 minutes, body included.
+    const server = { baseUrl: this.options.baseUrl(), timeoutMs: Math.max(this.options.timeoutMs, 10 * 60_000) }
+    const res = await serverCall(server, release.path, {
+      headers: { authorization: `Bearer ${token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) }
     })
     if (res.status === 416) {
       // What is on disk is no prefix of the package: start over next time.

@@ -133,13 +133,14 @@ async function addStagedRelease(db: Db, settings: ReleaseSettings, clock: Clock,
 }
 
 /**
- * Signs a staged file as club-agent `version` for `architecture` and makes it a release: the row is
+ * Signs a file staged in AGENT_RELEASES_DIR as club-agent `version` for `architecture` (the upload,
+ * the CLI and the tests' releases all come here) and makes it a release: the row is
  * inserted and the file renamed into place in one transaction, so a failed rename leaves no release
  * without its file. The same version and architecture twice is a 409 from the unique index (two
  * uploads at once included), raised before the rename: a box that fetched the first must never meet
  * other bytes under the same name, and the stored file is never replaced.
  */
-async function storeReleaseFile(
+export async function storeReleaseFile(
   db: Db,
   settings: ReleaseSettings,
   staged: string,
@@ -176,13 +177,13 @@ export async function listAgentReleases(db: Db): Promise<{ items: AgentRelease[]
   return { items: rows.map(toAgentRelease) }
 }
 
-/** The release of a version for an architecture; an `all` package serves every architecture. */
-export async function findRelease(db: DbOrTx, version: string, architecture: string): Promise<AgentReleasesTable | undefined> {
-  return db
-    .selectFrom('agent_releases')
-    .selectAll()
-    .where('version', '=', version)
-    .where((eb) => eb.or([eb('architecture', '=', architecture), eb('architecture', '=', 'all')]))
+/**
+ * The release of a version for an architecture; an `all` package serves every architecture. For a
+ * box that has not reported its architecture (null), a release for any.
+ */
+export async function findRelease(db: DbOrTx, version: string, architecture: string | null): Promise<AgentReleasesTable | undefined> {
+  const ofVersion = db.selectFrom('agent_releases').selectAll().where('version', '=', version)
+  return (architecture === null ? ofVersion : ofVersion.where((eb) => eb.or([eb('architecture', '=', architecture), eb('architecture', '=', 'all')])))
     // The box's own architecture before `all`, should both exist.
     .orderBy((eb) => eb.case().when('architecture', '=', 'all').then(1).else(0).end())
     .executeTakeFirst()

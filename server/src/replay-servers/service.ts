@@ -496,9 +496,7 @@ export async function setReplayServerTargetVersion(db: Db, id: string, value: un
   return change(db, id, deps, async (row, tx) => {
     if (version !== null) {
       refuseBuildMetadata(version, 'version')
-      const release = row.architecture
-        ? await findRelease(tx, version, row.architecture)
-        : await tx.selectFrom('agent_releases').select('id').where('version', '=', version).executeTakeFirst()
+      const release = await findRelease(tx, version, row.architecture)
       if (!release) {
         const forWhat = row.architecture ? ` for the box's architecture ${row.architecture}` : ''
         throw new BadRequestError(`version ${quote(version)} is not a release${forWhat}: add it with \`club agent-releases add\` first`)
