@@ -2,17 +2,10 @@
 // with the club's release key (Ed25519), fetched by the boxes told to run them (see PendingUpdate).
 import Type, { type Static } from 'typebox'
 import { DateTime, ErrorBody, bearerSecurity, defineRoutes, noSecurity } from './common.js'
-import { Architecture, Semver } from './replay-servers.js'
+import { Architecture, ReleaseDownload, Semver } from './replay-servers.js'
 
-export const AgentRelease = Type.Object({
-  version: Type.String(),
-  architecture: Type.String(),
-  size: Type.Integer({ description: 'Bytes' }),
-  sha256: Type.String(),
-  signature: Type.String({ description: 'Ed25519 signature, base64, of its name, version, architecture and SHA-256 (releaseSignedText)' }),
-  path: Type.String({ description: 'Where a box fetches it (device access token)' }),
-  createdDate: DateTime()
-})
+/** A stored release as an admin sees it: what a box is told of it, and when it was uploaded. */
+export const AgentRelease = Type.Object({ ...ReleaseDownload.properties, createdDate: DateTime() })
 export type AgentRelease = Static<typeof AgentRelease>
 
 export const AgentReleaseList = Type.Object({ items: Type.Array(AgentRelease) })

@@ -177,6 +177,9 @@ export const ReplayServerStatusAnswer = Type.Object({
 })
 export type ReplayServerStatusAnswer = Static<typeof ReplayServerStatusAnswer>
 
+/** HH:MM-HH:MM, may run over midnight (22:00-04:00). */
+export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-([01]\\d|2[0-3]):[0-5]\\d$', examples: ['02:00-05:00'] })
+
 /** A device as an admin sees it. Never carries the serverId or the access token. */
 export const ReplayServer = Type.Object({
   id: Type.String(),
@@ -191,11 +194,11 @@ export const ReplayServer = Type.Object({
   serverUrl: Nullable(Type.String()),
   area: Nullable(ItemRef),
   config: Nullable(ReplayServerConfig),
-  targetVersion: Nullable(Type.String()),
-  architecture: Nullable(Type.String({ description: 'What the box reported (dpkg --print-architecture)' })),
-  updateWindow: Nullable(Type.String({ description: "HH:MM-HH:MM in the club's timezone; null: update when idle" })),
+  targetVersion: Nullable(Semver),
+  architecture: Nullable(Type.String({ ...Architecture, description: 'What the box reported (dpkg --print-architecture)' })),
+  updateWindow: Nullable(Type.String({ ...UpdateWindow, description: "HH:MM-HH:MM in the club's timezone; null: update when idle" })),
   updateState: Nullable(UpdateState),
-  updateVersion: Nullable(Type.String({ description: 'The version updateState is about' })),
+  updateVersion: Nullable(Type.String({ ...Semver, description: 'The version updateState is about' })),
   updateReason: Nullable(Type.String()),
   createdDate: DateTime(),
   updatedDate: DateTime(),
@@ -259,9 +262,6 @@ export const ReplayServerApproval = Type.Object(
   { additionalProperties: false }
 )
 export type ReplayServerApproval = Static<typeof ReplayServerApproval>
-
-/** HH:MM-HH:MM, may run over midnight (22:00-04:00). */
-export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-([01]\\d|2[0-3]):[0-5]\\d$', examples: ['02:00-05:00'] })
 
 export const ReplayServerTargetVersion = Type.Object(
   {
