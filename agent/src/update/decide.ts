@@ -2,7 +2,7 @@
 // pendingUpdate, whether the box is idle enough to install, whether a package is the one the server
 // signed, and what a poll reports. The shell (updater.ts, installer.ts) only looks and acts.
 import { createHash, createPublicKey, verify } from 'node:crypto'
-import { releaseSignedText, type PendingUpdate, type ReleaseDownload, type UpdateState } from '@club/contract'
+import { releaseSignedText, type PendingUpdate, type ReleaseDownload, type ReplayServerStatusQuery, type UpdateState } from '@club/contract'
 
 /** No update from this long before an event on the box's courts until it ends. */
 export const BUSY_MARGIN_MS = 15 * 60_000
@@ -80,7 +80,7 @@ export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: B
 }
 
 /** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */
-export function updateReport(record: UpdateRecord | undefined): { updateState?: UpdateState; updateVersion?: string; updateReason?: string } {
+export function updateReport(record: UpdateRecord | undefined): Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'> {
   if (!record) return {}
   return { updateState: record.state, updateVersion: record.version, ...(record.reason ? { updateReason: record.reason.slice(0, 500) } : {}) }
 }
