@@ -5,7 +5,7 @@ import { createHash, createPublicKey, verify } from 'node:crypto'
 import { releaseSignedText, type PendingUpdate, type ReleaseDownload, type ReplayServerStatusQuery, type UpdateState } from '@club/contract'
 
 /** No update from this long before an event on the box's courts until it ends. */
-export const BUSY_MARGIN_MS = 15 * 60_000
+const BUSY_MARGIN_MS = 15 * 60_000
 /** How long a new version has to poll the server with its new version before it is put back. */
 export const HEALTHY_WITHIN_MS = 5 * 60_000
 

@@ -60,7 +60,7 @@ export function refuseBuildMetadata(version: string, what: string): void {
 }
 
 /** The fields of a package's control file that name it, read with dpkg-deb. */
-export async function readPackageControl(file: string): Promise<{ package: string; version: string; architecture: string }> {
+async function readPackageControl(file: string): Promise<{ package: string; version: string; architecture: string }> {
   let stdout: string
   try {
     ;({ stdout } = await run('dpkg-deb', ['--field', file, 'Package', 'Version', 'Architecture'], { maxBuffer: 1 << 20 }))
@@ -84,7 +84,7 @@ export async function readPackageControl(file: string): Promise<{ package: strin
   return found
 }
 
-export function downloadPath(version: string, architecture: string): string {
+function downloadPath(version: string, architecture: string): string {
   return agentReleaseRoutes.download.url.replace(':version', encodeURIComponent(version)).replace(':architecture', encodeURIComponent(architecture))
 }
 
