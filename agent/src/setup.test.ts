@@ -1,6 +1,8 @@
 // `club-agent setup` through its dependencies: the configuration it writes (the installer's other
 // settings kept), the release key it fetches and writes, what it prints, and its refusals in words,
 // which leave the configuration as it was.
+import { execFileSync } from 'node:child_process'
+import { generateKeyPairSync } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -8,7 +10,10 @@ import t from 'tap'
 import type { AgentConfig } from './config.js'
 import { setup, type SetupDeps } from './setup.js'
 
-const PUBLIC_KEY = '-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n'
+const releaseKey = generateKeyPairSync('ed25519')
+const PUBLIC_KEY = releaseKey.publicKey.export({ type: 'spki', format: 'pem' }).toString()
+/** The fingerprint as the README tells the installer to compute it. */
+const FINGERPRINT = execFileSync('sh', ['-c', 'openssl pkey -pubin -outform DER | sha256sum'], { input: PUBLIC_KEY, encoding: 'utf8' }).split(' ')[0]!
 
 function box(t: { teardown(fn: () => void): void }) {
   const dir = mkdtempSync(join(tmpdir(), 'club-setup-'))
@@ -22,7 +27,7 @@ function box(t: { teardown(fn: () => void): void }) {
   const deps: SetupDeps = {
     fetch: async (input) => {
       asked.push(String(input))
-      return new Response(JSON.stringify({ publicKey: PUBLIC_KEY }), { status: 200, headers: { 'content-type': 'application/json' } })
+      return new Response(JSON.stringify({ publicKey: PUBLIC_KEY, fingerprint: FINGERPRINT }), { status: 200, headers: { 'content-type': 'application/json' } })
     },
     checkFfmpeg: async (config) => void checked.push(config),
     startService: async () => void out.push('(service started)'),
@@ -51,7 +56,9 @@ t.test('writes the server and name into the configuration, keeping the other set
   t.equal(asked[1], 'https://club.example.org/apis/v2/agent-releases/key')
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'the release key where the configuration says')
   t.same(identity, { deviceId: 'hw-1234', hostname: 'court-1-box' })
-  t.same(out.slice(-4), [
+  t.same(out.slice(-6), [
+    `release key: ${keyPath}, SHA-256 fingerprint ${FINGERPRINT}`,
+    'Compare the fingerprint with the one the admin got from club agent-releases keygen',
     '(service started)',
     'deviceId: hw-1234',
     'hostname: court-1-box',
@@ -86,4 +93,29 @@ t.test('a server without a release key yet: set up all the same, with a warning'
   t.equal(readJson(configPath).serverUrl, 'https://club.example.org')
   t.notOk(existsSync(keyPath))
   t.match(out[0], /^warning: the server has no release key yet \(club agent-releases keygen\); until .* holds it, this box installs no update$/)
+})
+
+t.test('the release key: its fingerprint to compare, a warning over plain http, only ever its public half written', async (t) => {
+  const { dir, configPath, keyPath, out, deps } = box(t)
+  writeFileSync(configPath, JSON.stringify({ releaseKeyPath: keyPath }))
+  await setup({ configPath, server: 'http://10.0.0.2:3000' }, deps)
+  t.same(out.slice(0, 2), [
+    `release key: ${keyPath}, SHA-256 fingerprint ${FINGERPRINT}`,
+    "Compare the fingerprint with the one the admin got from club agent-releases keygen: this key came over plain http, only that comparison shows it is the club's"
+  ])
+
+  // Given the private key by mistake: the public half is written, never the private one.
+  const given = join(dir, 'given.pem')
+  writeFileSync(given, releaseKey.privateKey.export({ type: 'pkcs8', format: 'pem' }))
+  out.length = 0
+  await setup({ configPath, server: 'http://10.0.0.2:3000', releaseKey: given }, { ...deps, fetch: async () => Promise.reject(new Error('not asked')) })
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY)
+  t.same(out.slice(0, 2), [`release key: ${keyPath}, SHA-256 fingerprint ${FINGERPRINT}`, 'Compare the fingerprint with the one the admin got from club agent-releases keygen'])
+
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' }).toString()
+  writeFileSync(given, rsa)
+  await t.rejects(setup({ configPath, server: 'http://10.0.0.2:3000', releaseKey: given }, deps), { message: `--release-key ${given} is a rsa key, not the club's Ed25519 release key` })
+  writeFileSync(given, 'not a key')
+  await t.rejects(setup({ configPath, server: 'http://10.0.0.2:3000', releaseKey: given }, deps), { message: `--release-key ${given} is not a key in PEM` })
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'a refused key replaces nothing')
 })

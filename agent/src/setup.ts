@@ -1,6 +1,7 @@
 // `club-agent setup --server URL [--name NAME]`: the installer's one command after installing the
 // package. Checks that the server answers and ffmpeg runs, writes the configuration and the release
 // key, starts the service and says what to read out to the admin (deviceId and hostname).
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { agentReleaseRoutes, AgentReleaseKey } from '@club/contract'
@@ -45,20 +46,29 @@ export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ d
   const candidate = `${options.configPath}.setup-${process.pid}`
   mkdirSync(dirname(options.configPath), { recursive: true, mode: 0o755 })
   writeFileSync(candidate, `${JSON.stringify(configAfterSetup(readExisting(options.configPath), options), null, 2)}\n`, { mode: 0o644 })
-  let publicKey: string | undefined
+  let releaseKey: ReleaseKey | undefined
   let config: AgentConfig
   try {
     config = readCandidate(candidate, options.configPath)
     const missing = await deps.checkFfmpeg(config)
     if (missing) throw new SetupError(missing)
-    publicKey = options.releaseKey ? readReleaseKey(options.releaseKey) : await fetchReleaseKey(config.serverUrl, deps)
+    if (options.releaseKey) releaseKey = releaseKeyOf(readReleaseKey(options.releaseKey), `--release-key ${options.releaseKey}`)
+    else {
+      const fetched = await fetchReleaseKey(config.serverUrl, deps)
+      releaseKey = fetched === undefined ? undefined : releaseKeyOf(fetched, `the release key the server at ${config.serverUrl} answered`)
+    }
     renameSync(candidate, options.configPath)
   } finally {
     rmSync(candidate, { force: true })
   }
-  if (publicKey) {
+  if (releaseKey) {
     mkdirSync(dirname(config.releaseKeyPath), { recursive: true, mode: 0o755 })
-    writeFileSync(config.releaseKeyPath, publicKey, { mode: 0o644 })
+    writeFileSync(config.releaseKeyPath, releaseKey.pem, { mode: 0o644 })
+    deps.out(`release key: ${config.releaseKeyPath}, SHA-256 fingerprint ${releaseKey.fingerprint}`)
+    const overHttp = !options.releaseKey && config.serverUrl.startsWith('http://')
+    deps.out(
+      `Compare the fingerprint with the one the admin got from club agent-releases keygen${overHttp ? ': this key came over plain http, only that comparison shows it is the club\'s' : ''}`
+    )
   } else {
     deps.out(`warning: the server has no release key yet (club agent-releases keygen); until ${config.releaseKeyPath} holds it, this box installs no update`)
   }
@@ -92,6 +102,28 @@ function readExisting(path: string): Record<string, unknown> {
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {}
   } catch {
     throw new SetupError(`${path} is not JSON: fix or remove it, then run setup again`)
+  }
+}
+
+interface ReleaseKey {
+  /** The public half as SPKI PEM: all that is written, whatever the source held besides. */
+  pem: string
+  /** SHA-256 of its DER (SPKI), hex, as `club agent-releases keygen` and `openssl pkey -pubin -outform DER | sha256sum` print it. */
+  fingerprint: string
+}
+
+/** The club's release key from a PEM text; an Ed25519 key or a SetupError naming `source`. */
+function releaseKeyOf(text: string, source: string): ReleaseKey {
+  let key: KeyObject
+  try {
+    key = createPublicKey(text)
+  } catch {
+    throw new SetupError(`${source} is not a key in PEM`)
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new SetupError(`${source} is a ${key.asymmetricKeyType} key, not the club's Ed25519 release key`)
+  return {
+    pem: key.export({ type: 'spki', format: 'pem' }).toString(),
+    fingerprint: createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex')
   }
 }
 

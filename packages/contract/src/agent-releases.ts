@@ -18,7 +18,14 @@ export const AgentReleaseParams = Type.Object({ version: Semver, architecture: A
 export type AgentReleaseParams = Static<typeof AgentReleaseParams>
 
 export const AgentReleaseKey = Type.Object({
-  publicKey: Type.String({ description: 'The Ed25519 public key, SPKI PEM: what a box checks packages against' })
+  publicKey: Type.String({ description: 'The Ed25519 public key, SPKI PEM: what a box checks packages against' }),
+  fingerprint: Type.String({
+    pattern: '^[0-9a-f]{64}$',
+    description:
+      "SHA-256 of the key's DER (SPKI), hex, as `openssl pkey -pubin -outform DER | sha256sum` prints it. `club-agent setup` " +
+      'prints it; the installer compares it with the one `club agent-releases keygen` gave the admin (this answer itself ' +
+      'travels with the key, so over plain http it proves nothing)'
+  })
 })
 export type AgentReleaseKey = Static<typeof AgentReleaseKey>
 

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { runCli } from '../cli.js'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
 import { generateReleaseKey } from './service.js'
@@ -45,7 +46,7 @@ async function upload(ctx: TestApp, authorization: string | undefined, body: Buf
 
 t.test('an admin uploads a package: stored with its size, SHA-256 and a signature the public key verifies', async (t) => {
   const ctx = await testApp(t)
-  generateReleaseKey(ctx.config)
+  const { fingerprint } = generateReleaseKey(ctx.config)
   const admin = await adminOf(ctx)
   const bytes = debianPackage({ version: '1.2.0' })
 
@@ -59,6 +60,9 @@ t.test('an admin uploads a package: stored with its size, SHA-256 and a signatur
   const signed = Buffer.from(`club-agent\n1.2.0\namd64\n${sha256}`)
   t.ok(verify(null, signed, createPublicKey(key.json().publicKey), Buffer.from(release.signature, 'base64')), 'the signature covers name, version, architecture and SHA-256')
   t.notMatch(key.body, /PRIVATE/, 'only the public half is ever answered')
+  const openssl = execFileSync('sh', ['-c', 'openssl pkey -pubin -outform DER | sha256sum'], { input: key.json().publicKey, encoding: 'utf8' }).split(' ')[0]
+  t.equal(key.json().fingerprint, openssl, "the key's fingerprint, as openssl computes it")
+  t.equal(fingerprint, openssl, 'the one keygen gave the admin')
 
   const list = await ctx.app.inject({ url: RELEASES, headers: { authorization: admin } })
   t.equal(list.statusCode, 200)
@@ -86,6 +90,16 @@ t.test('a release is a row and its file or nothing: a file that cannot be put in
 
   t.equal((await upload(ctx, admin, debianPackage({ version: '1.5.0', architecture: 'all' }))).statusCode, 201)
   t.equal((await upload(ctx, admin, debianPackage({ version: '1.5.0', architecture: 'amd64' }))).statusCode, 201, 'a version stored for all may have its own amd64 package')
+})
+
+t.test('club agent-releases keygen answers the fingerprint the key route answers, to give whoever sets up a box', async (t) => {
+  const ctx = await testApp(t)
+  let out = ''
+  const env = { DATABASE_URL: ctx.config.DATABASE_URL, LOG_LEVEL: 'silent', AGENT_RELEASE_KEY_FILE: ctx.config.AGENT_RELEASE_KEY_FILE }
+  t.equal(await runCli(['agent-releases', 'keygen'], env, (s) => (out += s), () => {}), 0)
+  const made = JSON.parse(out)
+  t.same((await ctx.app.inject({ url: '/apis/v2/agent-releases/key' })).json(), { publicKey: made.publicKey, fingerprint: made.fingerprint })
+  t.match(made, { keyFile: ctx.config.AGENT_RELEASE_KEY_FILE, fingerprint: /^[0-9a-f]{64}$/, note: /Give the fingerprint to whoever sets up a box/ })
 })
 
 t.test('what is not a club-agent package is refused with a 400 naming why, and nothing is stored', async (t) => {

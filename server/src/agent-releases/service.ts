@@ -3,11 +3,11 @@
 // four (releaseSignedText) by the club's release key. The private key lives only in
 // AGENT_RELEASE_KEY_FILE (mode 0600): a copy of the database can neither sign nor forge a release.
 import { execFile } from 'node:child_process'
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
 import { chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
-import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type ReleaseDownload } from '@club/contract'
+import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type AgentReleaseKey, type ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
@@ -20,9 +20,10 @@ export type ReleaseSettings = Pick<Config, 'AGENT_RELEASES_DIR' | 'AGENT_RELEASE
 
 /**
  * Makes the release key: the private half written to AGENT_RELEASE_KEY_FILE with mode 0600 (never
- * over an existing key, which would orphan every box's trust), the public half answered.
+ * over an existing key, which would orphan every box's trust), the public half and its fingerprint
+ * answered (the admin gives the fingerprint to whoever sets a box up).
  */
-export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string; publicKey: string } {
+export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string } & AgentReleaseKey {
   const keyFile = settings.AGENT_RELEASE_KEY_FILE
   if (existsSync(keyFile)) throw new ConflictError(`${keyFile} already holds a release key: boxes trust it; move it away first to make a new one`)
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
@@ -30,7 +31,18 @@ export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string
   writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' })
   // The mode given at creation is masked by the umask; the key must be the owner's only.
   chmodSync(keyFile, 0o600)
-  return { keyFile, publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+  return { keyFile, ...publicHalf(publicKey) }
+}
+
+/**
+ * A public key as a box takes it, with its fingerprint: the SHA-256 of its DER (SPKI) as hex, what
+ * `openssl pkey -pubin -outform DER | sha256sum` prints, and what `club-agent setup` prints.
+ */
+function publicHalf(publicKey: KeyObject): AgentReleaseKey {
+  return {
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    fingerprint: createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex')
+  }
 }
 
 function readPrivateKey(settings: ReleaseSettings) {
@@ -43,9 +55,9 @@ function readPrivateKey(settings: ReleaseSettings) {
   return createPrivateKey(pem)
 }
 
-/** The release key's public half (SPKI PEM), for `club-agent setup`. */
-export function releasePublicKey(settings: ReleaseSettings): string {
-  return createPublicKey(readPrivateKey(settings)).export({ type: 'spki', format: 'pem' }).toString()
+/** The release key's public half (SPKI PEM) with its fingerprint, for `club-agent setup`. */
+export function releasePublicKey(settings: ReleaseSettings): AgentReleaseKey {
+  return publicHalf(createPublicKey(readPrivateKey(settings)))
 }
 
 /**
