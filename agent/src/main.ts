@@ -34,20 +34,20 @@ async function main(): Promise<number> {
     return 0
   }
   if (command.kind === 'setup') {
-    const runner = new FfmpegRunner({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' })
+    const run = promisify(execFile)
     try {
       await setup(
         { configPath: command.configPath ?? DEFAULT_CONFIG_PATH, server: command.server, ...(command.name ? { name: command.name } : {}), ...(command.releaseKey ? { releaseKey: command.releaseKey } : {}) },
         {
           fetch,
-          checkFfmpeg: () => runner.check(),
+          checkFfmpeg: (config) => new FfmpegRunner({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath }).check(),
           startService: async () => {
             if (!command.start) return
-            await promisify(execFile)('systemctl', ['enable', '--now', 'club-agent.service'])
-            // Already running (setup run again): it reads the new configuration only at start.
-            await promisify(execFile)('systemctl', ['restart', 'club-agent.service'])
+            await run('systemctl', ['enable', 'club-agent.service'])
+            // restart, not start: setup run again makes a running agent read the new configuration.
+            await run('systemctl', ['restart', 'club-agent.service'])
           },
-          identity: async () => readIdentity(loadAgentConfig(command.configPath ?? DEFAULT_CONFIG_PATH).deviceId),
+          identity: (config) => readIdentity(config.deviceId),
           out: (line) => console.log(line)
         }
       )

@@ -1,13 +1,15 @@
 // `club-agent setup --server URL [--name NAME]`: the installer's one command after installing the
 // package. Checks that the server answers and ffmpeg runs, writes the configuration and the release
 // key, starts the service and says what to read out to the admin (deviceId and hostname).
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { agentReleaseRoutes, AgentReleaseKey } from '@club/contract'
 import { Value } from 'typebox/value'
-import { AgentConfigSchema } from './config.js'
+import { AgentConfigSchema, ConfigError, loadAgentConfig, type AgentConfig } from './config.js'
+import { serverCall } from './control/client.js'
 
-export interface SetupOptions {
+interface SetupOptions {
   configPath: string
   server: string
   name?: string
@@ -17,11 +19,11 @@ export interface SetupOptions {
 
 export interface SetupDeps {
   fetch: typeof fetch
-  /** Answers why ffmpeg or ffprobe cannot run, or undefined. */
-  checkFfmpeg: () => Promise<string | undefined>
-  /** Enables and starts the service (systemctl). */
+  /** Answers why the configured ffmpeg or ffprobe cannot run, or undefined. */
+  checkFfmpeg: (config: AgentConfig) => Promise<string | undefined>
+  /** Enables and (re)starts the service (systemctl). */
   startService: () => Promise<void>
-  identity: () => Promise<{ deviceId: string; hostname: string }>
+  identity: (config: AgentConfig) => Promise<{ deviceId: string; hostname: string }>
   out: (line: string) => void
 }
 
@@ -30,34 +32,62 @@ export class SetupError extends Error {
 }
 
 /** The configuration file after setup: the installer's other settings kept, the server and name set. */
-export function configAfterSetup(existing: Record<string, unknown>, options: Pick<SetupOptions, 'server' | 'name'>): Record<string, unknown> {
+function configAfterSetup(existing: Record<string, unknown>, options: Pick<SetupOptions, 'server' | 'name'>): Record<string, unknown> {
   return { ...existing, serverUrl: options.server.replace(/\/+$/, ''), ...(options.name ? { displayName: options.name } : {}) }
 }
 
+/**
+ * Writes the configuration only once everything checked out: it is written beside its place, read
+ * back as the agent reads it (its defaults, its checks), and renamed into place after ffmpeg and the
+ * server answered. A refused setup leaves the configuration as it was.
+ */
 export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ deviceId: string; hostname: string }> {
   if (!Value.Check(AgentConfigSchema.properties.serverUrl, options.server)) throw new SetupError(`--server ${options.server} is not an http(s) URL`)
-  const existing = readExisting(options.configPath)
-  const config = configAfterSetup(existing, options)
-  const keyPath = (config.releaseKeyPath as string | undefined) ?? ((AgentConfigSchema.properties.releaseKeyPath as unknown as { default: string }).default)
-
-  const missing = await deps.checkFfmpeg()
-  if (missing) throw new SetupError(missing)
-
-  const publicKey = options.releaseKey ? readReleaseKey(options.releaseKey) : await fetchReleaseKey(config.serverUrl as string, deps)
+  const candidate = `${options.configPath}.setup-${process.pid}`
   mkdirSync(dirname(options.configPath), { recursive: true, mode: 0o755 })
-  writeFileSync(options.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o644 })
-  if (publicKey) {
-    mkdirSync(dirname(keyPath), { recursive: true, mode: 0o755 })
-    writeFileSync(keyPath, publicKey, { mode: 0o644 })
+  writeFileSync(candidate, `${JSON.stringify(configAfterSetup(readExisting(options.configPath), options), null, 2)}\n`, { mode: 0o644 })
+  let releaseKey: ReleaseKey | undefined
+  let config: AgentConfig
+  try {
+    config = readCandidate(candidate, options.configPath)
+    const missing = await deps.checkFfmpeg(config)
+    if (missing) throw new SetupError(missing)
+    if (options.releaseKey) releaseKey = releaseKeyOf(readReleaseKey(options.releaseKey), `--release-key ${options.releaseKey}`)
+    else {
+      const fetched = await fetchReleaseKey(config.serverUrl, deps)
+      releaseKey = fetched === undefined ? undefined : releaseKeyOf(fetched, `the release key the server at ${config.serverUrl} answered`)
+    }
+    renameSync(candidate, options.configPath)
+  } finally {
+    rmSync(candidate, { force: true })
+  }
+  if (releaseKey) {
+    mkdirSync(dirname(config.releaseKeyPath), { recursive: true, mode: 0o755 })
+    writeFileSync(config.releaseKeyPath, releaseKey.pem, { mode: 0o644 })
+    deps.out(`release key: ${config.releaseKeyPath}, SHA-256 fingerprint ${releaseKey.fingerprint}`)
+    const overHttp = !options.releaseKey && config.serverUrl.startsWith('http://')
+    deps.out(
+      `Compare the fingerprint with the one the admin got from club agent-releases keygen${overHttp ? ': this key came over plain http, only that comparison shows it is the club\'s' : ''}`
+    )
   } else {
-    deps.out(`warning: the server has no release key yet (club agent-releases keygen); until ${keyPath} holds it, this box installs no update`)
+    deps.out(`warning: the server has no release key yet (club agent-releases keygen); until ${config.releaseKeyPath} holds it, this box installs no update`)
   }
   await deps.startService()
-  const identity = await deps.identity()
+  const identity = await deps.identity(config)
   deps.out(`deviceId: ${identity.deviceId}`)
   deps.out(`hostname: ${identity.hostname}`)
   deps.out('Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID')
   return identity
+}
+
+/** The new configuration as the agent will read it; the file alone, as the service has not this shell's environment. */
+function readCandidate(candidate: string, configPath: string): AgentConfig {
+  try {
+    return loadAgentConfig(candidate, {})
+  } catch (err) {
+    if (err instanceof ConfigError) throw new SetupError(`${configPath} would not be a valid configuration: ${err.message.replaceAll(candidate, configPath)}`)
+    throw err
+  }
 }
 
 function readExisting(path: string): Record<string, unknown> {
@@ -75,6 +105,28 @@ function readExisting(path: string): Record<string, unknown> {
   }
 }
 
+interface ReleaseKey {
+  /** The public half as SPKI PEM: all that is written, whatever the source held besides. */
+  pem: string
+  /** SHA-256 of its DER (SPKI), hex, as `club agent-releases keygen` and `openssl pkey -pubin -outform DER | sha256sum` print it. */
+  fingerprint: string
+}
+
+/** The club's release key from a PEM text; an Ed25519 key or a SetupError naming `source`. */
+function releaseKeyOf(text: string, source: string): ReleaseKey {
+  let key: KeyObject
+  try {
+    key = createPublicKey(text)
+  } catch {
+    throw new SetupError(`${source} is not a key in PEM`)
+  }
+  if (key.asymmetricKeyType !== 'ed25519') throw new SetupError(`${source} is a ${key.asymmetricKeyType} key, not the club's Ed25519 release key`)
+  return {
+    pem: key.export({ type: 'spki', format: 'pem' }).toString(),
+    fingerprint: createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex')
+  }
+}
+
 function readReleaseKey(path: string): string {
   try {
     return readFileSync(path, 'utf8')
@@ -87,7 +139,7 @@ function readReleaseKey(path: string): string {
 async function fetchReleaseKey(serverUrl: string, deps: SetupDeps): Promise<string | undefined> {
   let res: Response
   try {
-    res = await deps.fetch(`${serverUrl}${agentReleaseRoutes.key.url}`, { signal: AbortSignal.timeout(15_000) })
+    res = await serverCall({ baseUrl: serverUrl, timeoutMs: 15_000, fetch: deps.fetch }, agentReleaseRoutes.key.url, {})
   } catch (err) {
     throw new SetupError(`the server at ${serverUrl} does not answer: ${(err as Error).message}`)
   }

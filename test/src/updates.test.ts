@@ -17,6 +17,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
 import { generateKeyPairSync, sign } from 'node:crypto'
+import { releaseSignedText } from '@club/contract'
 import { generateReleaseKey } from '@club/server/agent-releases/service'
 import { UpdateInstaller } from '@club/agent/dist/update/installer.js'
 import { TestServer, freePort, tempDir, testCameraFile, waitFor } from './support.js'
@@ -102,10 +103,10 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   bytes[bytes.length - 100] ^= 0xff
   writeFileSync(stored110, bytes)
   const other = generateKeyPairSync('ed25519').privateKey
-  const row111 = await server.app!.db.selectFrom('agent_releases').select(['sha256']).where('version', '=', '1.1.1').executeTakeFirstOrThrow()
+  const row111 = await server.app!.db.selectFrom('agent_releases').select(['version', 'architecture', 'sha256']).where('version', '=', '1.1.1').executeTakeFirstOrThrow()
   await server.app!.db
     .updateTable('agent_releases')
-    .set({ signature: sign(null, Buffer.from(row111.sha256), other).toString('base64') })
+    .set({ signature: sign(null, Buffer.from(releaseSignedText(row111)), other).toString('base64') })
     .where('version', '=', '1.1.1')
     .execute()
 

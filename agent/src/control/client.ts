@@ -48,13 +48,11 @@ export class ControlClient {
     this.fetch = options.fetch ?? fetch
   }
 
-  async register(body: ReplayServerRegistrationRequest & Record<string, unknown>): Promise<RegisterResult> {
-    // Registration takes what identifies the box; the update report goes with the polls only.
-    const { architecture: _a, updateState: _s, updateVersion: _v, updateReason: _r, ...registration } = body
+  async register(body: ReplayServerRegistrationRequest): Promise<RegisterResult> {
     const res = await this.call(replayServerDeviceRoutes.register.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(registration)
+      body: JSON.stringify(body)
     })
     if (res.status === 429) return { kind: 'rate-limited', retryAfterSeconds: retryAfter(res) }
     const json = await answerOf(res, 'registration')

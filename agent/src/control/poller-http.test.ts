@@ -15,13 +15,18 @@ import { StateStore } from './state.js'
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
 async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handler[]) {
-  const seen: Array<{ method?: string; url?: string; ifNoneMatch?: string }> = []
+  const seen: Array<{ method?: string; url?: string; ifNoneMatch?: string; body?: string }> = []
   const server = createServer((req, res) => {
-    seen.push({ method: req.method, url: req.url, ifNoneMatch: req.headers['if-none-match'] as string | undefined })
+    const request: (typeof seen)[number] = { method: req.method, url: req.url, ifNoneMatch: req.headers['if-none-match'] as string | undefined }
+    seen.push(request)
     const next = answers.shift()
     if (!next) return json(res, 500, { statusCode: 500, error: 'Internal Server Error', message: 'script ended' })
-    req.resume()
-    req.on('end', () => next(req, res))
+    let body = ''
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk))
+    req.on('end', () => {
+      if (body) request.body = body
+      next(req, res)
+    })
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise((r) => server.close(r)))
@@ -32,8 +37,9 @@ async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handle
   const poller = new StatusPoller({
     client: new ControlClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 2000 }),
     state,
-    identity: { deviceId: 'box-1', hostname: 'box', localIp: '10.0.0.5', version: '1.2.3' },
+    identity: { deviceId: 'box-1', hostname: 'box', localIp: '10.0.0.5', version: '1.2.3', architecture: 'amd64' },
     publicUrl: 'http://10.0.0.5:8090',
+    extraReport: () => ({ updateState: 'DOWNLOADING', updateVersion: '1.3.0' }),
     log: pino({ level: 'silent' }),
     random: () => 0.5,
     onStatus: (answer) => void statuses.push(answer)
@@ -58,7 +64,12 @@ t.test('registers, persists the serverId, then polls with its report and the ETa
   t.same(f.state.load(), { serverId: 'sid-1', pollInterval: 30, accessToken: 'tok', config: { cleanupEnabled: false, cameras: [] } })
   t.equal(await f.poller.step(), 30_000)
   t.equal(f.statuses.length, 1, '304 changes nothing')
-  t.equal(f.seen[1]!.url, '/apis/v2/replay-servers/device/sid-1/status?version=1.2.3&serverUrl=http%3A%2F%2F10.0.0.5%3A8090&localIp=10.0.0.5')
+  // Registration takes only its own fields (the server refuses others); the architecture and the update go with polls.
+  t.same(JSON.parse(f.seen[0]!.body!), { deviceId: 'box-1', hostname: 'box', version: '1.2.3', serverUrl: 'http://10.0.0.5:8090', localIp: '10.0.0.5' })
+  t.equal(
+    f.seen[1]!.url,
+    '/apis/v2/replay-servers/device/sid-1/status?version=1.2.3&serverUrl=http%3A%2F%2F10.0.0.5%3A8090&localIp=10.0.0.5&architecture=amd64&updateState=DOWNLOADING&updateVersion=1.3.0'
+  )
   t.equal(f.seen[1]!.ifNoneMatch, undefined)
   t.equal(f.seen[2]!.ifNoneMatch, '"v1"')
 })

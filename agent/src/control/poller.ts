@@ -1,7 +1,7 @@
 // The register/poll loop: registers once, then polls the status at the interval the server advised,
 // with jitter, capped exponential backoff while the server is away, and Retry-After on 429.
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ItemRef, ReplayServerStatus, ReplayServerStatusAnswer } from '@club/contract'
+import type { ItemRef, ReplayServerRegistrationRequest, ReplayServerStatus, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
 import type { ControlClient } from './client.js'
@@ -40,7 +40,7 @@ export interface PollerOptions {
   log: Logger
   random?: () => number
   /** What else each poll reports (the update's state). */
-  extraReport?: () => Record<string, string | undefined>
+  extraReport?: () => Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'>
   /** Called with every full status answer, after the state was persisted. */
   onStatus(answer: ReplayServerStatusAnswer): Promise<void> | void
   /** Called when a poll answers "not modified", with the answer it stands for. */
@@ -113,12 +113,7 @@ export class StatusPoller {
 
   private async register(): Promise<number> {
     const { client, state, identity, log } = this.options
-    const result = await client.register({
-      deviceId: identity.deviceId,
-      hostname: identity.hostname,
-      ...(this.options.displayName ? { displayName: this.options.displayName } : {}),
-      ...this.report()
-    })
+    const result = await client.register(this.registration())
     this.reached()
     if (result.kind === 'rate-limited') return result.retryAfterSeconds * 1000
     const { serverId, pollInterval, status } = result.registration
@@ -158,7 +153,14 @@ export class StatusPoller {
     this.lastContactAt = new Date()
   }
 
-  private report(): { version: string; serverUrl?: string; localIp?: string } {
+  /** What registration takes: what identifies the box (the architecture and update go with polls only). */
+  private registration(): ReplayServerRegistrationRequest {
+    const { identity, displayName } = this.options
+    const { version, serverUrl, localIp } = this.report()
+    return { deviceId: identity.deviceId, hostname: identity.hostname, version, displayName, serverUrl, localIp }
+  }
+
+  private report(): ReplayServerStatusQuery {
     const { identity, publicUrl } = this.options
     return {
       version: identity.version,

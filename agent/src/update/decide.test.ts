@@ -1,10 +1,11 @@
 import t from 'tap'
-import { createHash, generateKeyPairSync, sign } from 'node:crypto'
+import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { releaseSignedText } from '@club/contract'
 import { busyReason, nextStep, packageMismatch, recordAfterStart } from './decide.js'
 
 const now = new Date('2026-03-01T10:00:00.000Z')
 const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString()
-const full = { version: '1.2.0', path: '/p', size: 3, sha256: 'a'.repeat(64), signature: 's' }
+const full = { version: '1.2.0', release: { version: '1.2.0', architecture: 'all', path: '/p', size: 3, sha256: 'a'.repeat(64), signature: 's' } }
 
 t.test('an update waits for exports, for events within 15 minutes, and for its window', async (t) => {
   t.match(busyReason({}, 1, now), /export/)
@@ -28,15 +29,17 @@ t.test('the steps: download, wait, install; never again what rolled back; straig
   t.same(recordAfterStart({ version: '1.3.0', state: 'ROLLED_BACK' }, '1.0.0'), { version: '1.3.0', state: 'ROLLED_BACK' })
 })
 
-t.test('a package is checked by size, digest and signature', async (t) => {
+t.test('a package is checked by size, digest and a signature of its version, architecture and digest', async (t) => {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
   const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
   const bytes = Buffer.from('deb')
   const sha256 = createHash('sha256').update(bytes).digest('hex')
-  const release = { size: 3, sha256, signature: sign(null, Buffer.from(sha256), privateKey).toString('base64') }
+  const signed = (key: KeyObject, version = '1.2.0', architecture = 'all') => sign(null, Buffer.from(releaseSignedText({ version, architecture, sha256 })), key).toString('base64')
+  const release = { version: '1.2.0', architecture: 'all', size: 3, sha256, signature: signed(privateKey) }
   t.equal(packageMismatch(release, bytes, pem), undefined)
   t.match(packageMismatch(release, Buffer.from('deB'), pem), /SHA-256/)
   t.match(packageMismatch(release, Buffer.from('debs'), pem), /size/)
-  const other = generateKeyPairSync('ed25519').privateKey
-  t.match(packageMismatch({ ...release, signature: sign(null, Buffer.from(sha256), other).toString('base64') }, bytes, pem), /signature/)
+  t.match(packageMismatch({ ...release, signature: signed(generateKeyPairSync('ed25519').privateKey) }, bytes, pem), /signature/, 'another key')
+  t.match(packageMismatch({ ...release, signature: signed(privateKey, '1.1.0') }, bytes, pem), /signature/, 'signed as another version')
+  t.match(packageMismatch({ ...release, signature: signed(privateKey, '1.2.0', 'arm64') }, bytes, pem), /signature/, 'signed for another architecture')
 })

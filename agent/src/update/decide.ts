@@ -2,10 +2,10 @@
 // pendingUpdate, whether the box is idle enough to install, whether a package is the one the server
 // signed, and what a poll reports. The shell (updater.ts, installer.ts) only looks and acts.
 import { createHash, createPublicKey, verify } from 'node:crypto'
-import type { PendingUpdate, ReleaseDownload, UpdateState } from '@club/contract'
+import { releaseSignedText, type PendingUpdate, type ReleaseDownload, type ReplayServerStatusQuery, type UpdateState } from '@club/contract'
 
 /** No update from this long before an event on the box's courts until it ends. */
-export const BUSY_MARGIN_MS = 15 * 60_000
+const BUSY_MARGIN_MS = 15 * 60_000
 /** How long a new version has to poll the server with its new version before it is put back. */
 export const HEALTHY_WITHIN_MS = 5 * 60_000
 
@@ -39,17 +39,11 @@ export function nextStep(input: {
   const { pending, running, record } = input
   if (!pending || pending.version === running) return { action: 'none' }
   if (record && record.version === pending.version && (record.state === 'ROLLED_BACK' || record.state === 'FAILED')) return { action: 'gave-up' }
-  const release = releaseOf(pending)
+  const release = pending.release
   if (!release) return { action: 'wait', why: `the server holds no package of ${pending.version} for this box` }
   if (input.downloaded !== release.version) return { action: 'download', release }
   const busy = busyReason(pending, input.exportsRunning, input.now)
   return busy ? { action: 'wait', why: busy } : { action: 'install', release }
-}
-
-/** The package a pendingUpdate names, when it names one in full. */
-export function releaseOf(pending: PendingUpdate): ReleaseDownload | undefined {
-  const { version, path, size, sha256, signature } = pending
-  return path && size && sha256 && signature ? { version, path, size, sha256, signature } : undefined
 }
 
 /**
@@ -69,23 +63,24 @@ export function busyReason(pending: Pick<PendingUpdate, 'busy' | 'window'>, expo
 
 /**
  * Whether a downloaded package is the one the server signed: its size, its SHA-256 and the Ed25519
- * signature of that SHA-256 (as hex text) under the release key. Answers the mismatch, or undefined.
+ * signature, under the release key, of its version, architecture and SHA-256 (releaseSignedText), so
+ * the bytes of one release never pass as another version. Answers the mismatch, or undefined.
  */
-export function packageMismatch(release: Pick<ReleaseDownload, 'size' | 'sha256' | 'signature'>, bytes: Buffer, publicKeyPem: string): string | undefined {
+export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: Buffer, publicKeyPem: string): string | undefined {
   if (bytes.length !== release.size) return `size ${bytes.length} is not the announced ${release.size}`
   const sha256 = createHash('sha256').update(bytes).digest('hex')
   if (sha256 !== release.sha256) return `SHA-256 ${sha256} is not the announced ${release.sha256}`
   let valid = false
   try {
-    valid = verify(null, Buffer.from(release.sha256, 'utf8'), createPublicKey(publicKeyPem), Buffer.from(release.signature, 'base64'))
+    valid = verify(null, Buffer.from(releaseSignedText(release)), createPublicKey(publicKeyPem), Buffer.from(release.signature, 'base64'))
   } catch (err) {
     return `the signature cannot be checked: ${(err as Error).message}`
   }
-  return valid ? undefined : 'the signature is not made by the release key this box trusts'
+  return valid ? undefined : `the signature is not the release key's for club-agent ${release.version} (${release.architecture}) with this SHA-256`
 }
 
 /** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */
-export function updateReport(record: UpdateRecord | undefined): { updateState?: UpdateState; updateVersion?: string; updateReason?: string } {
+export function updateReport(record: UpdateRecord | undefined): Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'> {
   if (!record) return {}
   return { updateState: record.state, updateVersion: record.version, ...(record.reason ? { updateReason: record.reason.slice(0, 500) } : {}) }
 }

@@ -1,12 +1,14 @@
 // The privileged installer with a package manager that records what it is given: it installs only
-// the bytes it checked (a copy the agent's user cannot touch), refuses what the key did not sign, and
-// puts the previous version back when the new one never reaches the server.
+// the bytes it checked (a copy the agent's user cannot touch), refuses what the key did not sign or a
+// package whose control file names another version, and puts the previous version back when the new
+// one never reaches the server. The packages are real (dpkg-deb reads their control files), if tiny.
+import { execFileSync } from 'node:child_process'
 import { createHash, generateKeyPairSync, sign } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import type { ReleaseDownload } from '@club/contract'
+import { releaseSignedText, type ReleaseDownload } from '@club/contract'
 import { HEALTHY_WITHIN_MS, updateFiles } from './decide.js'
 import { UpdateFiles } from './files.js'
 import { UpdateInstaller, type InstallerClock } from './installer.js'
@@ -14,9 +16,20 @@ import { UpdateInstaller, type InstallerClock } from './installer.js'
 const { privateKey, publicKey } = generateKeyPairSync('ed25519')
 const publicKeyPem = publicKey.export({ type: 'spki', format: 'pem' }).toString()
 
+/** A club-agent package of `version` holding nothing but its control file. */
+function debianPackage(dir: string, version: string): Buffer {
+  const root = mkdtempSync(join(dir, 'deb-'))
+  mkdirSync(join(root, 'DEBIAN'))
+  writeFileSync(join(root, 'DEBIAN', 'control'), `Package: club-agent\nVersion: ${version}\nArchitecture: all\nMaintainer: Club <ops@example.org>\nDescription: test\n`)
+  execFileSync('dpkg-deb', ['--root-owner-group', '-Zgzip', '--build', root, `${root}.deb`], { stdio: 'ignore' })
+  return readFileSync(`${root}.deb`)
+}
+
+/** What the server announces of a package: signed by the release key for `version`. */
 function release(version: string, bytes: Buffer): ReleaseDownload {
   const sha256 = createHash('sha256').update(bytes).digest('hex')
-  return { version, path: `/x/${version}`, size: bytes.length, sha256, signature: sign(null, Buffer.from(sha256), privateKey).toString('base64') }
+  const signature = sign(null, Buffer.from(releaseSignedText({ version, architecture: 'all', sha256 })), privateKey).toString('base64')
+  return { version, architecture: 'all', path: `/x/${version}`, size: bytes.length, sha256, signature }
 }
 
 /** A clock that moves only when slept on: the 5 minutes pass without waiting. */
@@ -30,8 +43,8 @@ function setUp(t: { teardown(fn: () => void): void }) {
   t.teardown(() => rmSync(stateDir, { recursive: true, force: true }))
   const files = new UpdateFiles(stateDir)
   files.ensureDir()
-  const current = Buffer.from('club-agent 1.0.0 package bytes')
-  const next = Buffer.from('club-agent 1.1.0 package bytes')
+  const current = debianPackage(stateDir, '1.0.0')
+  const next = debianPackage(stateDir, '1.1.0')
   writeFileSync(files.path(updateFiles.complete('1.0.0')), current)
   writeFileSync(files.path(updateFiles.complete('1.1.0')), next)
   files.saveRequest({ release: release('1.1.0', next), rollback: release('1.0.0', current) })
@@ -64,7 +77,9 @@ t.test('what is installed is a private copy of the checked bytes, whatever the s
 
 t.test('a package the key did not sign is refused before anything is installed', async (t) => {
   const { stateDir, files } = setUp(t)
-  writeFileSync(files.path(updateFiles.complete('1.1.0')), 'club-agent 1.1.0 package bytez')
+  const next = readFileSync(files.path(updateFiles.complete('1.1.0')))
+  next[next.length - 1] ^= 0xff
+  writeFileSync(files.path(updateFiles.complete('1.1.0')), next)
   const installed: string[] = []
   const installer = new UpdateInstaller({ stateDir, publicKeyPem, clock: manualClock(), log: () => {}, packages: { install: async (f) => void installed.push(f) } })
   const record = await installer.run('1.1.0')
@@ -84,4 +99,21 @@ t.test('a new version that never reaches the server within 5 minutes: the previo
   t.equal(installed.length, 2)
   t.same(installed[1], current, 'the previous package, as checked')
   t.ok(clock.now().getTime() - started >= HEALTHY_WITHIN_MS, 'it waited the whole 5 minutes first')
+})
+
+t.test('a genuine older package presented as the new version is refused, nothing installed', async (t) => {
+  const { stateDir, files, current } = setUp(t)
+  const installed: string[] = []
+  const installer = new UpdateInstaller({ stateDir, publicKeyPem, clock: manualClock(), log: () => {}, packages: { install: async (f) => void installed.push(f) } })
+
+  // The agent's user (who writes the state folder) puts 1.0.0 where 1.1.0 belongs, with 1.0.0's
+  // genuine digest and signature, and asks for 1.1.0.
+  writeFileSync(files.path(updateFiles.complete('1.1.0')), current)
+  files.saveRequest({ release: { ...release('1.0.0', current), version: '1.1.0', path: '/x/1.1.0' } })
+  t.match(await installer.run('1.1.0'), { version: '1.1.0', state: 'FAILED', reason: /signature is not the release key's for club-agent 1\.1\.0 \(all\)/ })
+
+  // Even a signature over 1.1.0 does not make a package whose control file says 1.0.0 pass.
+  files.saveRequest({ release: release('1.1.0', current) })
+  t.match(await installer.run('1.1.0'), { version: '1.1.0', state: 'FAILED', reason: /the package is club-agent 1\.0\.0 \(all\), not the signed club-agent 1\.1\.0 \(all\)/ })
+  t.same(installed, [])
 })

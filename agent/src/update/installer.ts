@@ -1,6 +1,7 @@
 // The privileged half of an update (`club-agent install-update VERSION`, run as root by the unit
 // club-agent-update@VERSION.service that the agent starts). It trusts nothing the agent's user
-// wrote: both packages are checked again against the release key in /etc/club-agent (root's). Then
+// wrote: both packages are checked again against the release key in /etc/club-agent (root's), and
+// the control file of what is installed must name the version and architecture that were signed. Then
 // it installs the new one, waits up to 5 minutes for the new version to reach the server, and
 // otherwise puts the previous one back and records ROLLED_BACK with the reason, which the agent
 // reports at its next poll.
@@ -9,6 +10,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
+import { ReleaseDownload } from '@club/contract'
+import { Value } from 'typebox/value'
 import { HEALTHY_WITHIN_MS, packageMismatch, updateFiles, type UpdateRecord } from './decide.js'
 import { UpdateFiles } from './files.js'
 
@@ -58,12 +61,11 @@ export class UpdateInstaller {
   private async install(version: string, copies: string): Promise<UpdateRecord | undefined> {
     const { log, clock } = this.options
     const request = this.files.request()
-    if (!request || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
-    const checked = this.checkedCopy(request.release, this.files.path(updateFiles.complete(version)), copies)
+    const wellFormed = request && Value.Check(ReleaseDownload, request.release) && (!request.rollback || Value.Check(ReleaseDownload, request.rollback))
+    if (!wellFormed || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
+    const checked = await this.checkedCopy(request.release, copies)
     if ('refused' in checked) return this.finish({ version, state: 'FAILED', reason: checked.refused })
-    const rollback = request.rollback
-      ? this.checkedCopy(request.rollback, this.files.path(updateFiles.complete(request.rollback.version)), copies)
-      : { refused: 'no package of the running version to put back' }
+    const rollback = request.rollback ? await this.checkedCopy(request.rollback, copies) : { refused: 'no package of the running version to put back' }
     const rollbackFile = 'file' in rollback ? rollback.file : undefined
     const since = clock.now()
     // Only a word written after this install counts: the file is gone until the new version writes it.
@@ -98,12 +100,12 @@ export class UpdateInstaller {
     return this.finish({ version, state: 'ROLLED_BACK', reason })
   }
 
-  /** The package checked against the release key, copied into `copies` as read; or why it was refused. */
-  private checkedCopy(
-    release: { size: number; sha256: string; signature: string; version: string },
-    file: string,
-    copies: string
-  ): { file: string } | { refused: string } {
+  /**
+   * The package checked against the release key, copied into `copies` as read, its control file
+   * naming what was signed; or why it was refused.
+   */
+  private async checkedCopy(release: ReleaseDownload, copies: string): Promise<{ file: string } | { refused: string }> {
+    const file = this.files.path(updateFiles.complete(release.version))
     let bytes: Buffer
     try {
       bytes = readFileSync(file)
@@ -114,7 +116,8 @@ export class UpdateInstaller {
     if (mismatch) return { refused: `club-agent ${release.version}: ${mismatch}` }
     const copy = join(copies, basename(file))
     writeFileSync(copy, bytes, { mode: 0o600, flag: 'wx' })
-    return { file: copy }
+    const named = await controlMismatch(copy, release)
+    return named ? { refused: `club-agent ${release.version}: ${named}` } : { file: copy }
   }
 
   private finish<R extends UpdateRecord | undefined>(record: R): R {
@@ -122,6 +125,24 @@ export class UpdateInstaller {
     if (record) this.options.log(`update of ${record.version}: ${record.state}${record.reason ? ` (${record.reason})` : ''}`)
     return record
   }
+}
+
+/**
+ * Whether the package's control file names what was signed: club-agent, its version and its
+ * architecture (the signature covers them, the package is what apt-get believes). Answers the
+ * mismatch, or undefined.
+ */
+async function controlMismatch(file: string, release: Pick<ReleaseDownload, 'version' | 'architecture'>): Promise<string | undefined> {
+  let stdout: string
+  try {
+    ;({ stdout } = await run('dpkg-deb', ['--field', file, 'Package', 'Version', 'Architecture'], { maxBuffer: 1 << 20 }))
+  } catch (err) {
+    return `dpkg-deb cannot read its control file: ${firstLine(err)}`
+  }
+  const field = (name: string) => new RegExp(`^${name}: *(.*)$`, 'm').exec(stdout)?.[1]?.trim() ?? ''
+  const found = `${field('Package')} ${field('Version')} (${field('Architecture')})`
+  const signed = `club-agent ${release.version} (${release.architecture})`
+  return found === signed ? undefined : `the package is ${found}, not the signed ${signed}`
 }
 
 function firstLine(err: unknown): string {

@@ -8,6 +8,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { PendingUpdate, ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
+import { serverCall } from '../control/client.js'
 import type { Logger } from '../log.js'
 import { nextStep, packageMismatch, recordAfterStart, safeUnitVersion, updateFiles, updateReport, type UpdateRecord } from './decide.js'
 import { UpdateFiles } from './files.js'
@@ -20,8 +21,11 @@ export interface UpdaterOptions {
   accessToken: () => string | undefined
   releaseKeyPath: string
   exportsRunning: () => number
-  /** Starts the installer for a version (updateCommand); answers at once. */
-  trigger: (version: string) => void
+  /**
+   * Starts the installer for a version (updateCommand): settles when the command exits, rejecting
+   * with why it could not start the installer.
+   */
+  trigger: (version: string) => Promise<void>
   clock: Clock
   log: Logger
   timeoutMs: number
@@ -103,7 +107,15 @@ export class Updater {
         this.setRecord({ version: step.release.version, state: 'INSTALLING' })
         this.triggered = step.release.version
         log.info({ targetVersion: step.release.version, rollback: rollback?.version }, 'update: starting the installer')
-        this.options.trigger(step.release.version)
+        try {
+          await this.options.trigger(step.release.version)
+        } catch (err) {
+          // Refused by systemctl or polkit: no installer runs, so nothing else would end INSTALLING.
+          this.triggered = undefined
+          const reason = `the installer did not start: ${(err as Error).message}`
+          this.setRecord({ version: step.release.version, state: 'FAILED', reason })
+          log.error({ targetVersion: step.release.version, reason }, 'update failed')
+        }
       }
     }
   }
@@ -147,10 +159,10 @@ export class Updater {
   private async download(release: ReleaseDownload, partial: string, have: number): Promise<void> {
     const token = this.options.accessToken()
     if (!token) throw new Error('no access token yet')
-    const url = `${this.options.baseUrl().replace(/\/$/, '')}${release.path}`
-    const res = await fetch(url, {
-      headers: { authorization: `Bearer ${token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) },
-      signal: AbortSignal.timeout(Math.max(this.options.timeoutMs, 10 * 60_000))
+    // A package takes longer than a poll: up to 10 minutes, body included.
+    const server = { baseUrl: this.options.baseUrl(), timeoutMs: Math.max(this.options.timeoutMs, 10 * 60_000) }
+    const res = await serverCall(server, release.path, {
+      headers: { authorization: `Bearer ${token}`, ...(have > 0 ? { range: `bytes=${have}-` } : {}) }
     })
     if (res.status === 416) {
       // What is on disk is no prefix of the package: start over next time.
@@ -167,11 +179,24 @@ export class Updater {
 
 /**
  * Runs updateCommand with the version as "$1" (never spliced into the shell text). A command that
- * does not name "$1" gets it appended, as before.
+ * does not name "$1" gets it appended, as before. Settles when it exits: an exit code other than 0
+ * rejects with the first line of its stderr (all of it is logged). Detached (its own process group),
+ * as before; the default command (systemctl --no-block) exits at once.
  */
-export function runUpdateCommand(command: string, version: string, log: Logger): void {
+export function runUpdateCommand(command: string, version: string, log: Logger): Promise<void> {
   const text = command.includes('$1') ? command : `${command} "$1"`
-  const child = spawn('/bin/sh', ['-c', text, 'club-agent-update', version], { detached: true, stdio: 'ignore' })
-  child.on('error', (err) => log.error({ err: err.message }, 'the update command could not start'))
-  child.unref()
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', text, 'club-agent-update', version], { detached: true, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      if (stderr.length < 8192) stderr += chunk
+    })
+    child.once('error', (err) => reject(new Error(`the update command could not run: ${err.message}`)))
+    child.once('close', (code, signal) => {
+      if (code === 0) return resolve()
+      log.warn({ targetVersion: version, code, signal, stderr: stderr.trim() }, 'the update command failed')
+      const first = stderr.trim().split('\n')[0]
+      reject(new Error(first || `the update command exited with ${code ?? signal}`))
+    })
+  })
 }

@@ -2,17 +2,10 @@
 // with the club's release key (Ed25519), fetched by the boxes told to run them (see PendingUpdate).
 import Type, { type Static } from 'typebox'
 import { DateTime, ErrorBody, bearerSecurity, defineRoutes, noSecurity } from './common.js'
-import { Architecture, Semver } from './replay-servers.js'
+import { Architecture, ReleaseDownload, Semver } from './replay-servers.js'
 
-export const AgentRelease = Type.Object({
-  version: Type.String(),
-  architecture: Type.String(),
-  size: Type.Integer({ description: 'Bytes' }),
-  sha256: Type.String(),
-  signature: Type.String({ description: 'Ed25519 signature, base64, of the SHA-256 as hex text' }),
-  path: Type.String({ description: 'Where a box fetches it (device access token)' }),
-  createdDate: DateTime()
-})
+/** A stored release as an admin sees it: what a box is told of it, and when it was uploaded. */
+export const AgentRelease = Type.Object({ ...ReleaseDownload.properties, createdDate: DateTime() })
 export type AgentRelease = Static<typeof AgentRelease>
 
 export const AgentReleaseList = Type.Object({ items: Type.Array(AgentRelease) })
@@ -25,7 +18,14 @@ export const AgentReleaseParams = Type.Object({ version: Semver, architecture: A
 export type AgentReleaseParams = Static<typeof AgentReleaseParams>
 
 export const AgentReleaseKey = Type.Object({
-  publicKey: Type.String({ description: 'The Ed25519 public key, SPKI PEM: what a box checks packages against' })
+  publicKey: Type.String({ description: 'The Ed25519 public key, SPKI PEM: what a box checks packages against' }),
+  fingerprint: Type.String({
+    pattern: '^[0-9a-f]{64}$',
+    description:
+      "SHA-256 of the key's DER (SPKI), hex, as `openssl pkey -pubin -outform DER | sha256sum` prints it. `club-agent setup` " +
+      'prints it; the installer compares it with the one `club agent-releases keygen` gave the admin (this answer itself ' +
+      'travels with the key, so over plain http it proves nothing)'
+  })
 })
 export type AgentReleaseKey = Static<typeof AgentReleaseKey>
 
@@ -39,7 +39,7 @@ export const agentReleaseRoutes = defineRoutes({
       description:
         'Admin Bearer only. The body is the .deb itself (Content-Type application/vnd.debian.binary-package or ' +
         'application/octet-stream). Its version and architecture are read from its control file; the server signs its ' +
-        'SHA-256 with the release key. A version already stored for that architecture is 409; not a package, 400.',
+        'name, version, architecture and SHA-256 with the release key. A version already stored for that architecture is 409; not a package, or a version with build metadata (+…), 400.',
       tags: ['agent-releases'],
       security: bearerSecurity,
       response: { 201: AgentRelease, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }

@@ -128,20 +128,30 @@ const Sha256Hex = Type.String({ pattern: '^[0-9a-f]{64}$' })
 
 /** A package the box may fetch (device access token) and must check before installing it. */
 export const ReleaseDownload = Type.Object({
-  version: Type.String(),
+  version: Semver,
+  architecture: Type.String({ ...Architecture, description: "The package's own Architecture: the box's, or `all`" }),
   path: Type.String({ description: "The package's download path on the server; answers Range requests" }),
   size: Type.Integer({ minimum: 1, description: 'Bytes' }),
   sha256: Sha256Hex,
-  signature: Type.String({ description: "Ed25519 signature, base64, of the SHA-256 (as hex text) by the club's release key" })
+  signature: Type.String({
+    description: "Ed25519 signature, base64, by the club's release key, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
+  })
 })
 export type ReleaseDownload = Static<typeof ReleaseDownload>
 
+/**
+ * What the release key signs for a package: its name, version and architecture with its SHA-256
+ * (lower-case hex), one a line. Signing the digest alone let a genuine old package pass as any version.
+ */
+export function releaseSignedText(release: Pick<ReleaseDownload, 'version' | 'architecture' | 'sha256'>): string {
+  return `club-agent\n${release.version}\n${release.architecture}\n${release.sha256}`
+}
+
 export const PendingUpdate = Type.Object({
   version: Type.String(),
-  path: Type.Optional(ReleaseDownload.properties.path),
-  size: Type.Optional(ReleaseDownload.properties.size),
-  sha256: Type.Optional(Sha256Hex),
-  signature: Type.Optional(ReleaseDownload.properties.signature),
+  release: Type.Optional(
+    Type.Object(ReleaseDownload.properties, { description: "The target's package for the box's architecture; absent while the server holds none" })
+  ),
   rollback: Type.Optional(
     Type.Object(ReleaseDownload.properties, { description: 'The release of the version the box runs now: what is put back if the new one does not come up' })
   ),
@@ -167,6 +177,9 @@ export const ReplayServerStatusAnswer = Type.Object({
 })
 export type ReplayServerStatusAnswer = Static<typeof ReplayServerStatusAnswer>
 
+/** HH:MM-HH:MM, may run over midnight (22:00-04:00). */
+export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-([01]\\d|2[0-3]):[0-5]\\d$', examples: ['02:00-05:00'] })
+
 /** A device as an admin sees it. Never carries the serverId or the access token. */
 export const ReplayServer = Type.Object({
   id: Type.String(),
@@ -181,11 +194,11 @@ export const ReplayServer = Type.Object({
   serverUrl: Nullable(Type.String()),
   area: Nullable(ItemRef),
   config: Nullable(ReplayServerConfig),
-  targetVersion: Nullable(Type.String()),
-  architecture: Nullable(Type.String({ description: 'What the box reported (dpkg --print-architecture)' })),
-  updateWindow: Nullable(Type.String({ description: "HH:MM-HH:MM in the club's timezone; null: update when idle" })),
+  targetVersion: Nullable(Semver),
+  architecture: Nullable(Type.String({ ...Architecture, description: 'What the box reported (dpkg --print-architecture)' })),
+  updateWindow: Nullable(Type.String({ ...UpdateWindow, description: "HH:MM-HH:MM in the club's timezone; null: update when idle" })),
   updateState: Nullable(UpdateState),
-  updateVersion: Nullable(Type.String({ description: 'The version updateState is about' })),
+  updateVersion: Nullable(Type.String({ ...Semver, description: 'The version updateState is about' })),
   updateReason: Nullable(Type.String()),
   createdDate: DateTime(),
   updatedDate: DateTime(),
@@ -249,9 +262,6 @@ export const ReplayServerApproval = Type.Object(
   { additionalProperties: false }
 )
 export type ReplayServerApproval = Static<typeof ReplayServerApproval>
-
-/** HH:MM-HH:MM, may run over midnight (22:00-04:00). */
-export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-([01]\\d|2[0-3]):[0-5]\\d$', examples: ['02:00-05:00'] })
 
 export const ReplayServerTargetVersion = Type.Object(
   {
@@ -396,7 +406,7 @@ export const replayServerAdminRoutes = defineRoutes({
       ...admin(
         'Set the agent version a box should run',
         'While it differs from the version the box reports, its status answers pendingUpdate with the release to fetch. ' +
-          "A version with no release for the box's architecture is 400. A new target clears a ROLLED_BACK or FAILED state."
+          "A version with no release for the box's architecture, or with build metadata (+…), is 400. A new target clears a ROLLED_BACK or FAILED state."
       ),
       params: ReplayServerIdParams,
       body: ReplayServerTargetVersion,

@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
+import { runCli } from '../cli.js'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
 import { generateReleaseKey } from './service.js'
@@ -45,7 +46,7 @@ async function upload(ctx: TestApp, authorization: string | undefined, body: Buf
 
 t.test('an admin uploads a package: stored with its size, SHA-256 and a signature the public key verifies', async (t) => {
   const ctx = await testApp(t)
-  generateReleaseKey(ctx.config)
+  const { fingerprint } = generateReleaseKey(ctx.config)
   const admin = await adminOf(ctx)
   const bytes = debianPackage({ version: '1.2.0' })
 
@@ -56,8 +57,12 @@ t.test('an admin uploads a package: stored with its size, SHA-256 and a signatur
   t.match(release, { version: '1.2.0', architecture: 'amd64', size: bytes.length, sha256, path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/amd64' })
   const key = await ctx.app.inject({ url: '/apis/v2/agent-releases/key' })
   t.equal(key.statusCode, 200, 'the public key needs no credential (a box reads it at setup)')
-  t.ok(verify(null, Buffer.from(sha256), createPublicKey(key.json().publicKey), Buffer.from(release.signature, 'base64')), 'the signature verifies')
+  const signed = Buffer.from(`club-agent\n1.2.0\namd64\n${sha256}`)
+  t.ok(verify(null, signed, createPublicKey(key.json().publicKey), Buffer.from(release.signature, 'base64')), 'the signature covers name, version, architecture and SHA-256')
   t.notMatch(key.body, /PRIVATE/, 'only the public half is ever answered')
+  const openssl = execFileSync('sh', ['-c', 'openssl pkey -pubin -outform DER | sha256sum'], { input: key.json().publicKey, encoding: 'utf8' }).split(' ')[0]
+  t.equal(key.json().fingerprint, openssl, "the key's fingerprint, as openssl computes it")
+  t.equal(fingerprint, openssl, 'the one keygen gave the admin')
 
   const list = await ctx.app.inject({ url: RELEASES, headers: { authorization: admin } })
   t.equal(list.statusCode, 200)
@@ -69,6 +74,34 @@ t.test('an admin uploads a package: stored with its size, SHA-256 and a signatur
   t.same(readdirSync(ctx.config.AGENT_RELEASES_DIR), ['club-agent_1.2.0_amd64.deb'], 'no temporary file left behind')
 })
 
+t.test('a release is a row and its file or nothing: a file that cannot be put in place leaves no release', async (t) => {
+  const ctx = await testApp(t)
+  generateReleaseKey(ctx.config)
+  const admin = await adminOf(ctx)
+  // A folder where the package's file belongs: the rename into place fails.
+  const blocked = join(ctx.config.AGENT_RELEASES_DIR, 'club-agent_1.4.0_amd64.deb')
+  mkdirSync(join(blocked, 'in-the-way'), { recursive: true })
+  const bytes = debianPackage({ version: '1.4.0' })
+  t.equal((await upload(ctx, admin, bytes)).statusCode, 500)
+  t.same((await ctx.app.inject({ url: RELEASES, headers: { authorization: admin } })).json().items, [], 'no release without its file')
+  t.same(readdirSync(ctx.config.AGENT_RELEASES_DIR), ['club-agent_1.4.0_amd64.deb'], 'the upload left no temporary file')
+  rmSync(blocked, { recursive: true })
+  t.equal((await upload(ctx, admin, bytes)).statusCode, 201, 'stored once the way is clear')
+
+  t.equal((await upload(ctx, admin, debianPackage({ version: '1.5.0', architecture: 'all' }))).statusCode, 201)
+  t.equal((await upload(ctx, admin, debianPackage({ version: '1.5.0', architecture: 'amd64' }))).statusCode, 201, 'a version stored for all may have its own amd64 package')
+})
+
+t.test('club agent-releases keygen answers the fingerprint the key route answers, to give whoever sets up a box', async (t) => {
+  const ctx = await testApp(t)
+  let out = ''
+  const env = { DATABASE_URL: ctx.config.DATABASE_URL, LOG_LEVEL: 'silent', AGENT_RELEASE_KEY_FILE: ctx.config.AGENT_RELEASE_KEY_FILE }
+  t.equal(await runCli(['agent-releases', 'keygen'], env, (s) => (out += s), () => {}), 0)
+  const made = JSON.parse(out)
+  t.same((await ctx.app.inject({ url: '/apis/v2/agent-releases/key' })).json(), { publicKey: made.publicKey, fingerprint: made.fingerprint })
+  t.match(made, { keyFile: ctx.config.AGENT_RELEASE_KEY_FILE, fingerprint: /^[0-9a-f]{64}$/, note: /Give the fingerprint to whoever sets up a box/ })
+})
+
 t.test('what is not a club-agent package is refused with a 400 naming why, and nothing is stored', async (t) => {
   const ctx = await testApp(t)
   generateReleaseKey(ctx.config)
@@ -77,6 +110,7 @@ t.test('what is not a club-agent package is refused with a 400 naming why, and n
     ['random bytes', Buffer.from('not a package at all'), /not a Debian package/],
     ['another package', debianPackage({ package: 'other-tool', version: '1.0.0' }), /the package is other-tool, not club-agent/],
     ['a version that is not semantic', debianPackage({ version: '1.0' }), /version 1\.0 is not a semantic version/],
+    ['a version with build metadata', debianPackage({ version: '1.0.0+build.5' }), /version 1\.0\.0\+build\.5 carries build metadata .* systemd allows no \+/],
     ['an empty body', Buffer.alloc(0), /send the \.deb itself as the body/]
   ]
   for (const [name, body, message] of cases) {
@@ -132,4 +166,9 @@ t.test("a box downloads a release with its token, whole or from where a cut down
 
   const unknown = await ctx.app.inject({ url: path.replace('1.3.0', '9.9.9'), headers: { authorization } })
   t.equal(unknown.statusCode, 404)
+
+  rmSync(join(ctx.config.AGENT_RELEASES_DIR, 'club-agent_1.3.0_amd64.deb'))
+  const gone = await ctx.app.inject({ url: path, headers: { authorization } })
+  t.equal(gone.statusCode, 404, 'a release whose file was removed by hand')
+  t.match(errorOf(gone).message, /the file of club-agent 1\.3\.0 for amd64 is missing/)
 })

@@ -6,8 +6,13 @@ import { addAgentRelease, generateReleaseKey, listAgentReleases } from './servic
 export const agentReleaseCommands: Record<string, Command> = {
   async 'agent-releases keygen'(ctx) {
     flags(ctx.args, {})
-    const { keyFile, publicKey } = generateReleaseKey(ctx.config)
-    return { keyFile, publicKey, note: 'keep a copy of the key file somewhere safe: boxes accept only packages it signed' }
+    const { keyFile, publicKey, fingerprint } = generateReleaseKey(ctx.config)
+    return {
+      keyFile,
+      publicKey,
+      fingerprint,
+      note: "keep a copy of the key file somewhere safe: boxes accept only packages it signed. Give the fingerprint to whoever sets up a box: `club-agent setup` prints the key's, and they must be the same"
+    }
   },
 
   async 'agent-releases add'(ctx) {

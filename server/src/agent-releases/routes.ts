@@ -32,7 +32,7 @@ const agentReleases: FastifyPluginAsyncTypebox = async (app) => {
 
   app.route({ ...routes.list, onRequest: admin, handler: async () => listAgentReleases(app.db) })
 
-  app.route({ ...routes.key, handler: async () => ({ publicKey: releasePublicKey(settings) }) })
+  app.route({ ...routes.key, handler: async () => releasePublicKey(settings) })
 
   app.route({
     ...routes.download,

@@ -1,15 +1,13 @@
 // Releases of the recording box's software. A release is a Debian package kept as a file in
-// AGENT_RELEASES_DIR with its version, architecture, size, SHA-256 and an Ed25519 signature of that
-// SHA-256 (as hex text) by the club's release key. The private key lives only in
+// AGENT_RELEASES_DIR with its version, architecture, size, SHA-256 and an Ed25519 signature of the
+// four (releaseSignedText) by the club's release key. The private key lives only in
 // AGENT_RELEASE_KEY_FILE (mode 0600): a copy of the database can neither sign nor forge a release.
 import { execFile } from 'node:child_process'
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign } from 'node:crypto'
-import { chmodSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
+import { chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { promisify } from 'node:util'
-import { SemverPattern, agentReleaseRoutes, type AgentRelease, type ReleaseDownload } from '@club/contract'
+import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type AgentReleaseKey, type ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
@@ -20,16 +18,12 @@ const run = promisify(execFile)
 
 export type ReleaseSettings = Pick<Config, 'AGENT_RELEASES_DIR' | 'AGENT_RELEASE_KEY_FILE'>
 
-/** What is signed: the package's SHA-256 as lower-case hex text. The box checks the same bytes. */
-export function signedText(sha256: string): Buffer {
-  return Buffer.from(sha256, 'utf8')
-}
-
 /**
  * Makes the release key: the private half written to AGENT_RELEASE_KEY_FILE with mode 0600 (never
- * over an existing key, which would orphan every box's trust), the public half answered.
+ * over an existing key, which would orphan every box's trust), the public half and its fingerprint
+ * answered (the admin gives the fingerprint to whoever sets a box up).
  */
-export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string; publicKey: string } {
+export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string } & AgentReleaseKey {
   const keyFile = settings.AGENT_RELEASE_KEY_FILE
   if (existsSync(keyFile)) throw new ConflictError(`${keyFile} already holds a release key: boxes trust it; move it away first to make a new one`)
   const { privateKey, publicKey } = generateKeyPairSync('ed25519')
@@ -37,7 +31,18 @@ export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string
   writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' })
   // The mode given at creation is masked by the umask; the key must be the owner's only.
   chmodSync(keyFile, 0o600)
-  return { keyFile, publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString() }
+  return { keyFile, ...publicHalf(publicKey) }
+}
+
+/**
+ * A public key as a box takes it, with its fingerprint: the SHA-256 of its DER (SPKI) as hex, what
+ * `openssl pkey -pubin -outform DER | sha256sum` prints, and what `club-agent setup` prints.
+ */
+function publicHalf(publicKey: KeyObject): AgentReleaseKey {
+  return {
+    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    fingerprint: createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex')
+  }
 }
 
 function readPrivateKey(settings: ReleaseSettings) {
@@ -50,13 +55,24 @@ function readPrivateKey(settings: ReleaseSettings) {
   return createPrivateKey(pem)
 }
 
-/** The release key's public half (SPKI PEM), for `club-agent setup`. */
-export function releasePublicKey(settings: ReleaseSettings): string {
-  return createPublicKey(readPrivateKey(settings)).export({ type: 'spki', format: 'pem' }).toString()
+/** The release key's public half (SPKI PEM) with its fingerprint, for `club-agent setup`. */
+export function releasePublicKey(settings: ReleaseSettings): AgentReleaseKey {
+  return publicHalf(createPublicKey(readPrivateKey(settings)))
+}
+
+/**
+ * Refuses a version with build metadata (`1.2.0+build.5`): the box's installer unit is named after
+ * the version (club-agent-update@VERSION.service) and systemd's unit names, like the polkit rule that
+ * lets the agent start it, have no `+`. `what` names the version in the message.
+ */
+export function refuseBuildMetadata(version: string, what: string): void {
+  if (version.includes('+')) {
+    throw new BadRequestError(`${what} ${quote(version)} carries build metadata (+…), which a box cannot install: its installer unit is named after the version and systemd allows no + there`)
+  }
 }
 
 /** The fields of a package's control file that name it, read with dpkg-deb. */
-export async function readPackageControl(file: string): Promise<{ package: string; version: string; architecture: string }> {
+async function readPackageControl(file: string): Promise<{ package: string; version: string; architecture: string }> {
   let stdout: string
   try {
     ;({ stdout } = await run('dpkg-deb', ['--field', file, 'Package', 'Version', 'Architecture'], { maxBuffer: 1 << 20 }))
@@ -75,11 +91,12 @@ export async function readPackageControl(file: string): Promise<{ package: strin
   const found = { package: fields.package ?? '', version: fields.version ?? '', architecture: fields.architecture ?? '' }
   if (found.package !== 'club-agent') throw new BadRequestError(`the package is ${quote(found.package)}, not club-agent`)
   if (!new RegExp(SemverPattern).test(found.version)) throw new BadRequestError(`the package's version ${quote(found.version)} is not a semantic version`)
+  refuseBuildMetadata(found.version, "the package's version")
   if (!/^[a-z0-9][a-z0-9-]*$/.test(found.architecture)) throw new BadRequestError(`the package's architecture ${quote(found.architecture)} is not one`)
   return found
 }
 
-export function downloadPath(version: string, architecture: string): string {
+function downloadPath(version: string, architecture: string): string {
   return agentReleaseRoutes.download.url.replace(':version', encodeURIComponent(version)).replace(':architecture', encodeURIComponent(architecture))
 }
 
@@ -96,59 +113,75 @@ function toAgentRelease(row: AgentReleasesTable): AgentRelease {
 }
 
 export function toReleaseDownload(row: AgentReleasesTable): ReleaseDownload {
-  const { version, path, size, sha256, signature } = toAgentRelease(row)
-  return { version, path, size, sha256, signature }
+  const { version, architecture, path, size, sha256, signature } = toAgentRelease(row)
+  return { version, architecture, path, size, sha256, signature }
+}
+
+/** Stores a package given as a file (`club agent-releases add`): a copy is staged, then added as an upload. */
+export async function addAgentRelease(db: Db, file: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
+  return addStagedRelease(db, settings, clock, (staged) => copyFileSync(file, staged, constants.COPYFILE_EXCL))
+}
+
+/** The upload route's body, written once into AGENT_RELEASES_DIR (dpkg-deb reads files), then added. */
+export async function addAgentReleaseBytes(db: Db, body: Buffer, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
+  return addStagedRelease(db, settings, clock, (staged) => writeFileSync(staged, body, { flag: 'wx' }))
 }
 
 /**
- * Stores a package: reads its name from its control file, hashes and signs it, moves it into
- * AGENT_RELEASES_DIR and records it. The same version and architecture twice is a 409: a box that
- * fetched the first must never meet different bytes under the same name.
+ * Stores a package: `stage` writes it to a temporary file beside the releases (so that storing it
+ * is a rename), its name is read from its control file, and it is stored as below. The temporary
+ * file is gone afterwards, whatever happened.
  */
-export async function addAgentRelease(db: Db, file: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
-  const control = await readPackageControl(file)
-  const key = readPrivateKey(settings)
-  const sha256 = await sha256OfFile(file)
-  const size = statSync(file).size
-  const signature = sign(null, signedText(sha256), key).toString('base64')
-  const existing = await findRelease(db, control.version, control.architecture)
-  if (existing) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
-  const name = `club-agent_${control.version}_${control.architecture}.deb`
+async function addStagedRelease(db: Db, settings: ReleaseSettings, clock: Clock, stage: (staged: string) => void): Promise<AgentRelease> {
   mkdirSync(settings.AGENT_RELEASES_DIR, { recursive: true })
-  const target = join(settings.AGENT_RELEASES_DIR, name)
-  const temporary = `${target}.${randomUUID()}.tmp`
-  writeFileSync(temporary, readFileSync(file))
-  const row: AgentReleasesTable = {
-    id: randomUUID(),
-    version: control.version,
-    architecture: control.architecture,
-    size,
-    sha256,
-    signature,
-    file: name,
-    created_at: clock.now().toISOString()
-  }
+  const staged = join(settings.AGENT_RELEASES_DIR, `.upload-${randomUUID()}.tmp`)
   try {
-    await db.insertInto('agent_releases').values(row).execute()
-  } catch (err) {
-    await rm(temporary, { force: true })
-    if (isUniqueViolation(err)) throw new ConflictError(`club-agent ${control.version} for ${control.architecture} is already a release`)
-    throw err
+    stage(staged)
+    const control = await readPackageControl(staged)
+    return toAgentRelease(await storeReleaseFile(db, settings, staged, control, clock.now().toISOString()))
+  } finally {
+    rmSync(staged, { force: true })
   }
-  renameSync(temporary, target)
-  return toAgentRelease(row)
 }
 
-/** The upload route's body: written to a temporary file (dpkg-deb reads files), then added as above. */
-export async function addAgentReleaseBytes(db: Db, body: Buffer, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
-  const dir = await mkdtemp(join(tmpdir(), 'club-agent-release-'))
-  try {
-    const file = join(dir, 'upload.deb')
-    await writeFile(file, body)
-    return await addAgentRelease(db, file, settings, clock)
-  } finally {
-    await rm(dir, { recursive: true, force: true })
+/**
+ * Signs a file staged in AGENT_RELEASES_DIR as club-agent `version` for `architecture` (the upload,
+ * the CLI and the tests' releases all come here) and makes it a release: the row is
+ * inserted and the file renamed into place in one transaction, so a failed rename leaves no release
+ * without its file. The same version and architecture twice is a 409 from the unique index (two
+ * uploads at once included), raised before the rename: a box that fetched the first must never meet
+ * other bytes under the same name, and the stored file is never replaced.
+ */
+export async function storeReleaseFile(
+  db: Db,
+  settings: ReleaseSettings,
+  staged: string,
+  named: { version: string; architecture: string },
+  createdAt: string
+): Promise<AgentReleasesTable> {
+  const { version, architecture } = named
+  const key = readPrivateKey(settings)
+  const sha256 = await sha256OfFile(staged)
+  const row: AgentReleasesTable = {
+    id: randomUUID(),
+    version,
+    architecture,
+    size: statSync(staged).size,
+    sha256,
+    signature: sign(null, Buffer.from(releaseSignedText({ version, architecture, sha256 })), key).toString('base64'),
+    file: `club-agent_${version}_${architecture}.deb`,
+    created_at: createdAt
   }
+  try {
+    await db.transaction().execute(async (tx) => {
+      await tx.insertInto('agent_releases').values(row).execute()
+      renameSync(staged, join(settings.AGENT_RELEASES_DIR, row.file))
+    })
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ConflictError(`club-agent ${version} for ${architecture} is already a release`)
+    throw err
+  }
+  return row
 }
 
 export async function listAgentReleases(db: Db): Promise<{ items: AgentRelease[] }> {
@@ -156,13 +189,13 @@ export async function listAgentReleases(db: Db): Promise<{ items: AgentRelease[]
   return { items: rows.map(toAgentRelease) }
 }
 
-/** The release of a version for an architecture; an `all` package serves every architecture. */
-export async function findRelease(db: DbOrTx, version: string, architecture: string): Promise<AgentReleasesTable | undefined> {
-  return db
-    .selectFrom('agent_releases')
-    .selectAll()
-    .where('version', '=', version)
-    .where((eb) => eb.or([eb('architecture', '=', architecture), eb('architecture', '=', 'all')]))
+/**
+ * The release of a version for an architecture; an `all` package serves every architecture. For a
+ * box that has not reported its architecture (null), a release for any.
+ */
+export async function findRelease(db: DbOrTx, version: string, architecture: string | null): Promise<AgentReleasesTable | undefined> {
+  const ofVersion = db.selectFrom('agent_releases').selectAll().where('version', '=', version)
+  return (architecture === null ? ofVersion : ofVersion.where((eb) => eb.or([eb('architecture', '=', architecture), eb('architecture', '=', 'all')])))
     // The box's own architecture before `all`, should both exist.
     .orderBy((eb) => eb.case().when('architecture', '=', 'all').then(1).else(0).end())
     .executeTakeFirst()
@@ -172,7 +205,10 @@ export async function findRelease(db: DbOrTx, version: string, architecture: str
 export async function releaseFile(db: Db, version: string, architecture: string, settings: ReleaseSettings): Promise<{ path: string; size: number }> {
   const row = await db.selectFrom('agent_releases').selectAll().where('version', '=', version).where('architecture', '=', architecture).executeTakeFirst()
   if (!row) throw new NotFoundError(`no release club-agent ${quote(version)} for ${quote(architecture)}`)
-  return { path: join(settings.AGENT_RELEASES_DIR, row.file), size: row.size }
+  const path = join(settings.AGENT_RELEASES_DIR, row.file)
+  // Removed from AGENT_RELEASES_DIR by hand: a 404 the admin can read, not a stream that fails.
+  if (!existsSync(path)) throw new NotFoundError(`the file of club-agent ${quote(version)} for ${quote(architecture)} is missing from AGENT_RELEASES_DIR`)
+  return { path, size: row.size }
 }
 
 function sha256OfFile(file: string): Promise<string> {

@@ -209,6 +209,9 @@ t.test("target version: a release for the box's architecture; a new target offer
   const otherArchitecture = await put({ version: '1.1.0' })
   t.equal(otherArchitecture.statusCode, 400)
   t.match(errorOf(otherArchitecture).message, /not a release for the box's architecture amd64/)
+  const buildMetadata = await put({ version: '1.1.0+build.5' })
+  t.equal(buildMetadata.statusCode, 400)
+  t.match(errorOf(buildMetadata).message, /version 1\.1\.0\+build\.5 carries build metadata/)
   const release = await storeRelease(ctx.app.db, ctx.config, '1.1.0', 'amd64')
   const running = await storeRelease(ctx.app.db, ctx.config, '1.0.0', 'all')
   t.match((await put({ version: '1.1.0', updateWindow: '02:00-05:00' })).json(), { targetVersion: '1.1.0', updateWindow: '02:00-05:00' })
@@ -216,11 +219,8 @@ t.test("target version: a release for the box's architecture; a new target offer
   const offered = (await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate
   t.same(offered, {
     version: '1.1.0',
-    path: '/apis/v2/replay-servers/device/agent-releases/1.1.0/amd64',
-    size: release.size,
-    sha256: release.sha256,
-    signature: release.signature,
-    rollback: { version: '1.0.0', path: '/apis/v2/replay-servers/device/agent-releases/1.0.0/all', size: running.size, sha256: running.sha256, signature: running.signature },
+    release: { version: '1.1.0', architecture: 'amd64', path: '/apis/v2/replay-servers/device/agent-releases/1.1.0/amd64', size: release.size, sha256: release.sha256, signature: release.signature },
+    rollback: { version: '1.0.0', architecture: 'all', path: '/apis/v2/replay-servers/device/agent-releases/1.0.0/all', size: running.size, sha256: running.sha256, signature: running.signature },
     // 10:00 UTC on 1 March: the window's next opening is the next night, in the club's timezone.
     window: windowOpening('02:00-05:00', ctx.config.CLUB_TIMEZONE, ctx.clock.now())
   })
@@ -235,7 +235,10 @@ t.test("target version: a release for the box's architecture; a new target offer
 
   await storeRelease(ctx.app.db, ctx.config, '1.2.0', 'all')
   t.match((await put({ version: '1.2.0' })).json(), { targetVersion: '1.2.0', updateState: null }, 'a new target clears the rollback')
-  t.match((await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate, { version: '1.2.0', path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/all' })
+  t.match((await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate, {
+    version: '1.2.0',
+    release: { path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/all' }
+  })
 })
 
 t.test('configuration: every field is validated, a bad one is a 400 naming it and changes nothing', async (t) => {

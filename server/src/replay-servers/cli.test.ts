@@ -46,7 +46,7 @@ t.test('an operator lists pending boxes, approves one and configures it from a s
   t.equal((await club(ctx, 'devices', 'target-version', id, '1.5.0')).json.targetVersion, '1.5.0')
 
   const status = (await poll(ctx, serverId, 'version=1.4.0&architecture=arm64')).json()
-  t.match(status, { status: 'APPROVED', area: { id: areaId }, config: { cameras: [camera('cam-1')] }, pendingUpdate: { version: '1.5.0', path: '/apis/v2/replay-servers/device/agent-releases/1.5.0/all' } })
+  t.match(status, { status: 'APPROVED', area: { id: areaId }, config: { cameras: [camera('cam-1')] }, pendingUpdate: { version: '1.5.0', release: { path: '/apis/v2/replay-servers/device/agent-releases/1.5.0/all' } } })
 
   const shown = await club(ctx, 'devices', 'show', id)
   t.match(shown.json, { id, version: '1.4.0', targetVersion: '1.5.0' })

@@ -115,10 +115,7 @@ t.test('PENDING → APPROVED → config → target version → REVOKED, seen thr
   t.same((await poll(ctx, serverId, 'version=1.0.0')).json().pendingUpdate, { version: '1.2.0' }, 'a box that does not say its architecture: the version only')
   t.same((await poll(ctx, serverId, 'version=1.0.0&architecture=amd64')).json().pendingUpdate, {
     version: '1.2.0',
-    path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/all',
-    size: release.size,
-    sha256: release.sha256,
-    signature: release.signature
+    release: { version: '1.2.0', architecture: 'all', path: '/apis/v2/replay-servers/device/agent-releases/1.2.0/all', size: release.size, sha256: release.sha256, signature: release.signature }
   })
   t.notOk('pendingUpdate' in (await poll(ctx, serverId, 'version=1.2.0')).json(), 'no update once the box runs the target')
   t.notOk('pendingUpdate' in (await poll(ctx, serverId)).json(), 'the reported version is remembered')

@@ -24,7 +24,7 @@ import type { ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { paged, pageRequest } from '../paging.js'
 import { valueValidator } from '../plugins/validation.js'
-import { findRelease } from '../agent-releases/service.js'
+import { findRelease, refuseBuildMetadata } from '../agent-releases/service.js'
 
 
 /** A box's stored configuration (written by setReplayServerConfig after the contract checked it), or null. */
@@ -495,9 +495,8 @@ export async function setReplayServerTargetVersion(db: Db, id: string, value: un
   const { version, updateWindow } = targetVersionShape(value)
   return change(db, id, deps, async (row, tx) => {
     if (version !== null) {
-      const release = row.architecture
-        ? await findRelease(tx, version, row.architecture)
-        : await tx.selectFrom('agent_releases').select('id').where('version', '=', version).executeTakeFirst()
+      refuseBuildMetadata(version, 'version')
+      const release = await findRelease(tx, version, row.architecture)
       if (!release) {
         const forWhat = row.architecture ? ` for the box's architecture ${row.architecture}` : ''
         throw new BadRequestError(`version ${quote(version)} is not a release${forWhat}: add it with \`club agent-releases add\` first`)

@@ -118,7 +118,7 @@ export async function pendingUpdateFor(
   ])
   return {
     version: target,
-    ...(release ? (({ version: _v, ...download }) => download)(toReleaseDownload(release)) : {}),
+    ...(release ? { release: toReleaseDownload(release) } : {}),
     ...(current ? { rollback: toReleaseDownload(current) } : {}),
     ...(busy.length > 0 ? { busy } : {}),
     ...(row.update_window ? { window: windowOpening(row.update_window, area?.timezone ?? clubTimezone, now) } : {})

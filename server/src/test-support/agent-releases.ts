@@ -1,10 +1,9 @@
 // A release of the box's software for tests that set a target version: a row and its file, signed
-// with the test's release key (made on first use), as `club agent-releases add` would store them,
+// with the test's release key (made on first use), stored as `club agent-releases add` stores them,
 // without building a Debian package (the end-to-end tests in test/ build real ones).
-import { createHash, createPrivateKey, randomUUID, sign } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { generateReleaseKey, signedText, type ReleaseSettings } from '../agent-releases/service.js'
+import { generateReleaseKey, storeReleaseFile, type ReleaseSettings } from '../agent-releases/service.js'
 import type { Db } from '../db/database.js'
 import type { AgentReleasesTable } from '../db/schema.js'
 
@@ -17,21 +16,8 @@ export async function storeRelease(
   createdAt = '2026-03-01T09:00:00.000Z'
 ): Promise<AgentReleasesTable> {
   if (!existsSync(settings.AGENT_RELEASE_KEY_FILE)) generateReleaseKey(settings)
-  const bytes = Buffer.from(`club-agent ${version} for ${architecture}\n`)
-  const sha256 = createHash('sha256').update(bytes).digest('hex')
-  const file = `club-agent_${version}_${architecture}.deb`
   mkdirSync(settings.AGENT_RELEASES_DIR, { recursive: true })
-  writeFileSync(join(settings.AGENT_RELEASES_DIR, file), bytes)
-  const row: AgentReleasesTable = {
-    id: randomUUID(),
-    version,
-    architecture,
-    size: bytes.length,
-    sha256,
-    signature: sign(null, signedText(sha256), createPrivateKey(readFileSync(settings.AGENT_RELEASE_KEY_FILE, 'utf8'))).toString('base64'),
-    file,
-    created_at: createdAt
-  }
-  await db.insertInto('agent_releases').values(row).execute()
-  return row
+  const staged = join(settings.AGENT_RELEASES_DIR, `.test-${version}-${architecture}.tmp`)
+  writeFileSync(staged, `club-agent ${version} for ${architecture}\n`)
+  return storeReleaseFile(db, settings, staged, { version, architecture }, createdAt)
 }
