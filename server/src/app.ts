@@ -77,7 +77,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   const db = options.db ?? openDatabase(config.DATABASE_URL, {
     readCacheEntries: config.READ_CACHE_ENTRIES,
-    busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS
+    busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS,
+    poolMax: config.DATABASE_POOL_MAX,
+    changeFeed: {
+      lost: (err) => app.log.warn({ err: err.message }, "PostgreSQL's change feed is lost: every read goes to the database until it is back"),
+      restored: () => app.log.info("PostgreSQL's change feed is back: read caches are trusted again")
+    }
   })
   try {
     await migrateToLatest(db)

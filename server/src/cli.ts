@@ -5,7 +5,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { systemClock } from './clock.js'
 import { loadConfig } from './config.js'
 import { backupDatabase, restoreDatabase } from './db/backup.js'
-import { DATABASE_BUSY_MESSAGE, isDatabaseBusy, migrateToLatest, openDatabase, type Db } from './db/database.js'
+import { DATABASE_BUSY_MESSAGE, dialectOf, isDatabaseBusy, migrateToLatest, migratorFor, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
 import { jobCommands, webhookCommands } from './jobs/cli.js'
 import { createClient } from './oauth2/clients.js'
@@ -191,6 +191,11 @@ export const commands: Record<string, Command> = {
     return backupDatabase(db, positionals[0]!)
   },
 
+  /** Brings the schema up to date (every command does that first; this one does nothing else). */
+  async 'db migrate'({ applied }) {
+    return { applied }
+  },
+
   ...venueCommands,
   ...replayPageCommands,
   ...membershipCommands,
@@ -221,6 +226,21 @@ export const standaloneCommands: Record<string, StandaloneCommand> = {
     if (positionals.length !== 1) throw new UsageError('usage: club db restore FILE')
     if (config.DATABASE_URL === ':memory:') throw new UsageError('DATABASE_URL is :memory:: there is no file to restore into')
     return restoreDatabase(config.DATABASE_URL, positionals[0]!, systemClock)
+  },
+  /** Which migrations the database has and which are pending, without applying any. */
+  async 'db status'({ config, args }) {
+    flags(args, {}, [])
+    const db = openDatabase(config.DATABASE_URL, { busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS, readCacheEntries: 0 })
+    try {
+      const known = await migratorFor(db).getMigrations()
+      return {
+        database: dialectOf(db),
+        applied: known.filter((m) => m.executedAt).map((m) => ({ name: m.name, executedAt: m.executedAt!.toISOString() })),
+        pending: known.filter((m) => !m.executedAt).map((m) => m.name)
+      }
+    } finally {
+      await db.destroy()
+    }
   },
   ...webhookCommands
 }
@@ -282,7 +302,8 @@ export async function runCli(
       out(JSON.stringify(await standalone({ config, args }), null, 2))
       return 0
     }
-    db = openDatabase(config.DATABASE_URL, { busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS })
+    // No read caches: a command makes a few reads, and on PostgreSQL they would need the change feed.
+    db = openDatabase(config.DATABASE_URL, { busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS, readCacheEntries: 0 })
     const applied = await migrateToLatest(db)
     const result = await commands[name]!({ db, config, args, applied })
     out(JSON.stringify(result, null, 2))

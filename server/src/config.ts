@@ -15,7 +15,12 @@ export const developmentBaseUrl = 'http://localhost:3000'
 export const ConfigSchema = Type.Object({
   PORT: Int({ default: 3000, maximum: 65535, description: 'Port to listen on' }),
   HOST: Type.String({ default: '0.0.0.0', minLength: 1, description: 'Address to listen on' }),
-  DATABASE_URL: Type.String({ default: 'data/club.db', minLength: 1, description: 'SQLite file path (or :memory:)' }),
+  DATABASE_URL: Type.String({
+    default: 'data/club.db',
+    minLength: 1,
+    description: 'SQLite file path (or :memory:), or a postgres:// URL for PostgreSQL'
+  }),
+  DATABASE_POOL_MAX: Int({ default: 10, minimum: 1, maximum: 1000, description: "PostgreSQL: connections in each server process's pool" }),
   CURRENCY: Type.String({ default: 'EUR', pattern: '^[A-Z]{3}$', description: "The club's currency (ISO 4217): every price and charge is in it" }),
   CLUB_TIMEZONE: Type.String({
     default: 'UTC',

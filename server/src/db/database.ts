@@ -6,6 +6,7 @@ import {
   CompiledQuery,
   Kysely,
   Migrator,
+  PostgresAdapter,
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
@@ -17,7 +18,9 @@ import {
 } from 'kysely'
 import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
-import { ChangeTracker, ReadCache } from './read-cache.js'
+import { PostgresTypes } from './migrations/dialect.js'
+import { ChangeTracker, ReadCache, sqliteOtherCommits } from './read-cache.js'
+import { ChangeFeed, ClubPostgresDialect, isPostgresUrl, postgresPool, type ChangeFeedEvents } from './postgres.js'
 
 export type Db = Kysely<Database>
 
@@ -29,13 +32,18 @@ export interface OpenOptions {
   readCacheEntries?: number
   /** How long a statement waits for another process's write lock before SQLite answers SQLITE_BUSY. */
   busyTimeoutMs?: number
+  /** PostgreSQL: connections in this process's pool. */
+  poolMax?: number
+  /** PostgreSQL: told when the change feed is lost and when it is back (the app logs both). */
+  changeFeed?: Partial<ChangeFeedEvents>
 }
 
 /** Told the duration of every query that ran (see observeQueries). */
 export type QueryObserver = (durationMs: number, sql: string) => void
 
 interface Caches {
-  sqlite: SQLite.Database
+  /** The SQLite connection; undefined on PostgreSQL. */
+  sqlite?: SQLite.Database
   queryObserver?: QueryObserver
   tracker: ChangeTracker
   maxEntries: number
@@ -44,7 +52,12 @@ interface Caches {
 
 const cachesOf = new WeakMap<object, Caches>()
 
-export function openDatabase(file: string, options: OpenOptions = {}): Db {
+/** Opens DATABASE_URL: a postgres:// URL is PostgreSQL, anything else a SQLite file (or :memory:). */
+export function openDatabase(url: string, options: OpenOptions = {}): Db {
+  return isPostgresUrl(url) ? openPostgres(url, options) : openSqlite(url, options)
+}
+
+function openSqlite(file: string, options: OpenOptions): Db {
   if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
   const sqlite = new SQLite(file)
   // First, so that every later statement (switching to WAL included) waits for another process's
@@ -55,7 +68,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   // WAL with synchronous=NORMAL is durable across application crashes; only an OS crash may lose
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
-  const tracker = new ChangeTracker(sqlite)
+  const tracker = new ChangeTracker(sqliteOtherCommits(sqlite))
   const caches: Caches = { sqlite, tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker) }),
@@ -64,6 +77,36 @@ export function openDatabase(file: string, options: OpenOptions = {}): Db {
   })
   cachesOf.set(db, caches)
   return db
+}
+
+function openPostgres(url: string, options: OpenOptions): Db {
+  const feed = new ChangeFeed(url, {
+    lost: (err) => options.changeFeed?.lost?.(err),
+    restored: () => options.changeFeed?.restored?.()
+  })
+  const tracker = new ChangeTracker(feed)
+  const caches: Caches = { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
+  const pool = postgresPool(url, { poolMax: options.poolMax ?? 10, lockTimeoutMs: options.busyTimeoutMs ?? 5000 })
+  // An idle connection's error (the server restarted) is the pool's to drop, not the process's end.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({
+    dialect: new ClubPostgresDialect(pool, {
+      poolMax: options.poolMax ?? 10,
+      lockTimeoutMs: options.busyTimeoutMs ?? 5000,
+      noteStatement: (sql, readonly) => tracker.noteStatement(sql, readonly),
+      onDestroy: () => feed.close()
+    }),
+    log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
+  })
+  // Until the feed listens, no cached answer is trusted: it may start after the first requests.
+  if (caches.maxEntries > 0) void feed.start()
+  cachesOf.set(db, caches)
+  return db
+}
+
+/** Which database a Kysely instance (or a transaction of it) runs on. */
+export function dialectOf(db: Kysely<any>): 'sqlite' | 'postgres' {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
 }
 
 /** Calls `observer` with every query's duration from now on (one observer: the app's metrics). */
@@ -81,9 +124,9 @@ export function readCacheStats(db: Db): Array<{ name: string; hits: number; miss
 
 /** The better-sqlite3 connection under a database opened by openDatabase (backups use its online backup). */
 export function sqliteOf(db: Db): SQLite.Database {
-  const caches = cachesOf.get(db)
-  if (!caches) throw new Error('not a database opened by openDatabase')
-  return caches.sqlite
+  const sqlite = cachesOf.get(db)?.sqlite
+  if (!sqlite) throw new Error('not a SQLite database opened by openDatabase')
+  return sqlite
 }
 
 /** A kind of answer kept in memory: its name, the tables it is read from, its part of READ_CACHE_ENTRIES. */
@@ -159,15 +202,19 @@ class ImmediateSqliteDialect extends SqliteDialect {
 /** What a caller is told when another process held the write lock past busy_timeout. */
 export const DATABASE_BUSY_MESSAGE = "the database stayed locked by another process's write past DATABASE_BUSY_TIMEOUT_MS; nothing was changed, try again"
 
-/** SQLite could not get another process's lock within busy_timeout (SQLITE_BUSY and its extended codes). */
+/**
+ * Another process held a lock past the timeout: SQLite's SQLITE_BUSY (and its extended codes), or
+ * PostgreSQL's lock_not_available (55P03, lock_timeout) and deadlock_detected (40P01).
+ */
 export function isDatabaseBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
-  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_'))
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === '55P03' || code === '40P01')
 }
 
-/** A write broke a UNIQUE constraint (SQLITE_CONSTRAINT_UNIQUE): the race-safe way to tell a duplicate. */
+/** A write broke a UNIQUE constraint (SQLITE_CONSTRAINT_UNIQUE, PostgreSQL's 23505): the race-safe way to tell a duplicate. */
 export function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_UNIQUE'
+  const code = (err as { code?: unknown } | null)?.code
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === '23505'
 }
 
 const STATEMENT_CACHE_SIZE = 500
@@ -203,8 +250,13 @@ export class MigrationError extends Error {
 }
 
 /** Applies every pending migration; throws when one fails, so nothing starts on a half-migrated schema. */
+/** The migrator of this server's migrations over `db`, with PostgreSQL's column types when on PostgreSQL. */
+export function migratorFor(db: Kysely<any>): Migrator {
+  return new Migrator({ db: dialectOf(db) === 'postgres' ? db.withPlugin(new PostgresTypes()) : db, provider: { getMigrations: async () => migrations } })
+}
+
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } })
+  const migrator = migratorFor(db)
   const { error, results } = await migrator.migrateToLatest()
   const failed = results?.find((r) => r.status === 'Error')
   // Another process held the lock past the timeout: say that, as every busy write does.

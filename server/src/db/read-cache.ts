@@ -1,28 +1,32 @@
 // Read-through caches that can never answer from before a write. The database stays the truth: a
 // cache entry is kept with the change stamp of the tables it was read from, and the stamp moves on
 // every write to those tables by this process's connection and on every commit by any other
-// connection to the same file (the `club` CLI, a second server), so the next read after a write
-// always goes to SQLite.
-import type SQLite from 'better-sqlite3'
+// connection to the same database (the `club` CLI, a second server), so the next read after a write
+// always goes to the database.
 
 /** Writes whose table is named at the start; anything else that writes moves every stamp. */
 const WRITE_TABLE = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/i
+
+/**
+ * How a tracker learns of other connections' commits, asked once per turn of the event loop.
+ * SQLite: PRAGMA data_version. PostgreSQL: the change feed (LISTEN), which may also be out of
+ * touch, and then no cached answer may be trusted until it has caught up.
+ */
+export interface OtherCommits {
+  /** True when another connection may have committed since the last call. */
+  changed(): boolean
+  /** False while commits could go unseen (the feed's connection is lost). */
+  trusted(): boolean
+}
 
 export class ChangeTracker {
   readonly #tables = new Map<string, number>()
   /** Moves on other connections' commits and on writes this process cannot attribute to a table. */
   #everything = 0
-  readonly #dataVersion: SQLite.Statement
-  #lastDataVersion: unknown
-  /** The read of the data version that callers asking now will share, until it starts. */
+  /** The read of other commits that callers asking now will share, until it starts. */
   #nextRead: Promise<void> | null = null
 
-  constructor(sqlite: SQLite.Database) {
-    // PRAGMA data_version changes when another connection commits to the file; our own commits
-    // leave it alone, which is why our writes are counted as they are prepared (noteStatement).
-    this.#dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
-    this.#lastDataVersion = this.#dataVersion.get()
-  }
+  constructor(private readonly others: OtherCommits) {}
 
   /**
    * Called with every statement about to run on this connection. A write moves its table's stamp
@@ -38,27 +42,44 @@ export class ChangeTracker {
   }
 
   /**
-   * The change stamp of these tables, once the data version has been read after this call: equal
-   * stamps mean nothing they hold has changed. Reading the data version costs as much as an indexed
-   * read (it takes a WAL read snapshot), and read once per request it was about a tenth of a cached
-   * read's CPU time; so every caller that asks in one turn of the event loop shares one read, made
-   * on the next (setImmediate). Each still sees every commit that finished before it asked, because
-   * the read it shares starts after that.
+   * The change stamp of these tables, once other commits have been asked about after this call:
+   * equal stamps mean nothing they hold has changed. Asking (SQLite's data version) costs as much
+   * as an indexed read (it takes a WAL read snapshot), and asked once per request it was about a
+   * tenth of a cached read's CPU time; so every caller that asks in one turn of the event loop
+   * shares one read, made on the next (setImmediate). Each still sees every commit that finished
+   * before it asked, because the read it shares starts after that; on PostgreSQL the wait also lets
+   * the change feed's notifications that arrived with the request be handled first.
    */
   async stamp(tables: readonly string[]): Promise<number> {
     this.#nextRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.#nextRead = null
-      const dataVersion = this.#dataVersion.get()
-      if (dataVersion !== this.#lastDataVersion) {
-        this.#lastDataVersion = dataVersion
-        this.#everything++
-      }
+      if (this.others.changed()) this.#everything++
     })
     await this.#nextRead
+    // Out of touch with other processes' commits: a stamp no entry was ever kept under, so every
+    // read goes to the database (and what it loads is never answered again from memory).
+    if (!this.others.trusted()) return -++this.#untrusted
     // Every counter only grows, so the sum moves whenever one of them does.
     let stamp = this.#everything
     for (const table of tables) stamp += this.#tables.get(table) ?? 0
     return stamp
+  }
+
+  #untrusted = 0
+}
+
+/** Other commits to a SQLite file, told by PRAGMA data_version (our own commits leave it alone). */
+export function sqliteOtherCommits(sqlite: { prepare(sql: string): { pluck(): { get(): unknown } } }): OtherCommits {
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
+  let last = dataVersion.get()
+  return {
+    changed() {
+      const now = dataVersion.get()
+      if (now === last) return false
+      last = now
+      return true
+    },
+    trusted: () => true
   }
 }
 

@@ -1,10 +1,8 @@
 // Enrollments: adding members to a membership, what they add to the renewals (to the cent), the one
 // active enrollment per type (raced), and enrollments ending with their subscription.
 import { randomUUID } from 'node:crypto'
-import { Migrator } from 'kysely'
 import t from 'tap'
-import { migrateToLatest } from '../db/database.js'
-import { migrations } from '../db/migrations/index.js'
+import { migrateToLatest, migratorFor } from '../db/database.js'
 import { createClient } from '../oauth2/clients.js'
 import type { TestPaymentProvider } from '../payments/index.js'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
@@ -336,7 +334,7 @@ t.test('confirmation after the bank, and a FREE plan, make the owner\'s enrollme
   t.match(errorOf(fee).message, /^customFee: a FREE membership is not renewed/)
 
   // Undo 0011 and apply it again over these subscriptions: every CONFIRMED one gets its owner back.
-  await new Migrator({ db: ctx.app.db, provider: { getMigrations: async () => migrations } }).migrateTo('0010_memberships')
+  await migratorFor(ctx.app.db).migrateTo('0010_memberships')
   await migrateToLatest(ctx.app.db)
   t.equal(await enrollmentCount(), 2)
   const owners = await ctx.app.db.selectFrom('membership_enrollments').select(['user_id', 'is_owner', 'end_date']).orderBy('user_id').execute()

@@ -6,9 +6,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
-import { Migrator } from 'kysely'
-import { migrateToLatest } from '../db/database.js'
-import { migrations } from '../db/migrations/index.js'
+import { migrateToLatest, migratorFor } from '../db/database.js'
 import { ReplayStatus } from '@club/contract'
 import { loadConfig } from '../config.js'
 import { errorOf, testApp, userWithToken } from '../test-support/app.js'
@@ -239,7 +237,7 @@ t.test("0016 rebuilds replays: a member's replay survives down and up, the box's
   t.equal((await inject('POST', '/apis/v2/replays', { headers: { authorization: `Bearer ${guest.token}` }, payload: { court: { id: venue.court1.id } } })).statusCode, 201)
   const db = ctx.app.db
   const counter = async () => (await db.selectFrom('replay_server_status_changes').select('counter').executeTakeFirstOrThrow()).counter
-  await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('0015_replays')
+  await migratorFor(db).migrateTo('0015_replays')
   t.same((await db.selectFrom('replays').select('id').execute()).map((r) => r.id), [mine.json().id], "a guest's replay has no user to keep it going down")
   await migrateToLatest(db)
   const row = await db.selectFrom('replays').selectAll().executeTakeFirstOrThrow()

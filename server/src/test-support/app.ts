@@ -1,4 +1,5 @@
-// Builds a real app over a real SQLite file in a fresh temporary folder, for one test.
+// Builds a real app over a real SQLite file in a fresh temporary folder, for one test (or over a
+// database of its own on the throwaway PostgreSQL when the suite runs there: see ./postgres.ts).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -11,6 +12,7 @@ import { createApiKey } from '../api-keys/service.js'
 import type { PaymentProvider } from '../payments/provider.js'
 import { issueTokenPair } from '../oauth2/tokens.js'
 import { createUser } from '../users/service.js'
+import { createTestPostgresDatabase } from './postgres.js'
 import type { UserRole } from '@club/contract'
 
 interface Teardown {
@@ -46,7 +48,9 @@ export async function testApp(
   options: { paymentProvider?: PaymentProvider } = {}
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'club-test-'))
-  const config = testConfig(dir, env)
+  // On PostgreSQL (TEST_DATABASE=postgres) a database of its own, unless the test names a file.
+  const database = env.DATABASE_URL ? undefined : await createTestPostgresDatabase()
+  const config = testConfig(dir, database ? { ...env, DATABASE_URL: database.url } : env)
   const clock = new ManualClock('2026-03-01T10:00:00.000Z')
   let captured = ''
   const logStream = new Writable({
@@ -58,6 +62,7 @@ export async function testApp(
   const app = await buildApp({ config, clock, logStream, extend, paymentProvider: options.paymentProvider })
   t.teardown(async () => {
     await app.close()
+    await database?.drop()
     rmSync(dir, { recursive: true, force: true })
   })
   return { app, clock, config, dir, logs: () => captured }

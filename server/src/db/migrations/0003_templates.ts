@@ -4,6 +4,7 @@
 // template_refs, which repeats the template's updated_at so that a page comes out of the index in
 // order; search through a trigram full-text index whose rowid is templates.seq.
 import { sql, type Kysely } from 'kysely'
+import { isPostgres } from './dialect.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -47,7 +48,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   // An INTEGER PRIMARY KEY keeps rowids stable through VACUUM, so the search index can use them.
   await db.schema
     .createTable('templates')
-    .addColumn('seq', 'integer', (c) => c.primaryKey())
+    // PostgreSQL has no rowid: the same numbers come from an identity column.
+    .addColumn('seq', 'integer', (c) => (isPostgres(db) ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey()))
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('type', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
@@ -97,8 +99,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addPrimaryKeyConstraint('template_versions_pk', ['template_id', 'version'])
     .execute()
 
-  // Trigram tokens make `search` a case-insensitive substring match served by the index.
-  await sql`create virtual table template_search using fts5(name, description, tokenize = 'trigram')`.execute(db)
+  // Trigram tokens make `search` a case-insensitive substring match served by the index: SQLite's
+  // FTS5 trigram tokenizer; on PostgreSQL a plain table under pg_trgm's GIN indexes, kept by the
+  // same statements (rowid = templates.seq).
+  if (isPostgres(db)) {
+    await sql`create extension if not exists pg_trgm`.execute(db)
+    await sql`create table template_search (rowid bigint primary key, name text, description text)`.execute(db)
+    await sql`create index template_search_name on template_search using gin (lower(name) gin_trgm_ops)`.execute(db)
+    await sql`create index template_search_description on template_search using gin (lower(coalesce(description, '')) gin_trgm_ops)`.execute(db)
+  } else {
+    await sql`create virtual table template_search using fts5(name, description, tokenize = 'trigram')`.execute(db)
+  }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

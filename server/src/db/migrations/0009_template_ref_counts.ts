@@ -4,8 +4,10 @@
 // Triggers rather than application code: every writer of template_refs keeps it true, cascading
 // deletes of templates included.
 import { sql, type Kysely } from 'kysely'
+import { isPostgres } from './dialect.js'
 
 export async function up(db: Kysely<any>): Promise<void> {
+  if (isPostgres(db)) return upPostgres(db)
   await sql`create table template_ref_counts (
       kind text not null,
       ref_id text not null,
@@ -28,7 +30,38 @@ export async function up(db: Kysely<any>): Promise<void> {
     end`.execute(db)
 }
 
+/** The same table and counts on PostgreSQL: one row trigger function for the three events. */
+async function upPostgres(db: Kysely<any>): Promise<void> {
+  await sql`create table template_ref_counts (
+      kind text not null,
+      ref_id text not null,
+      total bigint not null,
+      primary key (kind, ref_id)
+    )`.execute(db)
+  await sql`insert into template_ref_counts (kind, ref_id, total)
+      select kind, ref_id, count(*) from template_refs group by kind, ref_id`.execute(db)
+  await sql`create function template_ref_counts_keep() returns trigger language plpgsql as $$
+    begin
+      if tg_op in ('DELETE', 'UPDATE') then
+        update template_ref_counts set total = total - 1 where kind = old.kind and ref_id = old.ref_id;
+      end if;
+      if tg_op in ('INSERT', 'UPDATE') then
+        insert into template_ref_counts (kind, ref_id, total) values (new.kind, new.ref_id, 1)
+          on conflict (kind, ref_id) do update set total = template_ref_counts.total + 1;
+      end if;
+      return null;
+    end $$`.execute(db)
+  await sql`create trigger template_ref_counts_keep after insert or delete or update of kind, ref_id on template_refs
+      for each row execute function template_ref_counts_keep()`.execute(db)
+}
+
 export async function down(db: Kysely<any>): Promise<void> {
+  if (isPostgres(db)) {
+    await sql`drop trigger template_ref_counts_keep on template_refs`.execute(db)
+    await sql`drop function template_ref_counts_keep`.execute(db)
+    await sql`drop table template_ref_counts`.execute(db)
+    return
+  }
   await sql`drop trigger template_ref_counts_update`.execute(db)
   await sql`drop trigger template_ref_counts_delete`.execute(db)
   await sql`drop trigger template_ref_counts_insert`.execute(db)

@@ -3,6 +3,7 @@
 // status answer (replayRequests), so the status change counter (0008) moves when one starts or
 // stops waiting.
 import { sql, type Kysely } from 'kysely'
+import { isPostgres } from './dialect.js'
 
 const BUMP = sql`update replay_server_status_changes set counter = counter + 1 where id = 1;`
 
@@ -35,6 +36,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('replays_user').on('replays').columns(['user_id', 'created_at', 'id']).execute()
   await db.schema.createIndex('replays_created').on('replays').columns(['created_at', 'id']).execute()
   await db.schema.createIndex('replays_status').on('replays').columns(['status', 'created_at']).execute()
+  if (isPostgres(db)) return waitingTriggersPostgres(db)
   await sql`create trigger replays_waiting_insert after insert on replays when new.status = 'REQUESTED' begin ${BUMP} end`.execute(db)
   await sql`create trigger replays_waiting_delete after delete on replays when old.status = 'REQUESTED' begin ${BUMP} end`.execute(db)
   await sql`create trigger replays_waiting_update after update on replays when
@@ -42,9 +44,21 @@ export async function up(db: Kysely<any>): Promise<void> {
     begin ${BUMP} end`.execute(db)
 }
 
+/** The same three triggers on PostgreSQL, over 0008's bump function. Migration 0016 makes them again. */
+export async function waitingTriggersPostgres(db: Kysely<any>): Promise<void> {
+  await sql`create trigger replays_waiting_insert after insert on replays for each row when (new.status = 'REQUESTED')
+      execute function replay_server_status_bump()`.execute(db)
+  await sql`create trigger replays_waiting_delete after delete on replays for each row when (old.status = 'REQUESTED')
+      execute function replay_server_status_bump()`.execute(db)
+  await sql`create trigger replays_waiting_update after update on replays for each row when (
+      (old.status = 'REQUESTED') is distinct from (new.status = 'REQUESTED') or old.replay_server_id is distinct from new.replay_server_id
+    ) execute function replay_server_status_bump()`.execute(db)
+}
+
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`drop trigger replays_waiting_update`.execute(db)
-  await sql`drop trigger replays_waiting_delete`.execute(db)
-  await sql`drop trigger replays_waiting_insert`.execute(db)
+  const on = isPostgres(db) ? sql` on replays` : sql``
+  await sql`drop trigger replays_waiting_update${on}`.execute(db)
+  await sql`drop trigger replays_waiting_delete${on}`.execute(db)
+  await sql`drop trigger replays_waiting_insert${on}`.execute(db)
   await db.schema.dropTable('replays').execute()
 }

@@ -6,6 +6,7 @@
 // SQLite cannot drop NOT NULL from a column, so replays is rebuilt (rows, indexes and the triggers of
 // 0015 as they were). No table refers to replays, so dropping the old one cascades nowhere.
 import { sql, type Kysely } from 'kysely'
+import { isPostgres } from './dialect.js'
 
 const BUMP = sql`update replay_server_status_changes set counter = counter + 1 where id = 1;`
 
@@ -73,10 +74,27 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('expires_at', 'text', (c) => c.notNull())
     .execute()
+  if (isPostgres(db)) {
+    // PostgreSQL drops NOT NULL in place: no rebuild, the triggers of 0015 stay.
+    await db.schema.alterTable('replays').addColumn('guest_id', 'text', (c) => c.references('replay_guests.id').onDelete('cascade')).execute()
+    await db.schema.alterTable('replays').alterColumn('user_id', (c) => c.dropNotNull()).execute()
+    await db.schema.alterTable('replays').addCheckConstraint('replays_one_owner', sql`(user_id is null) <> (guest_id is null)`).execute()
+    await db.schema.createIndex('replays_guest').on('replays').columns(['guest_id', 'created_at', 'id']).execute()
+    return
+  }
   await rebuild(db, true)
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await rebuild(db, false)
+  if (isPostgres(db)) {
+    // As SQLite's rebuild does: guests' replays cannot outlive the column that owns them.
+    await db.deleteFrom('replays').where('user_id', 'is', null).execute()
+    await db.schema.dropIndex('replays_guest').execute()
+    await db.schema.alterTable('replays').dropConstraint('replays_one_owner').execute()
+    await db.schema.alterTable('replays').dropColumn('guest_id').execute()
+    await db.schema.alterTable('replays').alterColumn('user_id', (c) => c.setNotNull()).execute()
+  } else {
+    await rebuild(db, false)
+  }
   await db.schema.dropTable('replay_guests').execute()
 }

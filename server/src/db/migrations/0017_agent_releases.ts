@@ -4,6 +4,7 @@
 // architecture and its update window are part of its status answer (pendingUpdate), so the status
 // change trigger (0008) is made again with them.
 import { sql, type Kysely } from 'kysely'
+import { isPostgres } from './dialect.js'
 
 const BUMP = sql`update replay_server_status_changes set counter = counter + 1 where id = 1;`
 
@@ -13,6 +14,14 @@ const BEFORE = ['id', 'server_id_hash', 'token_generation', 'token_hash', 'statu
 const ADDED = ['architecture', 'update_window', 'update_state', 'update_version', 'update_reason']
 
 async function statusTrigger(db: Kysely<any>, columns: string[]): Promise<void> {
+  if (isPostgres(db)) {
+    // 0008's bump function, on a row trigger watching these columns.
+    await sql`drop trigger replay_servers_status_update on replay_servers`.execute(db)
+    await sql`create trigger replay_servers_status_update after update on replay_servers for each row when (
+      ${sql.raw(columns.map((c) => `old.${c} is distinct from new.${c}`).join(' or '))}
+    ) execute function replay_server_status_bump()`.execute(db)
+    return
+  }
   await sql`drop trigger replay_servers_status_update`.execute(db)
   await sql`create trigger replay_servers_status_update after update on replay_servers when
       ${watched(columns)}
