@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
 import {
+  sql,
   CompiledQuery,
   Kysely,
   Migrator,
@@ -102,6 +103,14 @@ function openPostgres(url: string, options: OpenOptions): Db {
   if (caches.maxEntries > 0) void feed.start()
   cachesOf.set(db, caches)
   return db
+}
+
+/**
+ * The column that names a row physically, for batched deletes and updates (LIMIT inside a
+ * subquery): SQLite's rowid, PostgreSQL's ctid (stable within the transaction that uses it).
+ */
+export function rowidOf(db: Kysely<any>) {
+  return sql.raw(dialectOf(db) === 'postgres' ? 'ctid' : 'rowid')
 }
 
 /** Which database a Kysely instance (or a transaction of it) runs on. */

@@ -4,6 +4,7 @@
 // run over the table. Batches of BATCH_SIZE rows per transaction, on the packages issue's table
 // (migration 0013).
 import { sql } from 'kysely'
+import { rowidOf } from '../db/database.js'
 import type { JobResult } from './runs.js'
 import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'
 
@@ -15,7 +16,7 @@ export async function runPackagesExpiry(deps: ScheduledJobDeps, date: Date): Pro
   for (;;) {
     const result = await db.transaction().execute((tx) =>
       sql`update packages set status = 'EXPIRED', updated_at = ${now}
-          where rowid in (select rowid from packages where status in ('ACTIVE', 'EXHAUSTED') and expiration_date <= ${at} limit ${BATCH_SIZE})`.execute(tx)
+          where ${rowidOf(tx)} in (select ${rowidOf(tx)} from packages where status in ('ACTIVE', 'EXHAUSTED') and expiration_date <= ${at} limit ${BATCH_SIZE})`.execute(tx)
     )
     const updated = Number(result.numAffectedRows ?? 0n)
     count(counts, 'expired', updated)

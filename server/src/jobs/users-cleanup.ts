@@ -2,7 +2,7 @@
 // batches of BATCH_SIZE rows per transaction (a large table is never locked for long), and erases
 // the accounts whose deletion was asked USER_DELETION_GRACE_DAYS ago, one account per transaction.
 import { sql, type RawBuilder } from 'kysely'
-import type { Db, DbOrTx } from '../db/database.js'
+import { rowidOf, type Db, type DbOrTx } from '../db/database.js'
 import { DAY_MS } from '../instants.js'
 import { endEnrollments } from '../memberships/enrollment-rows.js'
 import type { JobResult } from './runs.js'
@@ -15,7 +15,7 @@ async function purge(db: Db, table: string, condition: RawBuilder<unknown>): Pro
     const result = await db
       .transaction()
       .execute((tx) =>
-        sql`delete from ${sql.table(table)} where rowid in (select rowid from ${sql.table(table)} where ${condition} limit ${BATCH_SIZE})`.execute(tx)
+        sql`delete from ${sql.table(table)} where ${rowidOf(tx)} in (select ${rowidOf(tx)} from ${sql.table(table)} where ${condition} limit ${BATCH_SIZE})`.execute(tx)
       )
     const deleted = Number(result.numAffectedRows ?? 0n)
     total += deleted

@@ -23,7 +23,7 @@ export default fp(
       boxes: async () => {
         const since = onlineSince(app.clock.now(), app.config.REPLAY_POLL_INTERVAL_SECONDS)
         const { rows } = await sql<{ status: string; online: number | null; count: number }>`
-          select status, last_seen_at >= ${since} as online, count(*) as count from replay_servers group by 1, 2`.execute(db)
+          select status, case when last_seen_at >= ${since} then 1 else 0 end as online, count(*) as count from replay_servers group by 1, 2`.execute(db)
         const merged = new Map<string, { status: string; online: boolean; count: number }>()
         for (const row of rows) {
           const online = row.online === 1

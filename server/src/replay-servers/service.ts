@@ -19,7 +19,7 @@ import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import type { Db, DbOrTx } from '../db/database.js'
+import { dialectOf, type Db, type DbOrTx } from '../db/database.js'
 import type { ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { paged, pageRequest } from '../paging.js'
@@ -322,6 +322,15 @@ export async function recordSightings(db: Db, sightings: Array<{ replayServer: S
   const batch = JSON.stringify(
     sightings.map(({ replayServer: r, seenAt }) => [r.id, r.server_id_hash, r.token_generation, seenAt.toISOString()])
   )
+  if (dialectOf(db) === 'postgres') {
+    await sql`
+      update replay_servers set last_seen_at = greatest(coalesce(last_seen_at, ''), s.value ->> 3)
+      from jsonb_array_elements(${batch}::jsonb) as s(value)
+      where replay_servers.id = s.value ->> 0
+        and replay_servers.server_id_hash = s.value ->> 1
+        and replay_servers.token_generation = (s.value ->> 2)::bigint`.execute(db)
+    return
+  }
   await sql`
     update replay_servers set last_seen_at = max(coalesce(last_seen_at, ''), s.value ->> 3)
     from json_each(${batch}) as s
