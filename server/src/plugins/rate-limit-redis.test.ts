@@ -90,6 +90,7 @@ t.test('Redis going away: requests are answered uncounted, one warn; back: one i
   ctx.app.redis!.on('error', () => failedConnections++)
 
   t.same([(await call()).statusCode, (await call()).statusCode, (await call()).statusCode], [200, 200, 429], 'counted in Redis')
+  t.equal((await ctx.app.inject({ url: '/health/ready' })).json().checks.redis, 'ok')
 
   await redis.kill()
   const whileDown = []
@@ -100,6 +101,9 @@ t.test('Redis going away: requests are answered uncounted, one warn; back: one i
   t.equal((await call()).statusCode, 200)
   t.equal(logLines(ctx, 40, unreachable).length, 1, 'one warn for the whole outage')
   t.equal(logLines(ctx, 30, back).length, 0)
+  const ready = await ctx.app.inject({ url: '/health/ready' })
+  t.equal(ready.statusCode, 200, 'still ready: a 503 would take every process out of the load balancer')
+  t.match(ready.json().checks.redis, /^unreachable \(.+\): the rate limits let requests through uncounted$/)
 
   await redis.start()
   await until(() => logLines(ctx, 30, back).length > 0, 'the info that Redis is back')
