@@ -28,6 +28,10 @@ export async function redisServer(t: { teardown(fn: () => unknown): void }): Pro
       const args = ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--dir', dir, '--save', '', '--appendonly', 'no']
       const server = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] })
       child = server
+      // A test process that dies (tap's timeout) before its teardown takes its Redis with it.
+      const orphaned = () => void server.kill('SIGKILL')
+      process.once('exit', orphaned)
+      server.once('exit', () => process.off('exit', orphaned))
       let out = ''
       const read = (data: Buffer) => {
         out += data
