@@ -21,7 +21,9 @@ export const REQUIRED_TOOLS = [
   { tool: 'lintian', why: "the agent package's test (Debian's package checker)", packages: { apt: 'lintian', dnf: 'lintian', brew: 'lintian' } },
   // Browser tests drive the distribution's Chromium through playwright-core: a browser downloaded by
   // a test tool is not what a venue's phone or an admin's laptop runs, and it cannot be fetched offline.
-  { tool: 'chromium', why: 'the browser tests of the web pages', packages: { apt: 'chromium', dnf: 'chromium', brew: '--cask chromium' } }
+  { tool: 'chromium', why: 'the browser tests of the web pages', packages: { apt: 'chromium', dnf: 'chromium', brew: '--cask chromium' } },
+  // The tests of REDIS_URL start a throwaway redis-server of their own, as they do ffmpeg.
+  { tool: 'redis-server', why: 'the tests of the rate limits counted in Redis (REDIS_URL)', packages: { apt: 'redis-server', dnf: 'redis', brew: 'redis' } }
 ]
 
 /** The command that runs this script, for messages. */

@@ -32,6 +32,7 @@ import jobs from './plugins/jobs.js'
 import openapi from './plugins/openapi.js'
 import metrics from './plugins/metrics.js'
 import rateLimit from './plugins/rate-limit.js'
+import redis from './plugins/redis.js'
 import requestId, { requestIdGenerator } from './plugins/request-id.js'
 import securityHeaders from './plugins/security-headers.js'
 import services from './plugins/services.js'
@@ -111,6 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cors)
   await app.register(bodyParsing)
   await app.register(openapi)
+  await app.register(redis)
   await app.register(rateLimit)
   await app.register(auth)
   app.decorate('tokenEndpoint', new TokenEndpoint())

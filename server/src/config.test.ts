@@ -85,6 +85,21 @@ t.test('payment settings: test provider and EUR by default; Stripe needs its sec
   t.ok(loadConfig({ STRIPE_API_BASE_URL: 'http://127.0.0.1:12345' }), 'a local origin with a port is accepted')
 })
 
+t.test('REDIS_URL: empty by default, a redis URL or a socket path, refused at start otherwise without showing its password', async (t) => {
+  t.match(loadConfig({}), { REDIS_URL: '', REDIS_KEY_PREFIX: 'club:' })
+  for (const good of ['redis://127.0.0.1:6379', 'redis://:secret@redis.internal/2', 'rediss://user:pw@cache.example.org:6380', '/run/redis/redis.sock']) {
+    t.equal(loadConfig({ REDIS_URL: good }).REDIS_URL, good, good)
+  }
+  for (const bad of ['127.0.0.1:6379', 'http://:hunter2-secret@redis:6379', 'redis://:hunter2-secret@', 'redis://:hunter2-secret@host/db0', 'redis://host:0', 'redis://host:99999']) {
+    const err = t.throws(() => loadConfig({ REDIS_URL: bad }), bad) as Error
+    t.type(err, ConfigError)
+    t.match(err.message, /^REDIS_URL is not valid: expected redis:\/\/\[user:password@\]host/)
+    t.notMatch(err.message, /hunter2/, 'the password is not shown')
+  }
+  t.equal(loadConfig({ REDIS_KEY_PREFIX: 'club-north:' }).REDIS_KEY_PREFIX, 'club-north:')
+  t.throws(() => loadConfig({ REDIS_KEY_PREFIX: 'two words' }), /^REDIS_KEY_PREFIX="two words" is not valid/)
+})
+
 // Scheduled jobs (issue 14).
 t.test('WEBHOOK_SECRET and the job schedules are checked; the secret is never echoed', async (t) => {
   const good = `whsec_${Buffer.alloc(24, 7).toString('base64')}`

@@ -58,6 +58,18 @@ export const ConfigSchema = Type.Object({
   API_KEY_RATE_LIMIT_MAX: Int({ default: 300, minimum: 1, description: 'Requests per window per client IP with an API key' }),
   API_KEY_RATE_LIMIT_WINDOW_SECONDS: Int({ default: 60, minimum: 1, description: 'Window of the API key rate limit' }),
   TOKEN_RATE_LIMIT_MAX: Int({ default: 120, minimum: 1, description: 'Token requests per minute per client IP (slows password guessing)' }),
+  // No pattern: a schema mismatch message quotes the value, and a URL may carry a password (checked in loadConfig).
+  REDIS_URL: Type.String({
+    default: '',
+    description:
+      'redis:// or rediss:// URL (or a unix socket path) of a Redis the rate limits count in, shared by every server process; empty counts them in each process'
+  }),
+  REDIS_KEY_PREFIX: Type.String({
+    default: 'club:',
+    minLength: 1,
+    pattern: '^\\S+$',
+    description: 'Start of every key the server keeps in Redis: give each club sharing one Redis its own'
+  }),
   BODY_LIMIT_BYTES: Int({ default: 1048576, minimum: 1024, description: 'Largest request body accepted' }),
   READ_CACHE_ENTRIES: Int({
     default: 10000,
@@ -295,6 +307,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   parseTrustProxy(config.TRUST_PROXY)
   parseCorsOrigins(config.CORS_ORIGINS)
+  checkRedisUrl(config.REDIS_URL)
   checkPayments(config)
   if (Number.isNaN(Date.parse(config.PRODUCT_OFFERINGS_SUNSET))) {
     throw new ConfigError(`PRODUCT_OFFERINGS_SUNSET=${JSON.stringify(config.PRODUCT_OFFERINGS_SUNSET)} is not valid: expected a UTC instant such as 2027-06-30T00:00:00Z`)
@@ -404,6 +417,26 @@ export function parseTrustProxy(value: string): boolean | number | string[] {
     throw new ConfigError(`TRUST_PROXY=${JSON.stringify(value)} is not valid: expected true, false, a hop count or a list of addresses`)
   }
   return list
+}
+
+/**
+ * REDIS_URL in a form ioredis reads: redis:// or rediss:// with a host (and optionally a user,
+ * password, port and database number), or the absolute path of a unix socket. The value is never
+ * quoted back: it may carry a password.
+ */
+export function checkRedisUrl(value: string): void {
+  if (value === '' || value.startsWith('/')) return
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(value)
+  } catch {
+    parsed = undefined
+  }
+  if (!parsed || !/^rediss?:$/.test(parsed.protocol) || !parsed.hostname || !/^(\/\d*)?$/.test(parsed.pathname) || (parsed.port !== '' && Number(parsed.port) === 0)) {
+    throw new ConfigError(
+      'REDIS_URL is not valid: expected redis://[user:password@]host[:port][/db], rediss://... (TLS) or the absolute path of a unix socket'
+    )
+  }
 }
 
 /**

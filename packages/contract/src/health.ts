@@ -33,7 +33,8 @@ export const healthRoutes = defineRoutes({
       summary: 'The server can serve requests',
       description:
         'For a load balancer: 200 when the database answers a query in time, its migrations are current and, when configured, ' +
-        "the mail relay (SMTP_URL) accepts a connection; 503 naming each failing part otherwise. No credential; nothing secret shown.",
+        "the mail relay (SMTP_URL) accepts a connection; 503 naming each failing part otherwise. Redis (REDIS_URL) is reported " +
+        'but never makes it 503: without Redis the rate limits let requests through. No credential; nothing secret shown.',
       tags: ['operations'],
       security: noSecurity,
       response: { 200: Readiness, 503: ErrorBody }

@@ -18,7 +18,7 @@ t.test('liveness and readiness answer without a credential and say what they che
   t.same(live.json(), { status: 'ok' })
   const ready = await ctx.app.inject({ url: '/health/ready' })
   t.equal(ready.statusCode, 200)
-  t.same(ready.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok', smtp: 'not configured' } })
+  t.same(ready.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok', smtp: 'not configured', redis: 'not configured' } })
   t.notMatch(ctx.logs(), /health\/(live|ready)/, 'probes are not logged at info')
 })
 

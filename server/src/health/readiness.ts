@@ -2,6 +2,7 @@
 // the configuration; a part that is not configured is said to be so, not checked.
 import { connect } from 'node:net'
 import { sql } from 'kysely'
+import type { Redis } from 'ioredis'
 import type { Config } from '../config.js'
 import type { Db } from '../db/database.js'
 import { migrations } from '../db/migrations/index.js'
@@ -54,7 +55,7 @@ export function smtpAddress(url: string): { host: string; port: number } {
   return { host: parsed.hostname, port: Number(parsed.port) || (parsed.protocol === 'smtps:' ? 465 : 25) }
 }
 
-export function readinessChecks(db: Db, config: Config): Record<string, ReadinessCheck> {
+export function readinessChecks(db: Db, config: Config, redis: Redis | null = null): Record<string, ReadinessCheck> {
   const timeoutMs = config.READINESS_TIMEOUT_MS
   const checks: Record<string, ReadinessCheck> = {
     database: () => withTimeout(sql`select 1`.execute(db).then(() => 'ok'), timeoutMs, 'the database'),
@@ -63,8 +64,16 @@ export function readinessChecks(db: Db, config: Config): Record<string, Readines
       if (!config.SMTP_URL) return 'not configured'
       const { host, port } = smtpAddress(config.SMTP_URL)
       return tcpReachable(host, port, timeoutMs)
+    },
+    // Reported, never failing: without Redis the rate limits let requests through, and a 503 here
+    // would take every server process out of the load balancer at once.
+    redis: async () => {
+      if (!redis) return 'not configured'
+      return withTimeout(redis.ping(), timeoutMs, 'Redis').then(
+        () => 'ok',
+        (err: Error) => `unreachable (${err.message}): the rate limits let requests through uncounted`
+      )
     }
-    // Redis joins here (a PING within the timeout) when a setting for it exists; the server uses none yet.
   }
   return checks
 }

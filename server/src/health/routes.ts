@@ -17,7 +17,7 @@ function bearerMatches(authorization: string | undefined, token: string): boolea
 }
 
 const health: FastifyPluginAsyncTypebox = async (app) => {
-  const checks = readinessChecks(app.db, app.config)
+  const checks = readinessChecks(app.db, app.config, app.redis)
 
   app.route({ ...healthRoutes.live, ...quiet, handler: async () => ({ status: 'ok' as const }) })
 

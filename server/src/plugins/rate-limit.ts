@@ -1,4 +1,5 @@
-// Rate limits (@fastify/rate-limit, in-memory). The global limit applies to requests that carry an
+// Rate limits (@fastify/rate-limit): counted in this process, or in Redis when REDIS_URL is set so
+// that every server process shares one count. The global limit applies to requests that carry an
 // API key: 300 per 60 s per client IP by default, shared by every route. Routes that need their own
 // limit (open endpoints) spread `routeRateLimit(...)` into their `config`.
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
@@ -38,7 +39,9 @@ export function routeRateLimit(options: {
 /**
  * A second limit on a route that already has one, counted under its own key (e.g. per e-mail
  * address from the body), as a preHandler. @fastify/rate-limit runs only one of its own hooks per
- * request, so this one uses `createRateLimit` and answers the refusal itself.
+ * request, so this one uses `createRateLimit` and answers the refusal itself. In Redis every keyed
+ * limit counts under one namespace (they belong to no route), so each keyGenerator starts with a
+ * name of its own (`password-reset:`, `guest-replays-court:`).
  */
 export function keyedRateLimit(
   app: FastifyInstance,
@@ -64,7 +67,19 @@ export function keyedRateLimit(
 export default fp(
   async function rateLimits(app: FastifyInstance) {
     const windowMs = app.config.API_KEY_RATE_LIMIT_WINDOW_SECONDS * 1000
+    const store = app.redis
+      ? {
+          redis: app.redis,
+          // Every route's count (and every keyed one) gets a key under this, so clubs sharing a Redis
+          // each keep their own.
+          nameSpace: `${app.config.REDIS_KEY_PREFIX}rate-limit:`,
+          // A count that fails (Redis away or slow) lets the request through: the limits fail open
+          // rather than refuse everyone; plugins/redis.ts logs the outage.
+          skipOnError: true
+        }
+      : {}
     await app.register(rateLimit, {
+      ...store,
       global: true,
       max: app.config.API_KEY_RATE_LIMIT_MAX,
       timeWindow: windowMs,
@@ -76,5 +91,5 @@ export default fp(
         )
     })
   },
-  { name: 'rate-limit', dependencies: ['services'] }
+  { name: 'rate-limit', dependencies: ['services', 'redis'] }
 )
