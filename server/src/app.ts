@@ -81,8 +81,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS,
     poolMax: config.DATABASE_POOL_MAX,
     changeFeed: {
-      lost: (err) => app.log.warn({ err: err.message }, "PostgreSQL's change feed is lost: every read goes to the database until it is back"),
-      restored: () => app.log.info("PostgreSQL's change feed is back: read caches are trusted again")
+      lost: (err) => app.log.warn({ err: err.message }, 'the database does not answer: no read cache is trusted until it does'),
+      restored: () => app.log.info('the database answers again: read caches are trusted again')
     }
   })
   try {

@@ -21,7 +21,7 @@ import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
 import { PostgresTypes } from './migrations/dialect.js'
 import { ChangeTracker, ReadCache, sqliteOtherCommits } from './read-cache.js'
-import { ChangeFeed, ClubPostgresDialect, isPostgresUrl, postgresPool, type ChangeFeedEvents } from './postgres.js'
+import { ClubPostgresDialect, isPostgresUrl, postgresOtherCommits, postgresPool } from './postgres.js'
 
 export type Db = Kysely<Database>
 
@@ -35,8 +35,8 @@ export interface OpenOptions {
   busyTimeoutMs?: number
   /** PostgreSQL: connections in this process's pool. */
   poolMax?: number
-  /** PostgreSQL: told when the change feed is lost and when it is back (the app logs both). */
-  changeFeed?: Partial<ChangeFeedEvents>
+  /** PostgreSQL: told when the read caches lose touch with the database and when it is back (the app logs both). */
+  changeFeed?: { lost?(err: Error): void; restored?(): void }
 }
 
 /** Told the duration of every query that ran (see observeQueries). */
@@ -81,26 +81,24 @@ function openSqlite(file: string, options: OpenOptions): Db {
 }
 
 function openPostgres(url: string, options: OpenOptions): Db {
-  const feed = new ChangeFeed(url, {
-    lost: (err) => options.changeFeed?.lost?.(err),
-    restored: () => options.changeFeed?.restored?.()
-  })
-  const tracker = new ChangeTracker(feed)
-  const caches: Caches = { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
   const pool = postgresPool(url, { poolMax: options.poolMax ?? 10, lockTimeoutMs: options.busyTimeoutMs ?? 5000 })
   // An idle connection's error (the server restarted) is the pool's to drop, not the process's end.
   pool.on('error', () => {})
+  const tracker = new ChangeTracker(
+    postgresOtherCommits(pool, {
+      lost: (err) => options.changeFeed?.lost?.(err),
+      restored: () => options.changeFeed?.restored?.()
+    })
+  )
+  const caches: Caches = { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
   const db = new Kysely<Database>({
     dialect: new ClubPostgresDialect(pool, {
       poolMax: options.poolMax ?? 10,
       lockTimeoutMs: options.busyTimeoutMs ?? 5000,
-      noteStatement: (sql, readonly) => tracker.noteStatement(sql, readonly),
-      onDestroy: () => feed.close()
+      noteStatement: (sql, readonly) => tracker.noteStatement(sql, readonly)
     }),
     log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
   })
-  // Until the feed listens, no cached answer is trusted: it may start after the first requests.
-  if (caches.maxEntries > 0) void feed.start()
   cachesOf.set(db, caches)
   return db
 }

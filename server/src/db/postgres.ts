@@ -1,6 +1,6 @@
 // The server on PostgreSQL: a pg pool under Kysely, transactions that keep the one-writer-at-a-time
-// rule the services were written for, numbers that come back as numbers, and the change feed that
-// tells every process's read caches of the others' commits.
+// rule the services were written for, numbers that come back as numbers, and how every process's
+// read caches learn of the others' commits.
 import pg from 'pg'
 import {
   CompiledQuery,
@@ -27,7 +27,7 @@ export function isPostgresUrl(url: string): boolean {
  * which SQLite has too. Reads outside transactions never wait for it. The number is arbitrary but
  * fixed: every server and CLI of one database must use the same.
  */
-const WRITE_LOCK = 7_314_001
+export const WRITE_LOCK = 7_314_001
 
 /** int8 (counts, sums) and numeric come back from pg as strings; the services expect numbers. */
 function parseNumber(text: string): number {
@@ -54,8 +54,6 @@ export interface PostgresOptions {
   lockTimeoutMs: number
   /** Every statement this process runs, before it runs (the read caches count this process's writes there). */
   noteStatement(sql: string, readonly: boolean): void
-  /** Closed with the database (the change feed's own connection). */
-  onDestroy(): Promise<void>
 }
 
 /** Kysely's PostgresDialect with the write lock and statement notes. */
@@ -87,17 +85,20 @@ class ClubPostgresDriver extends PostgresDriver {
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     // PostgresDriver only runs statements on it, as on every connection it is given.
     await super.beginTransaction(connection as never, settings)
-    await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITE_LOCK})`))
+    try {
+      await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITE_LOCK})`))
+    } catch (err) {
+      // Kysely rolls back only a transaction that began; this one did, and its connection goes back
+      // to the pool, which must not get it inside an aborted transaction.
+      await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => {})
+      throw err
+    }
   }
 
   override async releaseConnection(connection: DatabaseConnection): Promise<void> {
     await super.releaseConnection((connection as NotedConnection).inner as never)
   }
 
-  override async destroy(): Promise<void> {
-    await this.options.onDestroy()
-    await super.destroy()
-  }
 }
 
 /**
@@ -133,97 +134,36 @@ export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolMa
   })
 }
 
-/** The channel every table's change trigger notifies (migration 0018), with the table's name. */
-export const CHANGE_CHANNEL = 'club_changes'
-
-export interface ChangeFeedEvents {
-  /** The feed lost its connection (once per outage). */
-  lost(err: Error): void
-  /** The feed is listening again; everything read before may have changed. */
-  restored(): void
-}
-
 /**
- * Other processes' commits, as the change triggers announce them (LISTEN club_changes). PostgreSQL
- * delivers a notification when its transaction commits, to every listening session, ours included;
- * our own writes are counted before they run (noteStatement), so a notification only needs to say
- * "something changed". While the listening connection is down the feed is not trusted (every cached
- * read goes to the database); once it listens again, one change is reported, so answers kept before
- * the outage are not reused.
+ * Other connections' commits, told by the transaction snapshot (pg_current_snapshot(): the oldest
+ * transaction still running, the next transaction id, and those in progress). Every write
+ * transaction takes an id; between two reads of the snapshot, one that committed either was in
+ * progress at the first (listed, and gone from the second) or began after it (the next id moved),
+ * so an unchanged snapshot proves no commit happened in between, anywhere in the cluster.
+ * It is read once per turn of the event loop, after the requests of that turn arrived, so a
+ * request sent after another process's answer always sees that process's commit: notifications
+ * (LISTEN/NOTIFY) arrive on their own connection, and a request could overtake them.
+ * The database not answering is 'unknown': no cached answer is trusted until it answers again.
  */
-export class ChangeFeed implements OtherCommits {
-  #changed = false
-  #listening = false
-  #client: pg.Client | null = null
-  #closed = false
-  #retry: NodeJS.Timeout | null = null
-  #delayMs = 100
-  #outage = false
-
-  constructor(
-    private readonly url: string,
-    private readonly events: ChangeFeedEvents
-  ) {}
-
-  changed(): boolean {
-    const changed = this.#changed
-    this.#changed = false
-    return changed
-  }
-
-  trusted(): boolean {
-    return this.#listening
-  }
-
-  /** Connects and listens; resolves once listening (or once the first attempt failed: the feed keeps trying). */
-  async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.url })
-    this.#client = client
-    client.on('notification', () => {
-      this.#changed = true
-    })
-    const lost = (err: Error) => {
-      if (this.#client !== client) return
-      this.#client = null
-      this.#listening = false
-      client.removeAllListeners('notification')
-      client.end().catch(() => {})
-      if (this.#closed) return
-      if (!this.#outage) {
-        this.#outage = true
-        this.events.lost(err)
+export function postgresOtherCommits(pool: pg.Pool, events: { lost(err: Error): void; restored(): void }): OtherCommits {
+  let last: string | undefined
+  let lost = false
+  return {
+    async check() {
+      let snapshot: string
+      try {
+        snapshot = (await pool.query<{ s: string }>('select pg_current_snapshot()::text as s')).rows[0]!.s
+      } catch (err) {
+        last = undefined
+        if (!lost) events.lost(err as Error)
+        lost = true
+        return 'unknown'
       }
-      this.#retry = setTimeout(() => {
-        this.#retry = null
-        void this.start()
-      }, this.#delayMs)
-      this.#delayMs = Math.min(this.#delayMs * 2, 5_000)
+      if (lost) events.restored()
+      lost = false
+      if (snapshot === last) return 'same'
+      last = snapshot
+      return 'changed'
     }
-    client.on('error', lost)
-    client.on('end', () => lost(new Error('the change feed connection ended')))
-    try {
-      await client.connect()
-      await client.query(`listen ${CHANGE_CHANNEL}`)
-    } catch (err) {
-      lost(err as Error)
-      return
-    }
-    if (this.#client !== client) return
-    this.#listening = true
-    this.#changed = true
-    this.#delayMs = 100
-    if (this.#outage) {
-      this.#outage = false
-      this.events.restored()
-    }
-  }
-
-  async close(): Promise<void> {
-    this.#closed = true
-    if (this.#retry) clearTimeout(this.#retry)
-    const client = this.#client
-    this.#client = null
-    this.#listening = false
-    await client?.end().catch(() => {})
   }
 }

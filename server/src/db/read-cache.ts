@@ -8,15 +8,13 @@
 const WRITE_TABLE = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/i
 
 /**
- * How a tracker learns of other connections' commits, asked once per turn of the event loop.
- * SQLite: PRAGMA data_version. PostgreSQL: the change feed (LISTEN), which may also be out of
- * touch, and then no cached answer may be trusted until it has caught up.
+ * How a tracker learns of other connections' commits, asked once per turn of the event loop:
+ * 'changed' when another connection may have committed since the last answer, 'same' when none
+ * can have, 'unknown' when it could not tell (the database did not answer), and then no cached
+ * answer may be trusted. SQLite: PRAGMA data_version. PostgreSQL: the transaction snapshot.
  */
 export interface OtherCommits {
-  /** True when another connection may have committed since the last call. */
-  changed(): boolean
-  /** False while commits could go unseen (the feed's connection is lost). */
-  trusted(): boolean
+  check(): 'changed' | 'same' | 'unknown' | Promise<'changed' | 'same' | 'unknown'>
 }
 
 export class ChangeTracker {
@@ -24,7 +22,7 @@ export class ChangeTracker {
   /** Moves on other connections' commits and on writes this process cannot attribute to a table. */
   #everything = 0
   /** The read of other commits that callers asking now will share, until it starts. */
-  #nextRead: Promise<void> | null = null
+  #nextRead: Promise<'changed' | 'same' | 'unknown'> | null = null
 
   constructor(private readonly others: OtherCommits) {}
 
@@ -47,18 +45,20 @@ export class ChangeTracker {
    * as an indexed read (it takes a WAL read snapshot), and asked once per request it was about a
    * tenth of a cached read's CPU time; so every caller that asks in one turn of the event loop
    * shares one read, made on the next (setImmediate). Each still sees every commit that finished
-   * before it asked, because the read it shares starts after that; on PostgreSQL the wait also lets
-   * the change feed's notifications that arrived with the request be handled first.
+   * before it asked, because the read it shares starts after that.
    */
   async stamp(tables: readonly string[]): Promise<number> {
-    this.#nextRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+    this.#nextRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
       this.#nextRead = null
-      if (this.others.changed()) this.#everything++
+      const answer = await this.others.check()
+      // Unknown counts as changed too, so answers kept before it are never reused after it.
+      if (answer !== 'same') this.#everything++
+      return answer
     })
-    await this.#nextRead
+    const answer = await this.#nextRead
     // Out of touch with other processes' commits: a stamp no entry was ever kept under, so every
     // read goes to the database (and what it loads is never answered again from memory).
-    if (!this.others.trusted()) return -++this.#untrusted
+    if (answer === 'unknown') return -++this.#untrusted
     // Every counter only grows, so the sum moves whenever one of them does.
     let stamp = this.#everything
     for (const table of tables) stamp += this.#tables.get(table) ?? 0
@@ -73,13 +73,12 @@ export function sqliteOtherCommits(sqlite: { prepare(sql: string): { pluck(): { 
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck()
   let last = dataVersion.get()
   return {
-    changed() {
+    check() {
       const now = dataVersion.get()
-      if (now === last) return false
+      if (now === last) return 'same'
       last = now
-      return true
-    },
-    trusted: () => true
+      return 'changed'
+    }
   }
 }
 
