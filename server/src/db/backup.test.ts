@@ -8,7 +8,7 @@ import t from 'tap'
 import { runCli } from '../cli.js'
 import { ManualClock } from '../clock.js'
 import { ConfigError, loadConfig } from '../config.js'
-import { takeScheduledBackup } from './backup.js'
+import { restoreDatabase, takeScheduledBackup } from './backup.js'
 import { migrateToLatest, openDatabase } from './database.js'
 import { testApp } from '../test-support/app.js'
 
@@ -166,6 +166,15 @@ t.test('scheduled backups are named by time and only the newest BACKUP_KEEP stay
 t.test('BACKUP_SCHEDULE is checked at start and announced', async (t) => {
   t.throws(() => loadConfig({ BACKUP_SCHEDULE: 'every night' }), ConfigError)
   const dir = tempDir(t)
-  const ctx = await testApp(t, { BACKUP_SCHEDULE: '0 3 * * *', BACKUP_DIR: join(dir, 'b'), BACKUP_KEEP: '3' })
+  // A SQLite file whatever the suite runs on: these backups are SQLite's.
+  const ctx = await testApp(t, { DATABASE_URL: join(dir, 'club.db'), BACKUP_SCHEDULE: '0 3 * * *', BACKUP_DIR: join(dir, 'b'), BACKUP_KEEP: '3' })
   t.match(ctx.logs(), /"schedule":"0 3 \* \* \*".*database backups scheduled/)
+})
+
+t.test('on PostgreSQL the backups of SQLite are refused in words, not attempted', async (t) => {
+  const dir = tempDir(t)
+  t.throws(() => restoreDatabase('postgres://club@db.internal/club', join(dir, 'backup.db'), new ManualClock('2026-05-01T03:00:00.000Z')), {
+    name: 'BackupError',
+    message: /on PostgreSQL use pg_dump and pg_restore/
+  })
 })

@@ -5,7 +5,11 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { basename, dirname, join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import type { Clock } from '../clock.js'
-import { sqliteOf, type Db } from './database.js'
+import { dialectOf, sqliteOf, type Db } from './database.js'
+import { isPostgresUrl } from './postgres.js'
+
+/** Backups here are copies of a SQLite file; PostgreSQL has its own tools. */
+export const POSTGRES_BACKUPS = 'club db backup, club db restore and BACKUP_SCHEDULE copy a SQLite file; on PostgreSQL use pg_dump and pg_restore (or your provider\'s backups)'
 import { migrations } from './migrations/index.js'
 
 export class BackupError extends Error {
@@ -48,6 +52,7 @@ function inspect(file: string): { migrations: string[] } {
  * Written beside the target first and renamed, so a half-written file never bears the name.
  */
 export async function backupDatabase(db: Db, file: string): Promise<BackupResult> {
+  if (dialectOf(db) === 'postgres') throw new BackupError(POSTGRES_BACKUPS)
   if (existsSync(file)) throw new BackupError(`${file} already exists: name a new file`)
   mkdirSync(dirname(file) || '.', { recursive: true })
   const partial = `${file}.partial`
@@ -106,6 +111,7 @@ export interface RestoreResult {
  * worse, misread it. The database it replaces is kept beside it as `<name>.before-restore-<time>`.
  */
 export function restoreDatabase(target: string, backupFile: string, clock: Clock): RestoreResult {
+  if (isPostgresUrl(target)) throw new BackupError(POSTGRES_BACKUPS)
   if (!existsSync(backupFile)) throw new BackupError(`${backupFile} does not exist`)
   const { migrations: held } = inspect(backupFile)
   const known = new Set(Object.keys(migrations))

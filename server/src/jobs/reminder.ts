@@ -82,7 +82,7 @@ export async function runReminders(deps: ScheduledJobDeps, date: Date): Promise<
     .where('p.expiration_date', '>', at)
     .where('p.expiration_date', '<=', within(config.REMINDER_PACKAGE_DAYS))
     .where('u.erased_at', 'is', null)
-    .groupBy('p.id')
+    .groupBy(['p.id', 'u.id'])
     .having((eb) => eb.fn.sum('i.remaining_items'), '>', 0)
     .orderBy('p.expiration_date')
     .execute()

@@ -3,12 +3,15 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import cron from 'node-cron'
-import { takeScheduledBackup } from '../db/backup.js'
+import { POSTGRES_BACKUPS, takeScheduledBackup } from '../db/backup.js'
+import { dialectOf } from '../db/database.js'
 
 export default fp(
   async function backups(app: FastifyInstance) {
     const { BACKUP_SCHEDULE: schedule, BACKUP_DIR: dir, BACKUP_KEEP: keep } = app.config
     if (!schedule) return
+    // Refused at start rather than failing at every scheduled time.
+    if (dialectOf(app.db) === 'postgres') throw new Error(`BACKUP_SCHEDULE is set: ${POSTGRES_BACKUPS}`)
     const task = cron.schedule(
       schedule,
       async () => {
