@@ -1,6 +1,9 @@
-// Several processes on one SQLite file: two servers started as `pnpm start` starts them and the
+// Several processes on one database: two servers started as `pnpm start` starts them and the
 // `club` command, racing the writes the README invites (and every "at most once" rule) on one
 // database. No answer may be a 5xx, no command may fail, and each rule keeps its single winner.
+// One SQLite file, or one PostgreSQL database when the suite runs there (TEST_DATABASE=postgres);
+// the servers count their rate limits in one Redis either way, and each sees the other's writes
+// at its very next request (read caches, status polls).
 import { spawn } from 'node:child_process'
 import { createHash, createHmac } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -8,6 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import { testPostgresDatabase } from './test-support/postgres.js'
+import { redisServer } from './test-support/redis-server.js'
 
 const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
@@ -19,9 +24,13 @@ const REDIRECT = 'https://partner.example.org/callback'
 const dir = mkdtempSync(join(tmpdir(), 'club-multi-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
+const redis = await redisServer(t)
+
 const env: Record<string, string> = {
   ...(process.env as Record<string, string>),
-  DATABASE_URL: join(dir, 'club.db'),
+  DATABASE_URL: (await testPostgresDatabase(t)) ?? join(dir, 'club.db'),
+  REDIS_URL: redis.url,
+  API_KEY_RATE_LIMIT_MAX: '5',
   HOST: '127.0.0.1',
   PORT: '0',
   LOG_LEVEL: 'info',
@@ -331,6 +340,65 @@ t.test('two servers and the CLI on one database', async (t) => {
       })
       t.equal(after.body.remainingAttempts, 0)
       t.equal(after.body.errors[0]?.code, 'session_max_attempts_reached', 'no attempt was given back')
+    }
+  })
+
+  await t.test('a token revoked through one server is refused by the other at once', async (t) => {
+    for (let round = 0; round < ROUNDS; round++) {
+      const { access_token } = await login(servers[round % 2]!)
+      const headers = { authorization: `Bearer ${access_token}` }
+      // Read through the other server first, so its cache holds the token as valid.
+      t.equal((await call(b.base, 'current', '/apis/v2/users/current', { headers })).status, 200)
+      t.equal((await call(a.base, 'revoke', '/apis/v2/oauth2/revoke', { method: 'POST', form: { token: access_token } })).status, 200)
+      t.equal((await call(b.base, 'current', '/apis/v2/users/current', { headers })).status, 401, `round ${round}`)
+    }
+  })
+
+  await t.test('a template written through one server is read through the other', async (t) => {
+    const created = await call(a.base, 'template create', '/apis/v2/templates', {
+      method: 'POST',
+      headers: bearer,
+      json: { type: 'EVENT', name: 'Read across', data: {} }
+    })
+    t.equal(created.status, 201, JSON.stringify(created.body))
+    const id = created.body.id as string
+    t.equal((await call(b.base, 'template get', `/apis/v2/templates/${id}`, { headers: bearer })).body.name, 'Read across')
+    for (let round = 0; round < ROUNDS; round++) {
+      const current = await call(b.base, 'template get', `/apis/v2/templates/${id}`, { headers: bearer })
+      const patched = await call(a.base, 'template patch', `/apis/v2/templates/${id}`, {
+        method: 'PATCH',
+        headers: { ...bearer, 'if-match': `"${current.body.version}"` },
+        json: { name: `Read across ${round}` }
+      })
+      t.equal(patched.status, 200, JSON.stringify(patched.body))
+      const read = await call(b.base, 'template get', `/apis/v2/templates/${id}`, { headers: bearer })
+      t.equal(read.body.name, `Read across ${round}`, `round ${round}: the other server reads the new version`)
+    }
+  })
+
+  await t.test('a rate limit of 5 spread over both servers refuses the sixth', async (t) => {
+    const { apiKey } = await clubJson('api-keys', 'create', '--email', 'admin@example.org')
+    const headers = { 'x-api-key': apiKey }
+    const results = []
+    for (let i = 0; i < 6; i++) results.push(await call(servers[i % 2]!.base, 'api key', '/apis/v2/users/current', { headers }))
+    t.same(results.map((r) => r.status), [200, 200, 200, 200, 200, 429])
+    t.match(results[5]!.body, { statusCode: 429, error: 'Too Many Requests' })
+  })
+
+  await t.test('a box approved through one server gets its token polling the other', async (t) => {
+    const region = await clubJson('regions', 'create', '--name', 'South')
+    const area = await clubJson('areas', 'create', '--name', 'Side hall', '--region', region.id)
+    for (let round = 0; round < 5; round++) {
+      const deviceId = `approved-across-${round}`
+      const registered = await call(b.base, 'register', '/apis/v2/replay-servers/device', { method: 'POST', json: { deviceId } })
+      const serverId = registered.body.serverId as string
+      const pending = await call(b.base, 'status', `/apis/v2/replay-servers/device/${serverId}/status`)
+      t.equal(pending.body.status, 'PENDING')
+      const id = (await call(a.base, 'admin list', `/apis/v2/admin/replay-servers?deviceId=${deviceId}`, { headers: bearer })).body.items[0].id
+      t.equal((await call(a.base, 'approve', `/apis/v2/admin/replay-servers/${id}/approve`, { method: 'POST', headers: bearer, json: { areaId: area.id } })).status, 200)
+      const approved = await call(b.base, 'status', `/apis/v2/replay-servers/device/${serverId}/status`)
+      t.equal(approved.body.status, 'APPROVED', `round ${round}`)
+      t.type(approved.body.accessToken, 'string', `round ${round}: the token, at the next poll`)
     }
   })
 

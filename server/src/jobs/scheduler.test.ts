@@ -19,7 +19,7 @@ const quiet = () => new Writable({ write: (_chunk, _encoding, done) => done() })
 t.test('two apps on one database fire a slot; it runs once', async (t) => {
   const a = await testApp(t)
   const clock = new ManualClock(a.clock.now())
-  const b = await buildApp({ config: testConfig(a.dir), clock, logStream: quiet() })
+  const b = await buildApp({ config: testConfig(a.dir, { DATABASE_URL: a.config.DATABASE_URL }), clock, logStream: quiet() })
   t.teardown(() => b.close())
   const slot = new Date('2026-03-01T10:00:00.000Z')
   for (let round = 0; round < 3; round++) {
@@ -54,7 +54,7 @@ t.test('catching up after downtime: one run per job, not one per missed slot; ta
 
   // Three days and a bit down: the summary missed three 00:05 slots, court-locking thousands.
   const clock = new ManualClock('2026-03-04T10:00:00.000Z')
-  const second = await buildApp({ config: testConfig(first.dir, { CLUB_TIMEZONE: 'Europe/Madrid' }), clock, logStream: quiet() })
+  const second = await buildApp({ config: testConfig(first.dir, { DATABASE_URL: first.config.DATABASE_URL, CLUB_TIMEZONE: 'Europe/Madrid' }), clock, logStream: quiet() })
   t.teardown(() => second.close())
   const again = await second.scheduler.start()
   t.match(again.find((c) => c.job === 'summary'), { slot: '2026-03-03T23:05:00.000Z', outcome: 'ran' })

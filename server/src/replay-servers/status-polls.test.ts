@@ -2,6 +2,7 @@
 // in memory must reach the database.
 import { sql } from 'kysely'
 import t from 'tap'
+import { dialectOf } from '../db/database.js'
 import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
 import {
@@ -149,9 +150,14 @@ t.test('a flush that fails keeps its sightings for the next one', async (t) => {
   ctx.clock.advance(60_000)
   await poll(ctx, serverId)
   // Another process refuses the write, as a long-held lock would (after busy_timeout).
-  await sql`create trigger refuse_sightings before update of last_seen_at on replay_servers begin select raise(abort, 'refused'); end`.execute(other.db)
+  if (dialectOf(other.db) === 'postgres') {
+    await sql`create function refuse_sightings() returns trigger language plpgsql as $$ begin raise exception 'refused'; end $$`.execute(other.db)
+    await sql`create trigger refuse_sightings before update of last_seen_at on replay_servers for each row execute function refuse_sightings()`.execute(other.db)
+  } else {
+    await sql`create trigger refuse_sightings before update of last_seen_at on replay_servers begin select raise(abort, 'refused'); end`.execute(other.db)
+  }
   await t.rejects(ctx.app.replayServerPolls.flush(), /refused/)
-  await sql`drop trigger refuse_sightings`.execute(other.db)
+  await sql`drop trigger refuse_sightings${dialectOf(other.db) === 'postgres' ? sql` on replay_servers` : sql``}`.execute(other.db)
   await ctx.app.replayServerPolls.flush()
   t.equal((await other.stored(id)).last_seen_at, '2026-03-01T10:01:00.000Z')
 })

@@ -233,7 +233,7 @@ t.test('one session per Firebase verification; Twilio may reuse a verification a
   t.equal(first.statusCode, 201)
   const row = await ctx.app.db.selectFrom('phone_verifications').selectAll().where('provider_ref', '=', 'sdk-new').executeTakeFirstOrThrow()
   const copy = { ...row, id: 'another-session' }
-  await t.rejects(ctx.app.db.insertInto('phone_verifications').values(copy).execute(), /UNIQUE constraint failed/)
+  await t.rejects(ctx.app.db.insertInto('phone_verifications').values(copy).execute(), /UNIQUE constraint failed|violates unique constraint/)
   await ctx.app.db.insertInto('phone_verifications').values({ ...copy, provider: 'twilio', provider_ref: 'VE1' }).execute()
   await ctx.app.db.insertInto('phone_verifications').values({ ...copy, id: 'a-third', provider: 'twilio', provider_ref: 'VE1' }).execute()
   const second = await post(ctx, { verificationId: 'sdk-new', phoneNumber: NUMBER, verificationCode: '000001' })
