@@ -6,7 +6,7 @@
 // or without the rights, it stops at once with one line per missing tool and the exact command to
 // install it. Deciding is pure (planBootstrap); this file's shell only looks and runs.
 import { spawnSync } from 'node:child_process'
-import { accessSync, constants, readFileSync } from 'node:fs'
+import { accessSync, constants, readdirSync, readFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -23,7 +23,16 @@ export const REQUIRED_TOOLS = [
   // a test tool is not what a venue's phone or an admin's laptop runs, and it cannot be fetched offline.
   { tool: 'chromium', why: 'the browser tests of the web pages', packages: { apt: 'chromium', dnf: 'chromium', brew: '--cask chromium' } },
   // The tests of REDIS_URL start a throwaway redis-server of their own, as they do ffmpeg.
-  { tool: 'redis-server', why: 'the tests of the rate limits counted in Redis (REDIS_URL)', packages: { apt: 'redis-server', dnf: 'redis', brew: 'redis' } }
+  { tool: 'redis-server', why: 'the tests of the rate limits counted in Redis (REDIS_URL)', packages: { apt: 'redis-server', dnf: 'redis', brew: 'redis' } },
+  // The server's and end-to-end suites run a second time on a throwaway PostgreSQL (scripts/postgres.mjs).
+  // Debian keeps initdb off PATH, in /usr/lib/postgresql/N/bin.
+  {
+    tool: 'initdb',
+    why: 'the suites run on PostgreSQL (scripts/postgres.mjs)',
+    packages: { apt: 'postgresql', dnf: 'postgresql-server', brew: 'postgresql@15' },
+    dirs: ['/usr/lib/postgresql']
+  },
+  { tool: 'psql', why: 'the suites run on PostgreSQL (scripts/postgres.mjs)', packages: { apt: 'postgresql-client', dnf: 'postgresql', brew: 'postgresql@15' } }
 ]
 
 /** The command that runs this script, for messages. */
@@ -98,8 +107,21 @@ function canUseSudo() {
   return spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore' }).status === 0
 }
 
+/** On PATH, or in a versioned bin folder under one of the row's `dirs` (/usr/lib/postgresql/15/bin). */
+function installed(name) {
+  if (onPath(name)) return true
+  const row = REQUIRED_TOOLS.find((t) => t.tool === name)
+  return (row?.dirs ?? []).some((dir) => {
+    try {
+      return readdirSync(dir).some((version) => onPath(name, join(dir, version, 'bin')))
+    } catch {
+      return false
+    }
+  })
+}
+
 function main() {
-  const missing = REQUIRED_TOOLS.map((t) => t.tool).filter((name) => !onPath(name))
+  const missing = REQUIRED_TOOLS.map((t) => t.tool).filter((name) => !installed(name))
   if (missing.length === 0) return 0
   const plan = planBootstrap({
     missing,
@@ -120,7 +142,7 @@ function main() {
       return 1
     }
   }
-  const still = missing.filter((name) => !onPath(name))
+  const still = missing.filter((name) => !installed(name))
   if (still.length > 0) {
     process.stderr.write(`bootstrap: ${still.join(', ')} still missing after installing ${plan.packages.join(', ')}\n`)
     return 1

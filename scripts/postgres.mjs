@@ -37,7 +37,11 @@ function run(bin, args, options = {}) {
   return result.stdout
 }
 
-export function startPostgres() {
+/**
+ * `durable`: fsync on (the benchmark's cluster, closer to a real one); commits still do not wait for
+ * the disk (synchronous_commit=off), as SQLite in WAL with synchronous=NORMAL does not.
+ */
+export function startPostgres({ durable = false } = {}) {
   const bin = postgresBin()
   const dir = mkdtempSync(join(tmpdir(), 'club-postgres-'))
   // The postgres user must own its folder; the socket lives beside the data.
@@ -48,9 +52,8 @@ export function startPostgres() {
   const settings = [
     `-k ${dir}`,
     "-c listen_addresses=''",
-    '-c fsync=off',
+    ...(durable ? [] : ['-c fsync=off', '-c full_page_writes=off']),
     '-c synchronous_commit=off',
-    '-c full_page_writes=off',
     '-c max_connections=400',
     '-c shared_buffers=64MB'
   ].join(' ')

@@ -13,6 +13,7 @@ import type {} from '@club/server/plugins/services'
 import { buildApp } from '@club/server'
 import { ManualClock } from '@club/server/clock'
 import { testConfig, userWithToken, type TestApp } from '@club/server/test-support/app'
+import { createTestPostgresDatabase } from '@club/server/test-support/postgres'
 
 const execFileAsync = promisify(execFile)
 const require = createRequire(import.meta.url)
@@ -44,10 +45,15 @@ export async function freePort(): Promise<number> {
   return port
 }
 
-/** The API over a SQLite file in `dir`, on the real clock (the agent and ffmpeg live in real time). */
+/**
+ * The API over a SQLite file in `dir`, or over a database of its own on the throwaway PostgreSQL
+ * when the suite runs there (TEST_DATABASE=postgres), on the real clock (the agent and ffmpeg live
+ * in real time). A restart keeps the database; the cluster and its databases go when the run ends.
+ */
 export class TestServer {
   app?: Awaited<ReturnType<typeof buildApp>>
   port = 0
+  #database?: string
 
   /** `env`: settings over the tests' defaults; `port`: a fixed one (links the server sends name it). */
   constructor(readonly dir: string, readonly env: Record<string, string> = {}, port = 0) {
@@ -59,7 +65,9 @@ export class TestServer {
   }
 
   async start(): Promise<void> {
-    this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn', ...this.env }) })
+    this.#database ??= (await createTestPostgresDatabase())?.url
+    const database = this.#database ? { DATABASE_URL: this.#database } : {}
+    this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn', ...database, ...this.env }) })
     await this.app.listen({ port: this.port, host: '127.0.0.1' })
     this.port = (this.app.server.address() as AddressInfo).port
   }
