@@ -9,6 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import pg from 'pg'
 import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
 import { cpuTimes, fileSize, load, machine, startLoggingTo, repoRoot, stealPercent, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
@@ -216,9 +218,25 @@ function print(rows: Row[]) {
   )
 }
 
+/** BENCH_DATABASE=postgres: the same run against a throwaway PostgreSQL on this machine (scripts/postgres.mjs). */
+async function benchDatabase(dir: string): Promise<{ url: string; stop(): void }> {
+  if (process.env.BENCH_DATABASE !== 'postgres') return { url: join(dir, 'club.db'), stop: () => {} }
+  const { startPostgres, databaseUrl } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'postgres.mjs')).href)) as {
+    startPostgres(options: { durable: boolean }): { url: string; stop(): void }
+    databaseUrl(url: string, name: string): string
+  }
+  const cluster = startPostgres({ durable: true })
+  const admin = new pg.Client({ connectionString: cluster.url })
+  await admin.connect()
+  await admin.query('create database club_bench')
+  await admin.end()
+  return { url: databaseUrl(cluster.url, 'club_bench'), stop: () => cluster.stop() }
+}
+
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'club-bench-'))
-  const database = join(dir, 'club.db')
+  const bench = await benchDatabase(dir)
+  const database = bench.url
   const started: Started[] = []
   const startServer = async (extraEnv: Record<string, string> = {}) => {
     // As `pnpm start > server.log` starts it: the same entry, the user's defaults, stdout to a file.
@@ -372,7 +390,8 @@ async function main() {
     const load2 = loadavg()[0]!
     process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
 
-    const file = writeResults('server', {
+    const file = writeResults(process.env.BENCH_DATABASE === 'postgres' ? 'server-postgres' : 'server', {
+      database: process.env.BENCH_DATABASE === 'postgres' ? 'PostgreSQL (a throwaway cluster on this machine: fsync on, synchronous_commit off like SQLite WAL with synchronous=NORMAL)' : 'SQLite',
       machine: machine(),
       loadAverage: { before: load1, after: load2 },
       durationSeconds: DURATION,
@@ -388,6 +407,7 @@ async function main() {
     process.stdout.write(`\nresults written to ${file}\n`)
   } finally {
     for (const s of started) await s.stop()
+    bench.stop()
     rmSync(dir, { recursive: true, force: true })
   }
 }
