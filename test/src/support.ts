@@ -66,7 +66,7 @@ export class TestServer {
 
   async start(): Promise<void> {
     this.#database ??= (await createTestPostgresDatabase())?.url
-    const database = this.#database ? { DATABASE_URL: this.#database } : {}
+    const database: Record<string, string> = this.#database ? { DATABASE_URL: this.#database } : {}
     this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn', ...database, ...this.env }) })
     await this.app.listen({ port: this.port, host: '127.0.0.1' })
     this.port = (this.app.server.address() as AddressInfo).port
