@@ -108,8 +108,8 @@ function canUseSudo() {
 }
 
 /** On PATH, or in a versioned bin folder under one of the row's `dirs` (/usr/lib/postgresql/15/bin). */
-function installed(name) {
-  if (onPath(name)) return true
+export function installed(name, path = process.env.PATH ?? '') {
+  if (onPath(name, path)) return true
   const row = REQUIRED_TOOLS.find((t) => t.tool === name)
   return (row?.dirs ?? []).some((dir) => {
     try {
