@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { openDatabase } from '../db/database.js'
+import { testPostgresDatabase } from '../test-support/postgres.js'
 
 const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
 const SLOTS = 6
@@ -16,7 +17,8 @@ t.test('two server processes on one database run each slot once', async (t) => {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const env = {
     ...(process.env as Record<string, string>),
-    DATABASE_URL: join(dir, 'club.db'),
+    // One SQLite file, or one PostgreSQL database when the suite runs there.
+    DATABASE_URL: (await testPostgresDatabase(t)) ?? join(dir, 'club.db'),
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
