@@ -29,10 +29,17 @@ export function postgresBin() {
 
 const isRoot = process.getuid?.() === 0
 
+/** runuser lives in sbin, which a non-login PATH (CI's, cron's) leaves out. */
+function runuser() {
+  const found = ['/usr/sbin/runuser', '/sbin/runuser'].find((path) => existsSync(path))
+  return found ?? 'runuser'
+}
+
 /** Runs a PostgreSQL tool, as the postgres user when we are root. */
 function run(bin, args, options = {}) {
-  const [command, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', bin, ...args]] : [bin, args]
+  const [command, argv] = isRoot ? [runuser(), ['-u', 'postgres', '--', bin, ...args]] : [bin, args]
   const result = spawnSync(command, argv, { encoding: 'utf8', ...options })
+  if (result.error) throw new Error(`${command} could not be started: ${result.error.message}`)
   if (result.status !== 0) throw new Error(`${bin} ${args.join(' ')} failed:\n${result.stdout}${result.stderr}`)
   return result.stdout
 }
