@@ -106,7 +106,13 @@ export function buildBetterSqlite3({ nodeDir, nodeVersion, cacheDir = buildCache
       cwd: building,
       stdio: ['ignore', 'pipe', 'pipe'],
       maxBuffer: 64 * 1024 * 1024,
-      env: { ...process.env, PATH: [join(nodeDir, 'bin'), process.env.PATH].join(delimiter) }
+      // Without npm's settings: run from a pnpm script the environment carries npm_config_nodedir
+      // (the user's npmrc, or .pnpmfile.cjs's /usr for Node 20), which node-gyp prefers to --nodedir,
+      // and CI built a Node 20 addon here.
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_config_/i.test(key))),
+        PATH: [join(nodeDir, 'bin'), process.env.PATH].join(delimiter)
+      }
     })
     renameSync(building, dir)
   } catch (err) {
