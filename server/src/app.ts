@@ -80,7 +80,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     readCacheEntries: config.READ_CACHE_ENTRIES,
     busyTimeoutMs: config.DATABASE_BUSY_TIMEOUT_MS,
     poolMax: config.DATABASE_POOL_MAX,
-    changeFeed: {
+    cacheTrust: {
       lost: (err) => app.log.warn({ err: err.message }, 'the database does not answer: no read cache is trusted until it does'),
       restored: () => app.log.info('the database answers again: read caches are trusted again')
     }

@@ -47,7 +47,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * The API over a SQLite file in `dir`, or over a database of its own on the throwaway PostgreSQL
- * when the suite runs there (TEST_DATABASE=postgres), on the real clock (the agent and ffmpeg live
+ * when the suite runs there (through scripts/postgres.mjs), on the real clock (the agent and ffmpeg live
  * in real time). A restart keeps the database; the cluster and its databases go when the run ends.
  */
 export class TestServer {

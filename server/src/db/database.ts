@@ -7,7 +7,6 @@ import {
   CompiledQuery,
   Kysely,
   Migrator,
-  PostgresAdapter,
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
@@ -19,9 +18,9 @@ import {
 } from 'kysely'
 import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
-import { PostgresTypes } from './migrations/dialect.js'
+import { isPostgres, PostgresTypes } from './migrations/dialect.js'
 import { ChangeTracker, ReadCache, sqliteOtherCommits } from './read-cache.js'
-import { ClubPostgresDialect, isPostgresUrl, postgresOtherCommits, postgresPool } from './postgres.js'
+import { ClubPostgresDialect, isPostgresUrl, postgresOtherCommits, postgresPool, type CacheTrustEvents } from './postgres.js'
 
 export type Db = Kysely<Database>
 
@@ -36,7 +35,7 @@ export interface OpenOptions {
   /** PostgreSQL: connections in this process's pool. */
   poolMax?: number
   /** PostgreSQL: told when the read caches lose touch with the database and when it is back (the app logs both). */
-  changeFeed?: { lost?(err: Error): void; restored?(): void }
+  cacheTrust?: Partial<CacheTrustEvents>
 }
 
 /** Told the duration of every query that ran (see observeQueries). */
@@ -86,17 +85,13 @@ function openPostgres(url: string, options: OpenOptions): Db {
   pool.on('error', () => {})
   const tracker = new ChangeTracker(
     postgresOtherCommits(pool, {
-      lost: (err) => options.changeFeed?.lost?.(err),
-      restored: () => options.changeFeed?.restored?.()
+      lost: (err) => options.cacheTrust?.lost?.(err),
+      restored: () => options.cacheTrust?.restored?.()
     })
   )
   const caches: Caches = { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
   const db = new Kysely<Database>({
-    dialect: new ClubPostgresDialect(pool, {
-      poolMax: options.poolMax ?? 10,
-      lockTimeoutMs: options.busyTimeoutMs ?? 5000,
-      noteStatement: (sql, readonly) => tracker.noteStatement(sql, readonly)
-    }),
+    dialect: new ClubPostgresDialect(pool, (sql, readonly) => tracker.noteStatement(sql, readonly)),
     log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
   })
   cachesOf.set(db, caches)
@@ -113,7 +108,7 @@ export function rowidOf(db: Kysely<any>) {
 
 /** Which database a Kysely instance (or a transaction of it) runs on. */
 export function dialectOf(db: Kysely<any>): 'sqlite' | 'postgres' {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
+  return isPostgres(db) ? 'postgres' : 'sqlite'
 }
 
 /** Calls `observer` with every query's duration from now on (one observer: the app's metrics). */

@@ -39,7 +39,7 @@ function parseNumber(text: string): number {
 const INT8 = 20
 const NUMERIC = 1700
 
-export const numberTypes = {
+const numberTypes = {
   getTypeParser(oid: number, format?: 'text' | 'binary') {
     if (oid === INT8 || oid === NUMERIC) return parseNumber
     // pg's own parsers for everything else (the same call its defaults make).
@@ -47,39 +47,33 @@ export const numberTypes = {
   }
 } as pg.CustomTypesConfig
 
-export interface PostgresOptions {
-  /** Connections in this process's pool (DATABASE_POOL_MAX). */
-  poolMax: number
-  /** How long a statement waits for a lock (the write lock included) before failing: DATABASE_BUSY_TIMEOUT_MS. */
-  lockTimeoutMs: number
-  /** Every statement this process runs, before it runs (the read caches count this process's writes there). */
-  noteStatement(sql: string, readonly: boolean): void
-}
+/** Every statement this process runs, before it runs (the read caches count this process's writes there). */
+type NoteStatement = (sql: string, readonly: boolean) => void
 
 /** Kysely's PostgresDialect with the write lock and statement notes. */
 export class ClubPostgresDialect extends PostgresDialect {
   constructor(
     readonly pool: pg.Pool,
-    private readonly options: PostgresOptions
+    private readonly noteStatement: NoteStatement
   ) {
     super({ pool })
   }
 
   override createDriver(): Driver {
-    return new ClubPostgresDriver(this.pool, this.options)
+    return new ClubPostgresDriver(this.pool, this.noteStatement)
   }
 }
 
 class ClubPostgresDriver extends PostgresDriver {
   constructor(
     pool: pg.Pool,
-    private readonly options: PostgresOptions
+    private readonly noteStatement: NoteStatement
   ) {
     super({ pool })
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
-    return new NotedConnection(await super.acquireConnection(), this.options.noteStatement)
+    return new NotedConnection(await super.acquireConnection(), this.noteStatement)
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
@@ -98,7 +92,6 @@ class ClubPostgresDriver extends PostgresDriver {
   override async releaseConnection(connection: DatabaseConnection): Promise<void> {
     await super.releaseConnection((connection as NotedConnection).inner as never)
   }
-
 }
 
 /**
@@ -110,7 +103,7 @@ const READ = /^\s*(?:select|show|explain|begin|start\s+transaction|commit|rollba
 class NotedConnection implements DatabaseConnection {
   constructor(
     readonly inner: DatabaseConnection,
-    private readonly note: (sql: string, readonly: boolean) => void
+    private readonly note: NoteStatement
   ) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
@@ -124,7 +117,11 @@ class NotedConnection implements DatabaseConnection {
   }
 }
 
-export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolMax' | 'lockTimeoutMs'>): pg.Pool {
+/**
+ * `poolMax`: connections in this process's pool (DATABASE_POOL_MAX); `lockTimeoutMs`: how long a
+ * statement waits for a lock, the write lock included (DATABASE_BUSY_TIMEOUT_MS).
+ */
+export function postgresPool(url: string, options: { poolMax: number; lockTimeoutMs: number }): pg.Pool {
   return new pg.Pool({
     connectionString: url,
     max: options.poolMax,
@@ -132,6 +129,12 @@ export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolMa
     // A lock held past this is the same answer SQLite gives after busy_timeout (isDatabaseBusy).
     options: `-c lock_timeout=${options.lockTimeoutMs}`
   })
+}
+
+/** Told when the read caches lose touch with the database's commits, and when they have it again. */
+export interface CacheTrustEvents {
+  lost(err: Error): void
+  restored(): void
 }
 
 /**
@@ -145,7 +148,7 @@ export function postgresPool(url: string, options: Pick<PostgresOptions, 'poolMa
  * (LISTEN/NOTIFY) arrive on their own connection, and a request could overtake them.
  * The database not answering is 'unknown': no cached answer is trusted until it answers again.
  */
-export function postgresOtherCommits(pool: pg.Pool, events: { lost(err: Error): void; restored(): void }): OtherCommits {
+export function postgresOtherCommits(pool: pg.Pool, events: CacheTrustEvents): OtherCommits {
   let last: string | undefined
   let lost = false
   return {

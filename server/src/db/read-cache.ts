@@ -13,8 +13,10 @@ const WRITE_TABLE = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(
  * can have, 'unknown' when it could not tell (the database did not answer), and then no cached
  * answer may be trusted. SQLite: PRAGMA data_version. PostgreSQL: the transaction snapshot.
  */
+export type CommitCheck = 'changed' | 'same' | 'unknown'
+
 export interface OtherCommits {
-  check(): 'changed' | 'same' | 'unknown' | Promise<'changed' | 'same' | 'unknown'>
+  check(): CommitCheck | Promise<CommitCheck>
 }
 
 export class ChangeTracker {
@@ -22,7 +24,9 @@ export class ChangeTracker {
   /** Moves on other connections' commits and on writes this process cannot attribute to a table. */
   #everything = 0
   /** The read of other commits that callers asking now will share, until it starts. */
-  #nextRead: Promise<'changed' | 'same' | 'unknown'> | null = null
+  #nextRead: Promise<CommitCheck> | null = null
+  /** Counts down the stamps given while out of touch: each is unique, so nothing kept under one is reused. */
+  #untrusted = 0
 
   constructor(private readonly others: OtherCommits) {}
 
@@ -64,8 +68,6 @@ export class ChangeTracker {
     for (const table of tables) stamp += this.#tables.get(table) ?? 0
     return stamp
   }
-
-  #untrusted = 0
 }
 
 /** Other commits to a SQLite file, told by PRAGMA data_version (our own commits leave it alone). */

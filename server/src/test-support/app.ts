@@ -48,7 +48,7 @@ export async function testApp(
   options: { paymentProvider?: PaymentProvider } = {}
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'club-test-'))
-  // On PostgreSQL (TEST_DATABASE=postgres) a database of its own, unless the test names a file.
+  // On PostgreSQL (a run through scripts/postgres.mjs) a database of its own, unless the test names a file.
   const database = env.DATABASE_URL ? undefined : await createTestPostgresDatabase()
   const config = testConfig(dir, database ? { ...env, DATABASE_URL: database.url } : env)
   const clock = new ManualClock('2026-03-01T10:00:00.000Z')

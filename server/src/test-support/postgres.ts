@@ -8,7 +8,7 @@ interface Teardown {
   teardown(fn: () => unknown): void
 }
 
-/** Set when the suite runs on PostgreSQL (TEST_DATABASE=postgres through scripts/postgres.mjs). */
+/** Set when the suite runs on PostgreSQL (through scripts/postgres.mjs). */
 export const testPostgresUrl: string | undefined = process.env.TEST_DATABASE_URL
 
 /** The same cluster's URL on another database. */

@@ -44,8 +44,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     begin ${BUMP} end`.execute(db)
 }
 
-/** The same three triggers on PostgreSQL, over 0008's bump function. Migration 0016 makes them again. */
-export async function waitingTriggersPostgres(db: Kysely<any>): Promise<void> {
+/** The same three triggers on PostgreSQL, over 0008's bump function (0016 alters the table in place and keeps them). */
+async function waitingTriggersPostgres(db: Kysely<any>): Promise<void> {
   await sql`create trigger replays_waiting_insert after insert on replays for each row when (new.status = 'REQUESTED')
       execute function replay_server_status_bump()`.execute(db)
   await sql`create trigger replays_waiting_delete after delete on replays for each row when (old.status = 'REQUESTED')

@@ -17,7 +17,6 @@ class IntegerAsBigint extends OperationNodeTransformer {
     if (node.dataType === 'integer') return DataTypeNode.create('bigint')
     // SQLite's real is 8 bytes; PostgreSQL's is 4.
     if (node.dataType === 'real') return DataTypeNode.create('double precision')
-    if (node.dataType === 'blob') return DataTypeNode.create('bytea')
     return node
   }
 }
