@@ -81,8 +81,12 @@ function openSqlite(file: string, options: OpenOptions): Db {
 
 function openPostgres(url: string, options: OpenOptions): Db {
   const pool = postgresPool(url, { poolMax: options.poolMax ?? 10, lockTimeoutMs: options.busyTimeoutMs ?? 5000 })
-  // An idle connection's error (the server restarted) is the pool's to drop, not the process's end.
+  // A connection lost while idle in the pool is the pool's to drop; one lost while checked out
+  // between two statements (inside a transaction) has no listener of the pool's, and pg would throw
+  // its error as an uncaught exception, ending the process. Either way the next statement on it
+  // fails and the request answers 503 (isDatabaseUnreachable): never the process's end.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const tracker = new ChangeTracker(
     postgresOtherCommits(pool, {
       lost: (err) => options.cacheTrust?.lost?.(err),
@@ -211,6 +215,24 @@ export const DATABASE_BUSY_MESSAGE = "the database stayed locked by another proc
 export function isDatabaseBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
   return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === '55P03' || code === '40P01')
+}
+
+/** What a caller is told when the database server could not be reached (PostgreSQL only: SQLite is a file). */
+export const DATABASE_UNREACHABLE_MESSAGE = 'the database could not be reached; try again shortly'
+
+/** Node's answers when a connection cannot be made or was cut. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH'])
+
+/**
+ * The database server cannot be reached or went away: a connection refused or cut, PostgreSQL's
+ * connection exceptions (class 08), shutting down or starting up (57P01–57P03), out of connections
+ * (53300), or pg's own "Connection terminated" (no code). An outage, not a bug in the request.
+ */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null
+  const code = typeof e?.code === 'string' ? e.code : ''
+  if (CONNECTION_ERRORS.has(code) || code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code)) return true
+  return code === '' && typeof e?.message === 'string' && /^Connection terminated/.test(e.message)
 }
 
 /** A write broke a UNIQUE constraint (SQLITE_CONSTRAINT_UNIQUE, PostgreSQL's 23505): the race-safe way to tell a duplicate. */

@@ -3,7 +3,7 @@
 import { STATUS_CODES } from 'node:http'
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
-import { DATABASE_BUSY_MESSAGE, isDatabaseBusy } from '../db/database.js'
+import { DATABASE_BUSY_MESSAGE, DATABASE_UNREACHABLE_MESSAGE, isDatabaseBusy, isDatabaseUnreachable } from '../db/database.js'
 import { HttpError, OAuth2Error, quote } from '../errors.js'
 import { describeValidationErrors } from './validation.js'
 
@@ -56,6 +56,12 @@ export default fp(
         // transaction rolled back whole, so the client may simply try again.
         request.log.warn({ err }, 'database busy')
         return send(reply, 503, DATABASE_BUSY_MESSAGE, { 'retry-after': '1' })
+      }
+      if (isDatabaseUnreachable(err)) {
+        // PostgreSQL down, restarting or out of connections: an outage the load balancer and the
+        // client can wait out, not a 500 that says the request was wrong.
+        request.log.error({ err }, 'database unreachable')
+        return send(reply, 503, DATABASE_UNREACHABLE_MESSAGE, { 'retry-after': '5' })
       }
       request.log.error({ err }, 'request failed')
       return send(reply, status >= 500 && status < 600 ? status : 500, 'An unexpected error occurred')
