@@ -18,8 +18,16 @@ export class CalendarError extends Error {
   override name = 'CalendarError'
 }
 
+// Luxon checks a zone by building an Intl.DateTimeFormat for it on every call, tens of microseconds
+// each; every calendar date asks several times, and the jobs compute thousands. The valid ones are
+// remembered (the IANA database has about 600 names, so the set stays small).
+const validZones = new Set<string>()
+
 export function isValidTimezone(timezone: string): boolean {
-  return timezone.length <= 100 && IANAZone.isValidZone(timezone)
+  if (validZones.has(timezone)) return true
+  const valid = timezone.length <= 100 && IANAZone.isValidZone(timezone)
+  if (valid && validZones.size < 1000) validZones.add(timezone)
+  return valid
 }
 
 function zoneOf(timezone: string): string {
