@@ -43,8 +43,9 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...productOfferingRoutes.list,
     onRequest: [
-      async (_request, reply) => {
+      (_request, reply, done) => {
         reply.headers(headers)
+        done()
       },
       app.auth.bearer()
     ],
