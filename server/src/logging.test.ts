@@ -266,4 +266,9 @@ t.test('redactUrl', async (t) => {
   t.equal(redactUrl('/apis/v2/replay-servers/device/abc?version=1.0.0'), '/apis/v2/replay-servers/device/[redacted]?version=1.0.0')
   t.equal(redactUrl('/x?code=123&state=ok&refresh_token=r'), '/x?code=%5Bredacted%5D&state=ok&refresh_token=%5Bredacted%5D')
   t.equal(redactUrl('/plain'), '/plain')
+  // A query with no secret name in it is kept as sent; an encoded secret name is still found.
+  t.equal(redactUrl('/x?category=A&category=B%20C'), '/x?category=A&category=B+C')
+  t.equal(redactUrl('/x?category=A&page=2'), '/x?category=A&page=2')
+  t.equal(redactUrl('/x?%74oken=abc&page=2'), '/x?token=%5Bredacted%5D&page=2')
+  t.equal(redactUrl('/apis/v2/replay-servers/device/abc/status?version=1'), '/apis/v2/replay-servers/device/[redacted]/status?version=1')
 })

@@ -37,6 +37,11 @@ export function redactUrl(url: string): string {
   // Whatever follows it: a probing or buggy box must not write its only secret to the log.
   const safePath = path.includes('/replay-servers/device/') ? path.replace(DEVICE_PATH, '$1[redacted]') : path
   if (q === -1) return safePath
+  // Every key is part of the query text as it is when nothing is percent-encoded: then, when no
+  // secret name appears anywhere in it, no key can be one, and the query is kept as sent without
+  // parsing it (most requests with a query). An encoded key (%74oken) takes the parse below.
+  const query = url.slice(q + 1)
+  if (!query.includes('%') && !SECRET_QUERY.test(query)) return `${safePath}?${query}`
   const params = new URLSearchParams(url.slice(q + 1))
   for (const key of [...params.keys()]) if (SECRET_QUERY.test(key)) params.set(key, '[redacted]')
   return `${safePath}?${params.toString()}`
