@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { migrateToLatest, openDatabase, readCache, type Db } from './database.js'
+import { ChangeTracker } from './read-cache.js'
 
 /** Two connections to one real database file, as the server and the `club` CLI have. */
 async function twoConnections(t: { teardown(fn: () => unknown): void }, options = {}) {
@@ -119,4 +120,46 @@ t.test('a read racing a write never keeps the old answer under the new stamp', a
   })
   t.equal(first, '1')
   t.equal(await cache.get('a', async () => '2 (read again)'), '2 (read again)')
+})
+
+t.test('a request reading several caches in one callback shares one check of other commits', async (t) => {
+  let checks = 0
+  const tracker = new ChangeTracker({
+    check: () => {
+      checks++
+      return 'same'
+    }
+  })
+  await tracker.stamp(['tokens'])
+  t.equal(checks, 1)
+  // Still in the callback the check ran in (no I/O since): the credential, then the data.
+  await tracker.stamp(['templates'])
+  await tracker.stamp(['users'])
+  t.equal(checks, 1, 'asked again with no turn of the event loop in between: the same check')
+
+  // A connection of this process wrote (it can commit with no turn in between): asked again.
+  tracker.noteStatement('insert into "settings" ("key") values (?)', false)
+  await tracker.stamp(['templates'])
+  t.equal(checks, 2)
+
+  // A later callback (requests read from sockets in between may have arrived after the check): asked again.
+  await new Promise((resolve) => setImmediate(resolve))
+  await tracker.stamp(['templates'])
+  t.equal(checks, 3)
+  await new Promise((resolve) => setTimeout(resolve, 1))
+  await tracker.stamp(['templates'])
+  t.equal(checks, 4)
+})
+
+t.test('an answer that came asynchronously (PostgreSQL) is never reused', async (t) => {
+  let checks = 0
+  const tracker = new ChangeTracker({
+    check: async () => {
+      checks++
+      return 'same' as const
+    }
+  })
+  await tracker.stamp(['tokens'])
+  await tracker.stamp(['templates'])
+  t.equal(checks, 2)
 })

@@ -19,6 +19,15 @@ export interface OtherCommits {
   check(): CommitCheck | Promise<CommitCheck>
 }
 
+/**
+ * Writes by every connection this process opened (the server's, a test's second one, the CLI's
+ * when it runs in-process). Another process can only make a request depend on its commit through
+ * I/O (the user saw the CLI finish, then sent the request), but a connection in this process can
+ * commit with no turn of the event loop in between; so an answer of a check is reused only while
+ * this count stands still.
+ */
+let processWrites = 0
+
 export class ChangeTracker {
   readonly #tables = new Map<string, number>()
   /** Moves on other connections' commits and on writes this process cannot attribute to a table. */
@@ -27,6 +36,11 @@ export class ChangeTracker {
   #nextRead: Promise<CommitCheck> | null = null
   /** Counts down the stamps given while out of touch: each is unique, so nothing kept under one is reused. */
   #untrusted = 0
+  /**
+   * The answer of a synchronous check (SQLite's) made in the callback now running, with the count
+   * of this process's writes then; cleared before the event loop's next callback (process.nextTick).
+   */
+  #justChecked: { answer: CommitCheck; processWrites: number } | null = null
 
   constructor(private readonly others: OtherCommits) {}
 
@@ -38,6 +52,7 @@ export class ChangeTracker {
    */
   noteStatement(sql: string, readonly: boolean): void {
     if (readonly) return
+    processWrites++
     const table = WRITE_TABLE.exec(sql)?.[1]
     if (table === undefined) this.#everything++
     else this.#tables.set(table, (this.#tables.get(table) ?? 0) + 1)
@@ -52,14 +67,7 @@ export class ChangeTracker {
    * before it asked, because the read it shares starts after that.
    */
   async stamp(tables: readonly string[]): Promise<number> {
-    this.#nextRead ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
-      this.#nextRead = null
-      const answer = await this.others.check()
-      // Unknown counts as changed too, so answers kept before it are never reused after it.
-      if (answer !== 'same') this.#everything++
-      return answer
-    })
-    const answer = await this.#nextRead
+    const answer = this.#reusableCheck() ?? (await (this.#nextRead ??= this.#readNext()))
     // Out of touch with other processes' commits: a stamp no entry was ever kept under, so every
     // read goes to the database (and what it loads is never answered again from memory).
     if (answer === 'unknown') return -++this.#untrusted
@@ -67,6 +75,37 @@ export class ChangeTracker {
     let stamp = this.#everything
     for (const table of tables) stamp += this.#tables.get(table) ?? 0
     return stamp
+  }
+
+  /**
+   * The check made in the callback now running, if any, and no connection of this process wrote
+   * since. Every caller asking now is part of a request that arrived before that callback began (no
+   * I/O is read in between), so a check made in it started after the request arrived, as a check
+   * of its own would: a request's second and third cached reads (its credential, then its data)
+   * need no turn of the event loop and no second read of the data version each.
+   */
+  #reusableCheck(): CommitCheck | undefined {
+    const just = this.#justChecked
+    return just !== null && just.processWrites === processWrites ? just.answer : undefined
+  }
+
+  #readNext(): Promise<CommitCheck> {
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      this.#nextRead = null
+      const checked = this.others.check()
+      const answer = typeof checked === 'string' ? checked : await checked
+      // Unknown counts as changed too, so answers kept before it are never reused after it.
+      if (answer !== 'same') this.#everything++
+      // Only a synchronous answer is kept: an asynchronous one (PostgreSQL's) arrives in a later
+      // callback, after I/O that may have brought requests which arrived after the check began.
+      if (typeof checked === 'string') {
+        this.#justChecked = { answer, processWrites }
+        process.nextTick(() => {
+          this.#justChecked = null
+        })
+      }
+      return answer
+    })
   }
 }
 
