@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Db } from '@club/server/db/database.js'
 import { issuePackage } from '@club/server/packages/issue.js'
+import { redeemFromPackage } from '@club/server/packages/redemptions.js'
 import { createProduct } from '@club/server/products/catalogue.js'
 import { createTemplate } from '@club/server/templates/service.js'
 import { load } from './harness.js'
@@ -25,7 +26,7 @@ export async function seedPackages(db: Db, holders: Array<{ userId: string; toke
   const data = { validityDays: 3650, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 10_000 }] }
   const template = await createTemplate(db, { name: '10,000 replays', type: 'PACKAGE', status: 'PUBLISHED', data }, { id: holders[0]!.userId }, { now: () => now })
   const templateId = template.id
-  const ids = await db.transaction().execute(async (tx) => {
+  const ids: string[] = await db.transaction().execute(async (tx) => {
     const issued: string[] = []
     for (const holder of holders) {
       issued.push(await issuePackage(tx, { templateId, userId: holder.userId, creatorId: null, source: 'STAFF', issuedAt: now, timezone: 'UTC' }))
@@ -49,27 +50,51 @@ export async function seedPackages(db: Db, holders: Array<{ userId: string; toke
       { clock: { now: () => now }, currency: 'EUR' }
     )
   }
+  // One target already redeemed from each package, for the retry scenario: the same request again.
+  const deps = { clock: { now: () => new Date() }, clubTimezone: 'UTC', currency: 'EUR', lateCancelHours: 0 }
+  for (const [i, id] of ids.entries()) {
+    await redeemFromPackage(db, id, RETRIED, { id: holders[i]!.userId, role: 'member' }, deps)
+  }
   return { redeemable: ids.map((id, i) => ({ id, token: holders[i]!.token })), memberTokens: holders.map((h) => h.token) }
+}
+
+/** The target every package has already paid for (seedPackages): asking again answers that redemption. */
+const RETRIED = { type: 'REPLAY' as const, target: { replay: { id: 'bench-redeemed-at-seeding' } } }
+
+/** Each member redeeming from their own package in turn, with the body `body(i)` for request i. */
+function redeeming(name: string, seeded: Parameters<Scenario['run']>[1], body: (i: number) => unknown, durationSeconds: number, connections: number, url: string) {
+  const redeemable = seeded.packages!.redeemable
+  return load({
+    name,
+    url,
+    method: 'POST',
+    paths: redeemable.map((p) => `/apis/v2/packages/${p.id}/redemptions`),
+    headers: (i) => ({ authorization: `Bearer ${redeemable[i % redeemable.length]!.token}` }),
+    jsonBody: body,
+    durationSeconds,
+    connections
+  })
 }
 
 export const redemptionScenario: Scenario = {
   name: 'POST packages/{id}/redemptions (Bearer)',
   target: 0.25,
   run: (server, seeded, durationSeconds, connections) => {
-    const redeemable = seeded.packages!.redeemable
     // A new prefix per run: the warm-up, each pair and each repeat redeem targets never seen before.
     const run = randomUUID().slice(0, 8)
-    return load({
-      name: 'package redemption',
-      url: server.url,
-      method: 'POST',
-      paths: redeemable.map((p) => `/apis/v2/packages/${p.id}/redemptions`),
-      headers: (i) => ({ authorization: `Bearer ${redeemable[i % redeemable.length]!.token}` }),
-      jsonBody: (i) => ({ type: 'REPLAY', target: { replay: { id: `bench-${run}-${i}` } } }),
-      durationSeconds,
-      connections
-    })
+    return redeeming('package redemption', seeded, (i) => ({ type: 'REPLAY', target: { replay: { id: `bench-${run}-${i}` } } }), durationSeconds, connections, server.url)
   }
+}
+
+/**
+ * The same route asked again for a target each package already paid for: everything a redemption
+ * does (the request, the credential, the IMMEDIATE transaction, the package, target and retry
+ * look-ups, the answer and its log line) but the writes, so the difference from the row above is
+ * what the writes cost.
+ */
+export const redemptionRetryScenario: Scenario = {
+  name: 'POST packages/{id}/redemptions (Bearer), a retry: no write',
+  run: (server, seeded, durationSeconds, connections) => redeeming('package redemption retried', seeded, () => RETRIED, durationSeconds, connections, server.url)
 }
 
 export const offeringListScenario: Scenario = {

@@ -14,7 +14,7 @@ import pg from 'pg'
 import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
 import { cpuTimes, fileSize, load, machine, startLoggingTo, repoRoot, stealPercent, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
-import { offeringListScenario, redemptionScenario, seedPackages } from './packages.js'
+import { offeringListScenario, redemptionRetryScenario, redemptionScenario, seedPackages } from './packages.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
 import {
   collectEtags,
@@ -343,7 +343,7 @@ async function main() {
     const full = { ...seeded(), etags: await collectEtags(server, serverIds) }
     process.stdout.write(`measuring ${DURATION}s per route after as much of each baseline (bare, pino), ${CONNECTIONS} connections, ${REPEAT} pairs…\n`)
     const rows: Row[] = []
-    for (const scenario of [...extraScenarios, ...foundation, membershipScenario, redemptionScenario, offeringListScenario]) {
+    for (const scenario of [...extraScenarios, ...foundation, membershipScenario, redemptionScenario, redemptionRetryScenario, offeringListScenario]) {
       const uncachedScenario = { ...scenario, name: `${scenario.name}${UNCACHED}`, target: scenario.uncached?.target, pinoTarget: undefined, p99Ms: scenario.uncached?.p99Ms }
       if (only(scenario.name)) rows.push(await measure(scenario, baseline, server, full))
       // What a request that misses the caches costs (after a write, or a key not asked lately).

@@ -1,0 +1,130 @@
+// The floor under a redemption's writes on this machine: the rows one redemption writes (the item's
+// conditional decrement, its zero-total order, the redemption) and the reads before them, as the
+// server's SQL but through better-sqlite3's prepared statements alone (no HTTP, no Kysely, no
+// JSON), on a database the server's migrations made and opened with the server's settings. Each
+// redemption in a transaction of its own, as the server commits them, and eight to a transaction,
+// as a group commit would; with SQLite's checkpoints where they fall (as shipped) and without them
+// (the WAL checkpointed every SLICE redemptions, outside the timing): the most a background
+// checkpointer could take off the request path. No server could write a redemption for less.
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { migrateToLatest, openDatabase, sqliteOf } from '@club/server/db/database.js'
+import { issuePackage } from '@club/server/packages/issue.js'
+import { createTemplate } from '@club/server/templates/service.js'
+import { machine, table, writeResults } from './harness.js'
+
+const HOLDERS = Number(process.env.BENCH_FLOOR_HOLDERS ?? 900)
+const REDEMPTIONS = Number(process.env.BENCH_FLOOR_REDEMPTIONS ?? 16_000)
+/** Redemptions timed between two checkpoints when SQLite's own are off. */
+const SLICE = 400
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'club-write-floor-'))
+  const file = join(dir, 'club.db')
+  try {
+    const db = openDatabase(file)
+    await migrateToLatest(db)
+    const now = new Date()
+    const at = now.toISOString()
+    const users = Array.from({ length: HOLDERS }, (_, i) => ({
+      id: randomUUID(),
+      email: `holder${i}@floor.example.org`,
+      password_hash: 'x',
+      first_name: 'Holder',
+      last_name: String(i),
+      role: 'member' as const,
+      created_at: at,
+      updated_at: at
+    }))
+    for (let i = 0; i < users.length; i += 400) await db.insertInto('users').values(users.slice(i, i + 400)).execute()
+    const data = { validityDays: 3650, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 10_000 }] }
+    const template = await createTemplate(db, { name: 'floor', type: 'PACKAGE', status: 'PUBLISHED', data }, { id: users[0]!.id }, { now: () => now })
+    const packages = await db.transaction().execute(async (tx) => {
+      const ids: Array<{ id: string; userId: string }> = []
+      for (const user of users) ids.push({ id: await issuePackage(tx, { templateId: template.id, userId: user.id, creatorId: null, source: 'STAFF', issuedAt: now, timezone: 'UTC' }), userId: user.id })
+      return ids
+    })
+
+    const sqlite = sqliteOf(db)
+    const shippedCheckpoint = sqlite.pragma('wal_autocheckpoint', { simple: true }) as number
+    const statements = {
+      pkg: sqlite.prepare('select * from packages where id = ?'),
+      live: sqlite.prepare('select * from package_redemptions where package_id = ? and type = ? and target_key = ? and cancelation_date is null'),
+      items: sqlite.prepare('select * from package_items where package_id = ? and type = ? order by item'),
+      take: sqlite.prepare('update package_items set remaining_items = remaining_items - 1 where id = ? and remaining_items > 0 returning remaining_items'),
+      order: sqlite.prepare(
+        'insert into orders (id, user_id, creator_id, kind, membership_subscription_id, period_start, status, currency, subtotal_minor, total_minor, lines, fees, taxes, provider, provider_ref, idempotency_key, failure_code, failure_message, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+      ),
+      redemption: sqlite.prepare(
+        'insert into package_redemptions (id, package_id, item_id, item, type, user_id, creator_id, target_key, target, target_start_at, order_id, order_item_id, redemption_date, cancelation_date, forfeited) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
+      ),
+      begin: sqlite.prepare('begin immediate'),
+      commit: sqlite.prepare('commit')
+    }
+    const redeem = (n: number, round: string) => {
+      const held = packages[n % packages.length]!
+      statements.pkg.get(held.id)
+      const key = `replay:${round}-${n}`
+      statements.live.all(held.id, 'REPLAY', key)
+      const item = statements.items.get(held.id, 'REPLAY') as { id: string; item: number }
+      statements.take.get(item.id)
+      const time = new Date().toISOString()
+      const orderId = randomUUID()
+      const lineId = randomUUID()
+      const lines = JSON.stringify([{ id: lineId, kind: 'redemption', description: 'Replay: replay', amount: 0 }])
+      statements.order.run(orderId, held.userId, held.userId, 'REDEMPTION', null, null, 'PAID', 'EUR', 0, 0, lines, '[]', '[]', null, null, `redemption:${orderId}`, null, null, time, time)
+      statements.redemption.run(randomUUID(), held.id, item.id, item.item, 'REPLAY', held.userId, held.userId, key, JSON.stringify({ replay: { id: `${round}-${n}` } }), null, orderId, lineId, time, null, 0)
+    }
+
+    // Untimed first: the indexes grow past their first pages and the statements warm up.
+    for (let n = 0; n < 2000; n++) {
+      statements.begin.run()
+      redeem(n, 'warm-up')
+      statements.commit.run()
+    }
+    const rows: Array<Record<string, string | number>> = []
+    for (const checkpoints of ['as shipped', 'none'] as const) {
+      for (const perTransaction of [1, 8]) {
+        sqlite.pragma(`wal_autocheckpoint = ${checkpoints === 'none' ? 0 : shippedCheckpoint}`)
+        sqlite.pragma('wal_checkpoint(RESTART)')
+        const round = `${checkpoints}-${perTransaction}-${randomUUID().slice(0, 8)}`
+        let cpuMicros = 0
+        let frames = 0
+        // When SQLite's checkpoints are off, the WAL is checkpointed between slices, outside the
+        // timing (a WAL left to grow makes every read search a longer index of it).
+        for (let start = 0; start < REDEMPTIONS; start += SLICE) {
+          // RESTART, not TRUNCATE: the next commit writes the WAL from its start again, into a
+          // file already that long, as SQLite's own checkpoints leave it (appending to a truncated
+          // file costs the file system new blocks, which the server does not pay).
+          if (checkpoints === 'none') sqlite.pragma('wal_checkpoint(RESTART)')
+          const cpu = process.cpuUsage()
+          for (let n = start; n < start + SLICE; n += perTransaction) {
+            statements.begin.run()
+            for (let k = n; k < n + perTransaction; k++) redeem(k, round)
+            statements.commit.run()
+          }
+          const used = process.cpuUsage(cpu)
+          cpuMicros += used.user + used.system
+          // The frames now in the WAL: those this slice wrote, since it started from the WAL's start.
+          if (checkpoints === 'none') frames += (sqlite.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]!.log
+        }
+        rows.push({
+          checkpoints: checkpoints === 'none' ? 'none (outside the timing)' : `as shipped (every ${shippedCheckpoint} pages)`,
+          'redemptions per transaction': perTransaction,
+          'CPU µs per redemption': Math.round((cpuMicros / REDEMPTIONS) * 10) / 10,
+          'WAL pages per redemption': checkpoints === 'none' ? Math.round((frames / REDEMPTIONS) * 10) / 10 : '-'
+        })
+      }
+    }
+    await db.destroy()
+    process.stdout.write(`a redemption's reads and writes through prepared statements, ${HOLDERS} packages, ${REDEMPTIONS} redemptions per row:\n${table(rows)}\n`)
+    const written = writeResults('write-floor', { machine: machine(), holders: HOLDERS, redemptions: REDEMPTIONS, rows })
+    process.stdout.write(`\nresults written to ${written}\n`)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+await main()
