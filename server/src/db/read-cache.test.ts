@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import { migrateToLatest, openDatabase, readCache, type Db } from './database.js'
 import { ChangeTracker } from './read-cache.js'
+import SQLite from 'better-sqlite3'
 
 /** Two connections to one real database file, as the server and the `club` CLI have. */
 async function twoConnections(t: { teardown(fn: () => unknown): void }, options = {}) {
@@ -17,7 +18,7 @@ async function twoConnections(t: { teardown(fn: () => unknown): void }, options 
     await server.destroy()
     rmSync(dir, { recursive: true, force: true })
   })
-  return { server, cli }
+  return { server, cli, file }
 }
 
 const now = '2026-03-01T10:00:00.000Z'
@@ -162,4 +163,22 @@ t.test('an answer that came asynchronously (PostgreSQL) is never reused', async 
   await tracker.stamp(['tokens'])
   await tracker.stamp(['templates'])
   t.equal(checks, 2)
+})
+
+t.test("a cached read never answers from before what the same request already read", async (t) => {
+  const { server, file } = await twoConnections(t)
+  await setting(server, 'b', '1')
+  const { get } = settingsCache(server)
+  t.equal(await get('b'), '1')
+  // Another process, its statements unseen by this one's trackers.
+  const other = new SQLite(file)
+  t.teardown(() => other.close())
+  await new Promise((resolve) => setImmediate(resolve))
+  // All in one callback of the event loop: a cached read (its check of other commits), then the
+  // other process commits, then the request reads the row itself and sees the commit.
+  t.equal(await get('b'), '1')
+  other.prepare("update settings set value = '2' where key = 'b'").run()
+  const direct = await server.selectFrom('settings').select('value').where('key', '=', 'b').executeTakeFirstOrThrow()
+  t.equal(direct.value, '2')
+  t.equal(await get('b'), '2', 'the cached read after it checks again and reads the new value')
 })

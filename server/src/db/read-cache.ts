@@ -20,13 +20,14 @@ export interface OtherCommits {
 }
 
 /**
- * Writes by every connection this process opened (the server's, a test's second one, the CLI's
- * when it runs in-process). Another process can only make a request depend on its commit through
- * I/O (the user saw the CLI finish, then sent the request), but a connection in this process can
- * commit with no turn of the event loop in between; so an answer of a check is reused only while
- * this count stands still.
+ * Statements run by every connection this process opened (the server's, a test's second one, the
+ * CLI's when it runs in-process), reads included. A check of other commits is reused only while
+ * this count stands still: a connection in this process can commit with no turn of the event loop
+ * in between, and any statement (a cache miss's load, a read outside the caches) takes a snapshot
+ * that may already hold another process's commit made after the check, which a later cached read
+ * must not answer from before.
  */
-let processWrites = 0
+let processStatements = 0
 
 export class ChangeTracker {
   readonly #tables = new Map<string, number>()
@@ -38,9 +39,9 @@ export class ChangeTracker {
   #untrusted = 0
   /**
    * The answer of a synchronous check (SQLite's) made in the callback now running, with the count
-   * of this process's writes then; cleared before the event loop's next callback (process.nextTick).
+   * of this process's statements then; cleared before the event loop's next callback (process.nextTick).
    */
-  #justChecked: { answer: CommitCheck; processWrites: number } | null = null
+  #justChecked: { answer: CommitCheck; processStatements: number } | null = null
 
   constructor(private readonly others: OtherCommits) {}
 
@@ -51,8 +52,8 @@ export class ChangeTracker {
    * cache names the parent tables too (a user's deletion is a write to `users`).
    */
   noteStatement(sql: string, readonly: boolean): void {
+    processStatements++
     if (readonly) return
-    processWrites++
     const table = WRITE_TABLE.exec(sql)?.[1]
     if (table === undefined) this.#everything++
     else this.#tables.set(table, (this.#tables.get(table) ?? 0) + 1)
@@ -78,15 +79,15 @@ export class ChangeTracker {
   }
 
   /**
-   * The check made in the callback now running, if any, and no connection of this process wrote
+   * The check made in the callback now running, if any, and no statement has run in this process
    * since. Every caller asking now is part of a request that arrived before that callback began (no
    * I/O is read in between), so a check made in it started after the request arrived, as a check
-   * of its own would: a request's second and third cached reads (its credential, then its data)
-   * need no turn of the event loop and no second read of the data version each.
+   * of its own would: a request whose credential, then data, come from the caches needs no turn of
+   * the event loop and no second read of the data version.
    */
   #reusableCheck(): CommitCheck | undefined {
     const just = this.#justChecked
-    return just !== null && just.processWrites === processWrites ? just.answer : undefined
+    return just !== null && just.processStatements === processStatements ? just.answer : undefined
   }
 
   #readNext(): Promise<CommitCheck> {
@@ -99,7 +100,7 @@ export class ChangeTracker {
       // Only a synchronous answer is kept: an asynchronous one (PostgreSQL's) arrives in a later
       // callback, after I/O that may have brought requests which arrived after the check began.
       if (typeof checked === 'string') {
-        this.#justChecked = { answer, processWrites }
+        this.#justChecked = { answer, processStatements }
         process.nextTick(() => {
           this.#justChecked = null
         })
