@@ -20,7 +20,8 @@ export class CalendarError extends Error {
 
 // Luxon checks a zone by building an Intl.DateTimeFormat for it on every call, tens of microseconds
 // each; every calendar date asks several times, and the jobs compute thousands. The valid ones are
-// remembered (the IANA database has about 600 names, so the set stays small).
+// remembered, at most 1,000 of them (the IANA database has about 600 names, though Intl takes any
+// casing of each: past the bound a name is simply checked every time).
 const validZones = new Set<string>()
 
 export function isValidTimezone(timezone: string): boolean {

@@ -66,11 +66,12 @@ export async function listProductOfferingsJson(db: DbOrTx, query: ProductOfferin
 
 /**
  * Answers are cut from slabs of this size, as Node's own pool does for small buffers: one
- * allocation per sixty-odd answers instead of one each (an allocation of this size is memory
- * outside the heap, and the collector runs more often the more of it is made). A slab is freed once
- * no answer cut from it is referenced any more; nothing is ever reused while it is.
+ * allocation per several answers instead of one each (an allocation of this size is memory outside
+ * the heap, and the collector runs more often the more of it is made). A slab is freed once no
+ * answer cut from it is referenced any more; nothing is ever reused while it is. Small, because one
+ * answer still held (by a client that stopped reading) keeps its whole slab: at most 8 answers' worth.
  */
-const SLAB_BYTES = 1 << 20
+const SLAB_BYTES = 128 * 1024
 let slab = Buffer.allocUnsafeSlow(0)
 let slabUsed = 0
 
