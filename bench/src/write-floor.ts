@@ -16,9 +16,10 @@ import { createTemplate } from '@club/server/templates/service.js'
 import { machine, table, writeResults } from './harness.js'
 
 const HOLDERS = Number(process.env.BENCH_FLOOR_HOLDERS ?? 900)
-const REDEMPTIONS = Number(process.env.BENCH_FLOOR_REDEMPTIONS ?? 16_000)
 /** Redemptions timed between two checkpoints when SQLite's own are off. */
 const SLICE = 400
+/** Per row, rounded up to whole slices. */
+const REDEMPTIONS = Math.ceil(Number(process.env.BENCH_FLOOR_REDEMPTIONS ?? 16_000) / SLICE) * SLICE
 
 async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'club-write-floor-'))
@@ -66,10 +67,11 @@ async function main() {
     const redeem = (n: number, round: string) => {
       const held = packages[n % packages.length]!
       statements.pkg.get(held.id)
-      const key = `replay:${round}-${n}`
+      // The server's canonical form of a replay target (packages/targets.ts).
+      const key = `REPLAY|user:${held.userId}|replay:${round}-${n}`
       statements.live.all(held.id, 'REPLAY', key)
       const item = statements.items.get(held.id, 'REPLAY') as { id: string; item: number }
-      statements.take.get(item.id)
+      if (statements.take.get(item.id) === undefined) throw new Error(`package ${held.id} ran out of items: ask for fewer redemptions or more holders`)
       const time = new Date().toISOString()
       const orderId = randomUUID()
       const lineId = randomUUID()
