@@ -9,6 +9,7 @@ import { runChargeJob } from '@club/server/jobs/membership-charge.js'
 import { createMembership } from '@club/server/memberships/plans.js'
 import { TestPaymentProvider } from '@club/server/payments/index.js'
 import { load } from './harness.js'
+import { insertChunked } from './seed.js'
 import type { Scenario } from './scenarios.js'
 
 // Started a fortnight ago, so their first renewal and grant are a fortnight ahead: the servers the
@@ -25,10 +26,6 @@ export interface SeededMemberships {
   /** The date the CHARGE job finds every seeded subscription due. */
   dueDate: Date
   count: number
-}
-
-async function insertChunked<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>, size = 400): Promise<void> {
-  for (let i = 0; i < rows.length; i += size) await insert(rows.slice(i, i + size))
 }
 
 /**

@@ -21,18 +21,21 @@ export interface SeededPackages {
 const CATEGORIES = ['POD_SHOP', 'APPAREL', 'EQUIPMENT', 'SERVICES']
 const picture = { small: { href: 'https://cdn.example.org/s.png' }, medium: { href: 'https://cdn.example.org/m.png' }, large: { href: 'https://cdn.example.org/l.png' } }
 
-export async function seedPackages(db: Db, holders: Array<{ userId: string; token: string }>): Promise<SeededPackages> {
-  const now = new Date()
+/** A PACKAGE template of 10,000 replays, and one package of it issued to each user: its id and the package ids, in the users' order. */
+export async function issueReplayPackages(db: Db, userIds: string[], now: Date): Promise<{ templateId: string; packageIds: string[] }> {
   const data = { validityDays: 3650, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 10_000 }] }
-  const template = await createTemplate(db, { name: '10,000 replays', type: 'PACKAGE', status: 'PUBLISHED', data }, { id: holders[0]!.userId }, { now: () => now })
-  const templateId = template.id
-  const ids: string[] = await db.transaction().execute(async (tx) => {
+  const template = await createTemplate(db, { name: '10,000 replays', type: 'PACKAGE', status: 'PUBLISHED', data }, { id: userIds[0]! }, { now: () => now })
+  const packageIds = await db.transaction().execute(async (tx) => {
     const issued: string[] = []
-    for (const holder of holders) {
-      issued.push(await issuePackage(tx, { templateId, userId: holder.userId, creatorId: null, source: 'STAFF', issuedAt: now, timezone: 'UTC' }))
-    }
+    for (const userId of userIds) issued.push(await issuePackage(tx, { templateId: template.id, userId, creatorId: null, source: 'STAFF', issuedAt: now, timezone: 'UTC' }))
     return issued
   })
+  return { templateId: template.id, packageIds }
+}
+
+export async function seedPackages(db: Db, holders: Array<{ userId: string; token: string }>): Promise<SeededPackages> {
+  const now = new Date()
+  const { templateId, packageIds: ids } = await issueReplayPackages(db, holders.map((h) => h.userId), now)
   // 20 products, 5 per category, VAT on some, so each offering prices a discount and a tax line.
   for (let i = 0; i < 20; i++) {
     await createProduct(

@@ -13,7 +13,8 @@ export interface SeededUsers {
   adminToken: string
 }
 
-async function insertChunked<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>, size = 500): Promise<void> {
+/** Inserts `rows` a chunk at a time (SQLite takes at most 32,766 bound values per statement). */
+export async function insertChunked<T>(rows: T[], insert: (chunk: T[]) => Promise<unknown>, size = 500): Promise<void> {
   for (let i = 0; i < rows.length; i += size) await insert(rows.slice(i, i + size))
 }
 

@@ -11,9 +11,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrateToLatest, openDatabase, sqliteOf } from '@club/server/db/database.js'
-import { issuePackage } from '@club/server/packages/issue.js'
-import { createTemplate } from '@club/server/templates/service.js'
 import { machine, table, writeResults } from './harness.js'
+import { issueReplayPackages } from './packages.js'
+import { insertChunked } from './seed.js'
 
 const HOLDERS = Number(process.env.BENCH_FLOOR_HOLDERS ?? 900)
 /** Redemptions timed between two checkpoints when SQLite's own are off. */
@@ -39,14 +39,9 @@ async function main() {
       created_at: at,
       updated_at: at
     }))
-    for (let i = 0; i < users.length; i += 400) await db.insertInto('users').values(users.slice(i, i + 400)).execute()
-    const data = { validityDays: 3650, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 10_000 }] }
-    const template = await createTemplate(db, { name: 'floor', type: 'PACKAGE', status: 'PUBLISHED', data }, { id: users[0]!.id }, { now: () => now })
-    const packages = await db.transaction().execute(async (tx) => {
-      const ids: Array<{ id: string; userId: string }> = []
-      for (const user of users) ids.push({ id: await issuePackage(tx, { templateId: template.id, userId: user.id, creatorId: null, source: 'STAFF', issuedAt: now, timezone: 'UTC' }), userId: user.id })
-      return ids
-    })
+    await insertChunked(users, (chunk) => db.insertInto('users').values(chunk).execute())
+    const { packageIds } = await issueReplayPackages(db, users.map((u) => u.id), now)
+    const packages = packageIds.map((id, i) => ({ id, userId: users[i]!.id }))
 
     const sqlite = sqliteOf(db)
     const shippedCheckpoint = sqlite.pragma('wal_autocheckpoint', { simple: true }) as number

@@ -42,7 +42,7 @@ export function redactUrl(url: string): string {
   // parsing it (most requests with a query). An encoded key (%74oken) takes the parse below.
   const query = url.slice(q + 1)
   if (!query.includes('%') && !SECRET_QUERY.test(query)) return `${safePath}?${query}`
-  const params = new URLSearchParams(url.slice(q + 1))
+  const params = new URLSearchParams(query)
   for (const key of [...params.keys()]) if (SECRET_QUERY.test(key)) params.set(key, '[redacted]')
   return `${safePath}?${params.toString()}`
 }

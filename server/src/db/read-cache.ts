@@ -8,13 +8,16 @@
 const WRITE_TABLE = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/i
 
 /**
- * How a tracker learns of other connections' commits, asked once per turn of the event loop:
  * 'changed' when another connection may have committed since the last answer, 'same' when none
  * can have, 'unknown' when it could not tell (the database did not answer), and then no cached
- * answer may be trusted. SQLite: PRAGMA data_version. PostgreSQL: the transaction snapshot.
+ * answer may be trusted.
  */
 export type CommitCheck = 'changed' | 'same' | 'unknown'
 
+/**
+ * How a tracker learns of other connections' commits, asked at most once per turn of the event
+ * loop. SQLite: PRAGMA data_version, answered at once. PostgreSQL: the transaction snapshot, a query.
+ */
 export interface OtherCommits {
   check(): CommitCheck | Promise<CommitCheck>
 }
@@ -60,12 +63,13 @@ export class ChangeTracker {
   }
 
   /**
-   * The change stamp of these tables, once other commits have been asked about after this call:
-   * equal stamps mean nothing they hold has changed. Asking (SQLite's data version) costs as much
-   * as an indexed read (it takes a WAL read snapshot), and asked once per request it was about a
-   * tenth of a cached read's CPU time; so every caller that asks in one turn of the event loop
-   * shares one read, made on the next (setImmediate). Each still sees every commit that finished
-   * before it asked, because the read it shares starts after that.
+   * The change stamp of these tables, once other commits have been asked about after the caller's
+   * request arrived: equal stamps mean nothing they hold has changed. Asking (SQLite's data
+   * version) costs as much as an indexed read (it takes a WAL read snapshot), and asked once per
+   * request it was about a tenth of a cached read's CPU time; so every caller that asks in one turn
+   * of the event loop shares one read, made on the next (setImmediate), and callers asking in the
+   * callback that made it reuse it (#reusableCheck). Each still sees every commit that finished
+   * before it asked, because the read it uses started after that.
    */
   async stamp(tables: readonly string[]): Promise<number> {
     const answer = this.#reusableCheck() ?? (await (this.#nextRead ??= this.#readNext()))
