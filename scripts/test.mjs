@@ -1,0 +1,237 @@
+#!/usr/bin/env node
+// `pnpm test`: every stage (scripts/stages.mjs says what each runs and why), or one with
+// `pnpm test --stage NAME` (fast, sqlite, postgres, node24; repeatable). Before the stages: the system
+// check (bootstrap.mjs), the build (tsc -b), the test files' type check, one migrated SQLite file the
+// test apps copy (CLUB_TEST_SQLITE_TEMPLATE), and whatever a stage needs (a throwaway PostgreSQL, the
+// other Node). Tap runs go in two lanes at once: the unit suites in one, the end-to-end package in the
+// other (it mostly waits on real time: ffmpeg recording, a box's poll, Chromium), so both cores work.
+// Each lane prints its files as they finish, a failing file in full; the last line counts every test.
+// --coverage collects coverage (off otherwise: nobody read it and it cost every run).
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { NODE24_VERSION, prepareNode } from './node24.mjs'
+import { preparePostgres } from './postgres.mjs'
+import { PACKAGES, STAGES, checkAudit, missingNamedFiles, planStage, testFilesOf } from './stages.mjs'
+
+const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
+const bin = (pkgDir, name) => join(root, pkgDir, 'node_modules', '.bin', name)
+
+/** The stages a run asks for, in the order they run: every stage but `fast` (a subset of sqlite) by default. */
+export function stagesToRun(asked) {
+  if (!asked?.length) return ['sqlite', 'postgres', 'node24']
+  for (const stage of asked) if (!STAGES.includes(stage)) throw new Error(`no stage named ${stage}: one of ${STAGES.join(', ')}`)
+  return STAGES.filter((stage) => asked.includes(stage))
+}
+
+/** The counts in tap's closing line, `# { total: 268, pass: 266, fail: 1, skip: 1 }`. */
+export function summaryOf(line) {
+  const m = /^# \{ total: (\d+)(.*)\}$/.exec(line)
+  if (!m) return undefined
+  const count = (name) => Number(new RegExp(`${name}: (\\d+)`).exec(m[2])?.[1] ?? 0)
+  return { total: Number(m[1]), pass: count('pass'), fail: count('fail'), skip: count('skip'), todo: count('todo') }
+}
+
+/**
+ * Folds tap's TAP stream to what a person reads: one line per passing file with its time, a failing
+ * file's whole block, tap's closing line. `print` takes each line to show.
+ */
+export function tapFolder(print) {
+  let block = null
+  let failing = null
+  return (line) => {
+    if (failing !== null) {
+      // The YAML under a failing file's line (indented), then back to the top level.
+      if (line.startsWith(' ')) return print(line)
+      failing = null
+    }
+    if (line.startsWith('# Subtest: ')) {
+      block = [line]
+      return
+    }
+    const top = /^(not ok|ok) \d+ - (.+?)(?: # time=([\d.]+)ms)?( # SKIP.*)?$/.exec(line)
+    if (top && block) {
+      const [, verdict, file, ms, skip] = top
+      if (verdict === 'ok') print(`ok   ${file}${ms ? ` ${(Number(ms) / 1000).toFixed(1)}s` : ''}${skip ?? ''}`)
+      else {
+        for (const l of block) print(l)
+        print(line)
+        failing = file
+      }
+      block = null
+      return
+    }
+    if (block) return void block.push(line)
+    if (/^# \{ total:/.test(line) || /^# (ERROR|No tests|Failed)/.test(line)) print(line)
+  }
+}
+
+function lines(stream, onLine) {
+  createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine)
+}
+
+/** Runs a command, its output lines prefixed; resolves with its exit code. */
+function runPrefixed(label, command, args, options) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+    const out = (line) => process.stdout.write(`[${label}] ${line}\n`)
+    lines(child.stdout, options.fold ? options.fold(out) : out)
+    lines(child.stderr, (line) => process.stderr.write(`[${label}] ${line}\n`))
+    child.on('error', (err) => {
+      out(`could not start ${command}: ${err.message}`)
+      resolve(1)
+    })
+    child.on('close', (code, signal) => resolve(code ?? (signal ? 1 : 0)))
+  })
+}
+
+const seconds = (since) => ((Date.now() - since) / 1000).toFixed(0)
+
+function main() {
+  const { values } = parseArgs({
+    options: { stage: { type: 'string', multiple: true }, coverage: { type: 'boolean', default: false }, node: { type: 'string', default: NODE24_VERSION } }
+  })
+  let stages
+  try {
+    stages = stagesToRun(values.stage)
+  } catch (err) {
+    console.error(err.message)
+    return Promise.resolve(2)
+  }
+  const started = Date.now()
+  const results = []
+  const failures = []
+  const step = (label, command, args, options = {}) => {
+    const since = Date.now()
+    const run = spawnSync(command, args, { cwd: root, stdio: 'inherit', ...options })
+    console.log(`test: ${label} ${run.status === 0 ? 'done' : 'FAILED'} in ${seconds(since)} s`)
+    if (run.status !== 0) failures.push(label)
+    return run.status === 0
+  }
+
+  if (!step('system check (bootstrap)', process.execPath, ['scripts/bootstrap.mjs'])) return Promise.resolve(1)
+  if (!step('build (tsc -b)', bin('.', 'tsc'), ['-b'])) return Promise.resolve(1)
+
+  const filesOf = (pkg) => testFilesOf(root, pkg)
+  const named = missingNamedFiles(filesOf)
+  for (const line of named) console.error(`test: ${line}`)
+  if (named.length) failures.push('scripts/stages.mjs names missing files')
+
+  const plans = stages.map((stage) => ({ stage, runs: planStage(stage, filesOf) }))
+  const work = mkdtempSync(join(tmpdir(), 'club-test-run-'))
+  const cleanups = [() => rmSync(work, { recursive: true, force: true })]
+  const env = { ...process.env }
+  // Ctrl-C: the children have it too; the cluster and the run's folder still go.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.on(signal, () => {
+      for (const cleanup of cleanups.reverse()) cleanup()
+      process.exit(130)
+    })
+  }
+
+  // One migrated SQLite file for the whole run; each test app copies it instead of migrating its own.
+  const template = join(work, 'club-template.db')
+  if (!step('migrated SQLite template', process.execPath, ['server/dist/cli.js', 'db', 'migrate'], { env: { ...process.env, DATABASE_URL: template, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] })) return Promise.resolve(1)
+  env.CLUB_TEST_SQLITE_TEMPLATE = template
+
+  let postgresEnv
+  if (stages.includes('postgres')) {
+    const since = Date.now()
+    const postgres = preparePostgres()
+    cleanups.push(postgres.stop)
+    postgresEnv = postgres.env
+    console.log(`test: throwaway PostgreSQL with a migrated template ready in ${seconds(since)} s`)
+  }
+  let nodeEnv
+  if (stages.includes('node24')) {
+    const since = Date.now()
+    try {
+      const other = prepareNode(values.node)
+      nodeEnv = other.env
+      console.log(`test: Node ${other.version} ready in ${seconds(since)} s`)
+    } catch (err) {
+      console.error(`test: ${err.message}`)
+      failures.push(`Node ${values.node}`)
+    }
+  }
+  const audit = stages.includes('sqlite') ? join(work, 'opened-a-database.txt') : undefined
+  if (audit) writeFileSync(audit, '')
+
+  const envFor = (run) => {
+    const e = { ...env }
+    if (run.database === 'postgres') Object.assign(e, postgresEnv)
+    if (run.node === '24') Object.assign(e, nodeEnv, { CLUB_TEST_SQLITE_TEMPLATE: template })
+    if (audit && run.stage === 'sqlite') {
+      e.CLUB_DATABASE_AUDIT = audit
+      e.NODE_OPTIONS = [e.NODE_OPTIONS, `--require=${join(root, 'scripts', 'database-audit.cjs')}`].filter(Boolean).join(' ')
+    }
+    return e
+  }
+
+  const tapRun = async (run) => {
+    const label = `${run.stage} ${run.pkg.name}`
+    if (run.node === '24' && !nodeEnv) return
+    const since = Date.now()
+    let summary
+    const args = ['--reporter=tap', `--jobs=${run.pkg.jobs ?? 2}`]
+    if (values.coverage) args.push('--no-disable-coverage', '--coverage-report=text-summary')
+    const fold = (print) => {
+      const fold = tapFolder(print)
+      return (line) => {
+        summary = summaryOf(line) ?? summary
+        fold(line)
+      }
+    }
+    const code = await runPrefixed(label, bin(run.pkg.dir, 'tap'), [...args, ...run.files], { cwd: join(root, run.pkg.dir), env: envFor(run), fold })
+    const result = { label, files: run.files.length, seconds: Number(seconds(since)), ...(summary ?? { total: 0, pass: 0, fail: 0, skip: 0 }) }
+    results.push(result)
+    if (code !== 0 || !summary || result.fail > 0) failures.push(label)
+  }
+
+  const typecheck = async (pkg) => {
+    const since = Date.now()
+    const code = await runPrefixed(`typecheck ${pkg.name}`, bin('.', 'tsc'), ['-p', join(pkg.dir, pkg.typecheck)], { cwd: root, env })
+    console.log(`test: typecheck of ${pkg.name}'s tests ${code === 0 ? 'done' : 'FAILED'} in ${seconds(since)} s`)
+    if (code !== 0) failures.push(`typecheck ${pkg.name}`)
+  }
+
+  // Two lanes: the end-to-end package and the type checks in one, the unit suites in the other.
+  const planned = plans.flatMap(({ stage, runs }) => runs.map((run) => ({ ...run, stage })))
+  const inPlan = new Set(planned.map((run) => run.pkg.name))
+  const checks = PACKAGES.filter((pkg) => pkg.typecheck && inPlan.has(pkg.name))
+  const laneOf = (run) => (run.pkg.name === 'e2e' ? 'b' : 'a')
+  const lane = async (jobs) => {
+    for (const job of jobs) await job()
+  }
+  const laneA = planned.filter((run) => laneOf(run) === 'a').map((run) => () => tapRun(run))
+  const laneB = [...checks.map((pkg) => () => typecheck(pkg)), ...planned.filter((run) => laneOf(run) === 'b').map((run) => () => tapRun(run))]
+
+  return Promise.all([lane(laneA), lane(laneB)]).then(() => {
+    if (audit) {
+      const opened = readFileSync(audit, 'utf8').split('\n').filter(Boolean)
+      const problems = checkAudit({ root, opened, postgres: planStage('postgres', filesOf) })
+      // The server suite opens databases in most files: an empty record is a preload that never ran.
+      if (opened.length === 0) problems.push(`no test file was recorded opening a database: ${join('scripts', 'database-audit.cjs')} did not run`)
+      for (const line of problems) console.error(`test: ${line}`)
+      if (problems.length) failures.push('the PostgreSQL stage leaves out a database test')
+      else console.log(`test: ${new Set(opened).size} test files opened a database; the PostgreSQL stage runs each (or says why not)`)
+    }
+    for (const cleanup of cleanups.reverse()) cleanup()
+    console.log('\ntest: what ran')
+    for (const r of results) console.log(`  ${r.label.padEnd(18)} ${String(r.files).padStart(3)} files ${String(r.pass).padStart(6)} passed ${String(r.fail).padStart(3)} failed ${String(r.seconds).padStart(5)} s`)
+    console.log(`test: ${stages.join(', ')} in ${(Number(seconds(started)) / 60).toFixed(1)} min${failures.length ? `; failed: ${failures.join(', ')}` : ''}`)
+    const passed = results.reduce((n, r) => n + r.pass, 0)
+    const failed = results.reduce((n, r) => n + r.fail, 0)
+    console.log(`${passed} passed, ${failed} failed`)
+    return failures.length ? 1 : 0
+  })
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const code = await main()
+  process.exitCode = code
+}
