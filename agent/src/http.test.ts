@@ -135,7 +135,7 @@ t.test('with the device token every route answers', async (t) => {
   t.same(await (await get('/health')).json(), health)
   t.same(await (await get('/cameras')).json(), [])
   const picture = get('/cameras/cam-1/snapshot')
-  await new Promise((r) => setTimeout(r, 50))
+  while (!api.pendingSnapshots.has('cam-1')) await new Promise((r) => setTimeout(r, 10))
   api.pendingSnapshots.get('cam-1')!.resolve(Buffer.from('jpeg'))
   const snapshot = await picture
   t.equal(snapshot.status, 200)

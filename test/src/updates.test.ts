@@ -243,8 +243,14 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     const rolledBack = await server.call('GET', `${ADMIN}?updateState=ROLLED_BACK`, admin)
     t.same(rolledBack.json.items.map((i: any) => i.id), [box.id], 'the admin list filters by updateState')
     const count = triggered.length
-    // Several polls later nothing was tried again.
-    await new Promise((resolve) => setTimeout(resolve, 3000))
+    // Three polls later (each one where the box would be told to try again) nothing was tried again.
+    const before = b.lastSeenAt
+    const sightings = new Set<string>()
+    await waitFor('three more polls', async () => {
+      const { lastSeenAt } = await record()
+      if (lastSeenAt !== before) sightings.add(lastSeenAt)
+      return sightings.size >= 3
+    })
     t.equal(triggered.length, count, 'a version that rolled back is not tried again')
   })
 
