@@ -47,6 +47,9 @@ t.test('the preload loads in a process and leaves process.dlopen alone without t
   const probe = "process.stdout.write(String(process.dlopen.name))"
   const env = { ...process.env }
   delete env.CLUB_BETTER_SQLITE3_BINDING
+  // This preload alone: the SQLite stage's database audit (database-audit.cjs, which tap's process
+  // tracking puts back in every child's NODE_OPTIONS) wraps dlopen too while it records.
+  delete env.CLUB_DATABASE_AUDIT
   const plain = spawnSync(process.execPath, ['--require', preload, '-e', probe], { env, encoding: 'utf8' })
   t.equal(plain.stdout, 'dlopen')
   const wrapped = spawnSync(process.execPath, ['--require', preload, '-e', probe], { env: { ...env, CLUB_BETTER_SQLITE3_BINDING: '/nowhere.node' }, encoding: 'utf8' })

@@ -44,8 +44,7 @@ export const NOT_ON_POSTGRES = {
     'src/billing/pricing.test.ts': 'pure functions: order lines',
     'src/packages/constraints.test.ts': 'pure functions: redemption constraints',
     'src/payments/stripe-provider.test.ts': "the Stripe driver against a local server speaking Stripe's protocol; no database",
-    'src/readme.test.ts': 'reads README.md and the settings schema; no database',
-    'src/templates/sources.test.ts': 'pure functions: template sources'
+    'src/readme.test.ts': 'reads README.md and the settings schema; no database'
   },
   e2e: {
     'src/browser.test.ts': "the box's page in Chromium against the agent alone; no server database",
@@ -141,6 +140,33 @@ export function planStage(stage, filesOf) {
     default:
       throw new Error(`no stage named ${stage}: one of ${STAGES.join(', ')}`)
   }
+}
+
+/**
+ * A run cut into `parts` runs of alternate files (neighbours in a folder tend to be alike in weight),
+ * so that two workers share a long suite's tail instead of one waiting for the other. Small runs stay whole.
+ */
+export function splitRun(run, parts) {
+  if (parts < 2 || run.files.length < parts * 4) return [run]
+  return Array.from({ length: parts }, (_, i) => ({ ...run, part: `${i + 1}/${parts}`, files: run.files.filter((_, j) => j % parts === i) }))
+}
+
+/**
+ * The order two workers take the runs in: the end-to-end runs first and one after another in one
+ * chain (they wait on real time, and two at once would slow each other's ffmpeg and Chromium past
+ * their bounds), then the longest first so that the last to finish is short: the server's runs (in
+ * halves), the agent's, the rest. Answers a list of jobs, each a list of runs done in order.
+ */
+export function jobOrder(runs) {
+  const weight = { server: 3, agent: 2 }
+  const e2e = runs.filter((run) => run.pkg.name === 'e2e')
+  const rest = runs
+    .filter((run) => run.pkg.name !== 'e2e')
+    .flatMap((run) => splitRun(run, run.pkg.name === 'server' ? 2 : 1))
+    .map((run, i) => ({ run, i }))
+    .sort((a, b) => (weight[b.run.pkg.name] ?? 1) - (weight[a.run.pkg.name] ?? 1) || a.i - b.i)
+    .map(({ run }) => [run])
+  return e2e.length ? [e2e, ...rest] : rest
 }
 
 /**

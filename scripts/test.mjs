@@ -3,9 +3,10 @@
 // `pnpm test --stage NAME` (fast, sqlite, postgres, node24; repeatable). Before the stages: the system
 // check (bootstrap.mjs), the build (tsc -b), the test files' type check, one migrated SQLite file the
 // test apps copy (CLUB_TEST_SQLITE_TEMPLATE), and whatever a stage needs (a throwaway PostgreSQL, the
-// other Node). Tap runs go in two lanes at once: the unit suites in one, the end-to-end package in the
-// other (it mostly waits on real time: ffmpeg recording, a box's poll, Chromium), so both cores work.
-// Each lane prints its files as they finish, a failing file in full; the last line counts every test.
+// other Node). Two workers take the tap runs (jobOrder in stages.mjs): the end-to-end package's runs
+// in one chain, which mostly waits on real time (ffmpeg recording, a box's poll, Chromium), beside the
+// unit suites, so both cores work. Every line says which run it is from; a passing file is one line
+// with its time, a failing one is shown whole; the last line counts every test.
 // --coverage collects coverage (off otherwise: nobody read it and it cost every run).
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -16,7 +17,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { NODE24_VERSION, prepareNode } from './node24.mjs'
 import { preparePostgres } from './postgres.mjs'
-import { PACKAGES, STAGES, checkAudit, missingNamedFiles, planStage, testFilesOf } from './stages.mjs'
+import { PACKAGES, STAGES, checkAudit, jobOrder, missingNamedFiles, planStage, testFilesOf } from './stages.mjs'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..')
 const bin = (pkgDir, name) => join(root, pkgDir, 'node_modules', '.bin', name)
@@ -173,7 +174,7 @@ function main() {
   }
 
   const tapRun = async (run) => {
-    const label = `${run.stage} ${run.pkg.name}`
+    const label = `${run.stage} ${run.pkg.name}${run.part ? ` ${run.part}` : ''}`
     if (run.node === '24' && !nodeEnv) return
     const since = Date.now()
     let summary
@@ -199,18 +200,21 @@ function main() {
     if (code !== 0) failures.push(`typecheck ${pkg.name}`)
   }
 
-  // Two lanes: the end-to-end package and the type checks in one, the unit suites in the other.
+  // Two workers take jobs in jobOrder's order (scripts/stages.mjs); the type checks go just after the
+  // end-to-end chain, so that a type error shows within the first minutes.
   const planned = plans.flatMap(({ stage, runs }) => runs.map((run) => ({ ...run, stage })))
   const inPlan = new Set(planned.map((run) => run.pkg.name))
-  const checks = PACKAGES.filter((pkg) => pkg.typecheck && inPlan.has(pkg.name))
-  const laneOf = (run) => (run.pkg.name === 'e2e' ? 'b' : 'a')
-  const lane = async (jobs) => {
-    for (const job of jobs) await job()
+  const checks = PACKAGES.filter((pkg) => pkg.typecheck && inPlan.has(pkg.name)).map((pkg) => () => typecheck(pkg))
+  const ordered = jobOrder(planned).map((runs) => async () => {
+    for (const run of runs) await tapRun(run)
+  })
+  const first = planned.some((run) => run.pkg.name === 'e2e') ? 1 : 0
+  const jobs = [...ordered.slice(0, first), ...checks, ...ordered.slice(first)]
+  const worker = async () => {
+    while (jobs.length) await jobs.shift()()
   }
-  const laneA = planned.filter((run) => laneOf(run) === 'a').map((run) => () => tapRun(run))
-  const laneB = [...checks.map((pkg) => () => typecheck(pkg)), ...planned.filter((run) => laneOf(run) === 'b').map((run) => () => tapRun(run))]
 
-  return Promise.all([lane(laneA), lane(laneB)]).then(() => {
+  return Promise.all([worker(), worker()]).then(() => {
     if (audit) {
       const opened = readFileSync(audit, 'utf8').split('\n').filter(Boolean)
       const problems = checkAudit({ root, opened, postgres: planStage('postgres', filesOf) })
@@ -222,7 +226,7 @@ function main() {
     }
     for (const cleanup of cleanups.reverse()) cleanup()
     console.log('\ntest: what ran')
-    for (const r of results) console.log(`  ${r.label.padEnd(18)} ${String(r.files).padStart(3)} files ${String(r.pass).padStart(6)} passed ${String(r.fail).padStart(3)} failed ${String(r.seconds).padStart(5)} s`)
+    for (const r of results) console.log(`  ${r.label.padEnd(22)} ${String(r.files).padStart(3)} files ${String(r.pass).padStart(6)} passed ${String(r.fail).padStart(3)} failed ${String(r.seconds).padStart(5)} s`)
     console.log(`test: ${stages.join(', ')} in ${(Number(seconds(started)) / 60).toFixed(1)} min${failures.length ? `; failed: ${failures.join(', ')}` : ''}`)
     const passed = results.reduce((n, r) => n + r.pass, 0)
     const failed = results.reduce((n, r) => n + r.fail, 0)
