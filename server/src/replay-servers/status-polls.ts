@@ -56,6 +56,9 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
   })
 }
 
+/** What a pending claim's serverId polls: no token, no area, no configuration. */
+const CLAIM_ANSWER: ReplayServerStatusAnswer = { status: 'PENDING' }
+
 /** Serialises a status answer by the route's own response schema (the route passes reply.serialize). */
 export type SerializeStatus = (answer: ReplayServerStatusAnswer) => string
 
@@ -106,6 +109,8 @@ export class StatusPolls {
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
+    // A pending claim's serverId: PENDING and nothing else until an admin decides (never kept: rare).
+    if (entry === null) return { sent: sent(serialize, CLAIM_ANSWER), changed }
     const now = this.deps.clock.now()
     const report = reportedChanges(entry.row, reported)
     if (report) {
@@ -170,8 +175,9 @@ export class StatusPolls {
   }
 
   /** The record read afresh, and kept. */
-  private async load(serverId: string, changes: number, onWrite: () => void): Promise<Entry> {
+  private async load(serverId: string, changes: number, onWrite: () => void): Promise<Entry | null> {
     const row = await findPolledReplayServer(this.db, sha256Hex(serverId))
+    if (row === null) return null
     const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
