@@ -1,16 +1,12 @@
 import { createPublicKey, verify } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, chmodSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
 import { boxKeyProofText } from '@club/contract'
+import { tempDir } from '../temp-dir.fixture.js'
 import { BOX_KEY_FILE, keyFingerprint, keyProofFor, loadOrCreateBoxKey } from './box-key.js'
 
-function stateDir(t: { teardown(fn: () => unknown): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'club-agent-key-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
+const stateDir = (t: { teardown(fn: () => void): void }) => tempDir(t, 'club-agent-key-')
 
 t.test('made at first start, private key mode 0600, the same key on every later start', async (t) => {
   const dir = stateDir(t)

@@ -10,6 +10,7 @@ import pino from 'pino'
 import { createPublicKey, verify } from 'node:crypto'
 import { boxKeyProofText, type ReplayServerStatusAnswer } from '@club/contract'
 import { ManualClock } from '../clock.js'
+import { tempDir } from '../temp-dir.fixture.js'
 import { loadOrCreateBoxKey } from './box-key.js'
 import { ControlClient } from './client.js'
 import { StatusPoller, type PollerOptions } from './poller.js'
@@ -115,9 +116,7 @@ t.test('REVOKED forgets the token and the configuration, and polls slowly', asyn
 })
 
 t.test('each registration carries the box key and a fresh proof of it', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'club-agent-key-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const boxKey = loadOrCreateBoxKey(dir)
+  const boxKey = loadOrCreateBoxKey(tempDir(t, 'club-agent-key-'))
   const clock = new ManualClock('2026-03-01T10:00:00.000Z')
   const gone: Handler = (_req, res) => json(res, 404, { statusCode: 404, error: 'Not Found', message: 'register again' })
   const f = await fixture(t, [registered, gone, registered], { boxKey, clock })
