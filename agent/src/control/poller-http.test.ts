@@ -125,6 +125,7 @@ t.test('each registration carries the box key and a fresh proof of it', async (t
   await f.poller.step()
   await f.poller.step()
   const bodies = [f.seen[0]!, f.seen[2]!].map((s) => JSON.parse(s.body!))
+  t.equal(new URL(f.seen[1]!.url!, 'http://x').searchParams.get('publicKey'), boxKey.publicKey, 'polls report the key, for a record made before it')
   t.same(
     bodies.map((b) => b.keyProof.timestamp),
     ['2026-03-01T10:00:00.000Z', '2026-03-01T10:01:30.000Z'],

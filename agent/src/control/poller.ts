@@ -175,13 +175,15 @@ export class StatusPoller {
   }
 
   private report(): ReplayServerStatusQuery {
-    const { identity, publicUrl } = this.options
+    const { identity, publicUrl, boxKey } = this.options
     return {
       version: identity.version,
       ...(publicUrl ? { serverUrl: publicUrl } : {}),
       ...(identity.localIp ? { localIp: identity.localIp } : {}),
       ...(identity.architecture ? { architecture: identity.architecture } : {}),
-      ...this.options.extraReport?.()
+      ...this.options.extraReport?.(),
+      // Last: a record from before the box had a key adopts it (the registration carries it already).
+      ...(boxKey ? { publicKey: boxKey.publicKey } : {})
     }
   }
 }

@@ -150,7 +150,10 @@ export const ReplayServerStatusQuery = Type.Object(
     architecture: Type.Optional(Architecture),
     updateState: Type.Optional(UpdateState),
     updateVersion: Type.Optional(Semver),
-    updateReason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the update was ROLLED_BACK or FAILED' }))
+    updateReason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the update was ROLLED_BACK or FAILED' })),
+    publicKey: Type.Optional(
+      Type.String({ ...BoxPublicKey, description: 'The box key; kept only by a record that has none yet (a box registered before it had one)' })
+    )
   },
   { additionalProperties: false }
 )

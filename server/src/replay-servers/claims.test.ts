@@ -252,3 +252,23 @@ t.test('a malformed key or proof is a 400 naming the field, and stores nothing',
   }
   t.equal((await ctx.app.db.selectFrom('replay_servers').select('id').execute()).length, 0, 'nothing was stored')
 })
+
+t.test('a box registered before it had a key adopts the one its own polls report, once', async (t) => {
+  const ctx = await testApp(t)
+  const box = await approvedBox(t, ctx)
+  const key = boxKey()
+  const query = `publicKey=${encodeURIComponent(key.publicKey)}`
+  t.match((await poll(ctx, box.serverId, query)).json(), { status: 'APPROVED', accessToken: box.answer.accessToken })
+  const fingerprint = (await adminView(ctx, box.admin, box.id)).keyFingerprint
+  t.match(fingerprint, /^SHA256:/, 'the record holds the key now')
+  await poll(ctx, box.serverId, `publicKey=${encodeURIComponent(boxKey().publicKey)}`)
+  t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, fingerprint, 'a poll never replaces a key')
+  const bad = await poll(ctx, box.serverId, 'publicKey=abc')
+  t.equal(bad.statusCode, 400)
+  t.match(errorOf(bad).message, /publicKey/)
+
+  ctx.clock.advance(1000)
+  const res = await registerFrom(ctx, '10.0.0.5', proven(ctx, key, { serverUrl: BOX_URL }))
+  t.equal(res.json().status, 'APPROVED', 'from then on it proves itself')
+  t.equal((await poll(ctx, box.serverId)).statusCode, 404)
+})

@@ -19,11 +19,11 @@ export function keyFingerprint(publicKey: string): string {
 }
 
 /** The key object of a base64 raw Ed25519 public key, or a 400 naming the field. */
-export function boxPublicKey(publicKey: string): KeyObject {
+export function boxPublicKey(publicKey: string, field = 'body.publicKey'): KeyObject {
   try {
     return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey, 'base64').toString('base64url') }, format: 'jwk' })
   } catch {
-    throw new BadRequestError('body.publicKey is not an Ed25519 public key')
+    throw new BadRequestError(`${field} is not an Ed25519 public key`)
   }
 }
 

@@ -229,6 +229,7 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'update_state',
       'update_version',
       'update_reason',
+      'public_key',
       // Replays waiting for this box (migration 0015's triggers move the status change counter when
       // one starts or stops waiting, so this is read only when the kept answer is out of date).
       sql<number>`(select count(*) from replays where replays.replay_server_id = replay_servers.id and replays.status = 'REQUESTED')`.as(
@@ -287,7 +288,7 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
 export type PollReport = Partial<
   Pick<
     ReplayServersTable,
-    'version' | 'server_url' | 'local_ip' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason'
+    'version' | 'server_url' | 'local_ip' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason' | 'public_key'
   >
 >
 
@@ -301,6 +302,8 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery)
   const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
   const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
   const architecture = reported.architecture !== undefined && reported.architecture !== row.architecture
+  // A record without a key adopts the one its own serverId reports, once; a key is never replaced by a poll.
+  const publicKey = reported.publicKey !== undefined && row.public_key === null
   const reportsUpdates = reported.architecture !== undefined
   const update = reportsUpdates
     ? { update_state: reported.updateState ?? null, update_version: reported.updateVersion ?? null, update_reason: reported.updateReason ?? null }
@@ -309,12 +312,13 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery)
     update !== undefined &&
     (update.update_state !== row.update_state || update.update_version !== row.update_version || update.update_reason !== row.update_reason)
   // Nothing allocated for the usual poll, which reports what is already recorded.
-  if (!version && !serverUrl && !localIp && !architecture && !updateChanged) return null
+  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !publicKey) return null
   return {
     ...(version ? { version: reported.version } : {}),
     ...(serverUrl ? { server_url: reported.serverUrl } : {}),
     ...(localIp ? { local_ip: reported.localIp } : {}),
     ...(architecture ? { architecture: reported.architecture } : {}),
+    ...(publicKey ? { public_key: reported.publicKey } : {}),
     ...(updateChanged ? update : {})
   }
 }

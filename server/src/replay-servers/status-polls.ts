@@ -17,6 +17,7 @@ import {
   type PollRow,
   type ReplayServerDeps
 } from './service.js'
+import { boxPublicKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 
 /** A status answer as sent: its JSON and the ETag that is its hash. */
@@ -44,7 +45,7 @@ export interface StatusPollsOptions {
 }
 
 /** What a poll's query may hold: what the box reports about itself (ReplayServerStatusQuery). */
-const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp', 'architecture', 'updateState', 'updateVersion', 'updateReason'])
+const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp', 'architecture', 'updateState', 'updateVersion', 'updateReason', 'publicKey'])
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -114,9 +115,11 @@ export class StatusPolls {
     const now = this.deps.clock.now()
     const report = reportedChanges(entry.row, reported)
     if (report) {
+      if (report.public_key) boxPublicKey(report.public_key, 'querystring.publicKey')
       // Rare (a new version or address): the write also moves the change counter, so the next poll
-      // reads the record afresh.
+      // reads the record afresh. The key is no part of the answer and moves no counter: its entry goes.
       await recordReport(this.db, entry.row, report, now)
+      if (report.public_key) this.entries.delete(serverId)
       changed = true
     } else {
       this.sighted(entry, now)
