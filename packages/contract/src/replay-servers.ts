@@ -475,11 +475,11 @@ export const replayServerAdminRoutes = defineRoutes({
       response: { 200: JpegImage, 400: ErrorBody, ...adminErrors, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody }
     }
   },
-  acceptClaim: {
+  approveClaim: {
     method: 'POST',
-    url: '/apis/v2/admin/replay-servers/:id/claims/:claimId/accept',
+    url: '/apis/v2/admin/replay-servers/:id/claims/:claimId/approve',
     schema: {
-      operationId: 'acceptReplayServerClaim',
+      operationId: 'approveReplayServerClaim',
       ...admin(
         'Accept a claim as the box',
         "The claim's serverId replaces the box's: the old serverId answers 404 and its token fails at once; the new one " +

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { replayServerAdminRoutes as routes } from '@club/contract'
 import {
-  acceptReplayServerClaim,
+  approveReplayServerClaim,
   approveReplayServer,
   deleteReplayServer,
   getReplayServer,
@@ -30,9 +30,9 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
   app.route({ ...routes.reject, onRequest, handler: async (request) => rejectReplayServer(db, request.params.id, deps) })
   app.route({ ...routes.revoke, onRequest, handler: async (request) => revokeReplayServer(db, request.params.id, deps) })
   app.route({
-    ...routes.acceptClaim,
+    ...routes.approveClaim,
     onRequest,
-    handler: async (request) => acceptReplayServerClaim(db, request.params.id, request.params.claimId, deps)
+    handler: async (request) => approveReplayServerClaim(db, request.params.id, request.params.claimId, deps)
   })
   app.route({
     ...routes.rejectClaim,

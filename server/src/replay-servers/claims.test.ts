@@ -49,7 +49,7 @@ async function approvedBox(t: Tap.Test, ctx: TestApp, key?: BoxKey) {
 const adminView = async (ctx: TestApp, admin: string, id: string) =>
   (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${id}`, headers: { authorization: admin } })).json()
 
-const decide = (ctx: TestApp, admin: string, id: string, claimId: string, decision: 'accept' | 'reject') =>
+const decide = (ctx: TestApp, admin: string, id: string, claimId: string, decision: 'approve' | 'reject') =>
   ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/claims/${claimId}/${decision}`, headers: { authorization: admin } })
 
 t.test('a re-registration of an approved box without its key is a pending claim: the box goes on as it was', async (t) => {
@@ -102,7 +102,7 @@ t.test('an admin accepting a claim switches the box to it', async (t) => {
   const claim = (await registerFrom(ctx, '198.51.100.7', { serverUrl: 'http://10.0.0.6:8080/', publicKey: replacement.publicKey })).json()
   const { claims } = await adminView(ctx, box.admin, box.id)
 
-  const accepted = await decide(ctx, box.admin, box.id, claims[0].id, 'accept')
+  const accepted = await decide(ctx, box.admin, box.id, claims[0].id, 'approve')
   t.equal(accepted.statusCode, 200)
   t.match(accepted.json(), { status: 'APPROVED', serverUrl: 'http://10.0.0.6:8080/', keyFingerprint: claims[0].keyFingerprint, claims: [] })
   const old = await poll(ctx, box.serverId)
@@ -113,7 +113,7 @@ t.test('an admin accepting a claim switches the box to it', async (t) => {
   t.match(now, { status: 'APPROVED', area: { id: box.areaId }, config: { cameras: [camera()] } }, 'the new serverId has the configuration')
   t.not(now.accessToken, box.answer.accessToken, 'and a new token')
   t.equal((await authenticateDeviceToken(ctx.app.db, now.accessToken)).replayServerId, box.id)
-  t.equal((await decide(ctx, box.admin, box.id, '00000000-0000-4000-8000-000000000000', 'accept')).statusCode, 404, 'an unknown claim is 404')
+  t.equal((await decide(ctx, box.admin, box.id, '00000000-0000-4000-8000-000000000000', 'approve')).statusCode, 404, 'an unknown claim is 404')
 })
 
 t.test('a registration loop keeps one claim per key and at most five per box', async (t) => {

@@ -98,10 +98,10 @@ t.test('an operator sees a claim beside its box and rejects or accepts it from a
 
   const second = (await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', payload: { deviceId: 'box-1' } })).json()
   const claimId = (await club(ctx, 'devices', 'show', id)).json.claims[0].id
-  t.equal((await club(ctx, 'devices', 'accept-claim', id, claimId)).code, 0)
+  t.equal((await club(ctx, 'devices', 'approve-claim', id, claimId)).code, 0)
   t.equal((await poll(ctx, serverId)).statusCode, 404, 'the old serverId stops')
   t.same((await poll(ctx, second.serverId)).json(), { status: 'PENDING' }, 'the claim is the box now')
-  const usage = await club(ctx, 'devices', 'accept-claim', id)
+  const usage = await club(ctx, 'devices', 'approve-claim', id)
   t.not(usage.code, 0)
-  t.match(usage.err, /usage: club devices accept-claim ID CLAIM_ID/)
+  t.match(usage.err, /usage: club devices approve-claim ID CLAIM_ID/)
 })

@@ -5,7 +5,7 @@ import { systemClock } from '../clock.js'
 import { integer, UsageError, flags, type Command, type CommandContext } from '../cli.js'
 import { valueValidator } from '../plugins/validation.js'
 import {
-  acceptReplayServerClaim,
+  approveReplayServerClaim,
   approveReplayServer,
   deleteReplayServer,
   deviceTokenKey,
@@ -94,7 +94,7 @@ export const deviceCommands: Record<string, Command> = {
   }),
 
   /** A pending claim (`club devices show ID` lists them under claims): accept it as the box, or reject it. */
-  'devices accept-claim': byClaim('accept-claim', acceptReplayServerClaim),
+  'devices approve-claim': byClaim('approve-claim', approveReplayServerClaim),
   'devices reject-claim': byClaim('reject-claim', rejectReplayServerClaim),
 
   async 'devices approve'(ctx) {

@@ -461,7 +461,7 @@ async function takeClaim(tx: DbOrTx, id: string, claimId: string): Promise<Repla
  * Accepts a claim as the box: its serverId, key and reported fields replace the record's (the old
  * serverId and token stop at once); status, area and configuration stay, a revoked box goes back to PENDING.
  */
-export async function acceptReplayServerClaim(db: Db, id: string, claimId: string, deps: ReplayServerDeps) {
+export async function approveReplayServerClaim(db: Db, id: string, claimId: string, deps: ReplayServerDeps) {
   return change(db, id, deps, async (row, tx) => {
     const claim = await takeClaim(tx, id, claimId)
     return {

@@ -6,7 +6,7 @@ import { dialectOf } from '../db/database.js'
 import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
 import {
-  acceptReplayServerClaim,
+  approveReplayServerClaim,
   approveReplayServer,
   authenticateDeviceToken,
   deleteReplayServer,
@@ -78,7 +78,7 @@ t.test('a change another process makes to the database is seen by the very next 
   t.same((await poll(ctx, again.serverId)).json(), { status: 'PENDING' }, 're-registered: a pending claim')
   t.equal((await poll(ctx, serverId, '', { 'if-none-match': etag })).statusCode, 304, "a claim changes nothing of the box's answer")
   const claim = await other.db.selectFrom('replay_server_claims').select('id').executeTakeFirstOrThrow()
-  await acceptReplayServerClaim(other.db, id, claim.id, other.deps)
+  await approveReplayServerClaim(other.db, id, claim.id, other.deps)
   const superseded = await poll(ctx, serverId)
   t.equal(superseded.statusCode, 404, 'claim accepted: the old serverId is unknown')
   t.match(errorOf(superseded).message, /register again/)

@@ -405,7 +405,7 @@ export const boxPage: PageView = (ctx, main, id) => {
             h(
               'div',
               { class: 'buttons' },
-              h('button', { type: 'button', onclick: () => act('Claim accepted: it is the box now.', 'POST', `/claims/${claim.id}/accept`) }, 'Accept as this box'),
+              h('button', { type: 'button', onclick: () => act('Claim accepted: it is the box now.', 'POST', `/claims/${claim.id}/approve`) }, 'Accept as this box'),
               ' ',
               h('button', { type: 'button', class: 'danger', onclick: () => act('Claim rejected.', 'POST', `/claims/${claim.id}/reject`) }, 'Reject')
             )
