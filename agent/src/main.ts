@@ -8,6 +8,7 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { ConfigError, DEFAULT_CONFIG_PATH, loadAgentConfig } from './config.js'
+import { loadOrCreateBoxKey } from './control/box-key.js'
 import { setup, SetupError } from './setup.js'
 import { aptInstaller, systemInstallerClock, UpdateInstaller } from './update/installer.js'
 import { agentVersion, readIdentity } from './identity.js'
@@ -48,6 +49,7 @@ async function main(): Promise<number> {
             await run('systemctl', ['restart', 'club-agent.service'])
           },
           identity: (config) => readIdentity(config.deviceId),
+          boxKey: (config) => loadOrCreateBoxKey(config.stateDir),
           out: (line) => console.log(line)
         }
       )

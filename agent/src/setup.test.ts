@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import type { AgentConfig } from './config.js'
+import { loadOrCreateBoxKey } from './control/box-key.js'
 import { setup, type SetupDeps } from './setup.js'
 
 const releaseKey = generateKeyPairSync('ed25519')
@@ -32,6 +33,8 @@ function box(t: { teardown(fn: () => void): void }) {
     checkFfmpeg: async (config) => void checked.push(config),
     startService: async () => void out.push('(service started)'),
     identity: async (config) => ({ deviceId: config.deviceId ?? 'hw-1234', hostname: 'court-1-box' }),
+    // The configured state folder is the system's; the box's key goes to the test's folder.
+    boxKey: () => loadOrCreateBoxKey(join(dir, 'state')),
     out: (line) => void out.push(line)
   }
   return { dir, configPath, keyPath, out, asked, checked, deps }
@@ -56,12 +59,14 @@ t.test('writes the server and name into the configuration, keeping the other set
   t.equal(asked[1], 'https://club.example.org/apis/v2/agent-releases/key')
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'the release key where the configuration says')
   t.same(identity, { deviceId: 'hw-1234', hostname: 'court-1-box' })
-  t.same(out.slice(-6), [
+  const boxKey = loadOrCreateBoxKey(join(dir, 'state'))
+  t.same(out.slice(-7), [
     `release key: ${keyPath}, SHA-256 fingerprint ${FINGERPRINT}`,
     'Compare the fingerprint with the one the admin got from club agent-releases keygen',
     '(service started)',
     'deviceId: hw-1234',
     'hostname: court-1-box',
+    `box key: ${boxKey.fingerprint} (the console shows it for this box: compare before approving it or accepting a claim)`,
     'Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID'
   ])
   t.same(readdirSync(join(dir, 'etc')).sort(), ['agent.json', 'release-key.pem'], 'no file left beside them')

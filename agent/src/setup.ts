@@ -24,6 +24,8 @@ export interface SetupDeps {
   /** Enables and (re)starts the service (systemctl). */
   startService: () => Promise<void>
   identity: (config: AgentConfig) => Promise<{ deviceId: string; hostname: string }>
+  /** The box key in the state folder, made now when the agent has not made it yet. */
+  boxKey: (config: AgentConfig) => { fingerprint: string }
   out: (line: string) => void
 }
 
@@ -72,10 +74,13 @@ export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ d
   } else {
     deps.out(`warning: the server has no release key yet (club agent-releases keygen); until ${config.releaseKeyPath} holds it, this box installs no update`)
   }
+  // Before the service starts, so that the agent finds the key this prints.
+  const boxKey = deps.boxKey(config)
   await deps.startService()
   const identity = await deps.identity(config)
   deps.out(`deviceId: ${identity.deviceId}`)
   deps.out(`hostname: ${identity.hostname}`)
+  deps.out(`box key: ${boxKey.fingerprint} (the console shows it for this box: compare before approving it or accepting a claim)`)
   deps.out('Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID')
   return identity
 }

@@ -4,11 +4,13 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { replayServerAdminRoutes as routes } from '@club/contract'
 import {
+  approveReplayServerClaim,
   approveReplayServer,
   deleteReplayServer,
   getReplayServer,
   listReplayServers,
   rejectReplayServer,
+  rejectReplayServerClaim,
   revokeReplayServer,
   rotateReplayServerToken,
   setReplayServerConfig,
@@ -27,6 +29,16 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
   app.route({ ...routes.approve, onRequest, handler: async (request) => approveReplayServer(db, request.params.id, request.body, deps) })
   app.route({ ...routes.reject, onRequest, handler: async (request) => rejectReplayServer(db, request.params.id, deps) })
   app.route({ ...routes.revoke, onRequest, handler: async (request) => revokeReplayServer(db, request.params.id, deps) })
+  app.route({
+    ...routes.approveClaim,
+    onRequest,
+    handler: async (request) => approveReplayServerClaim(db, request.params.id, request.params.claimId, deps)
+  })
+  app.route({
+    ...routes.rejectClaim,
+    onRequest,
+    handler: async (request) => rejectReplayServerClaim(db, request.params.id, request.params.claimId, deps)
+  })
   app.route({ ...routes.rotateToken, onRequest, handler: async (request) => rotateReplayServerToken(db, request.params.id, deps) })
   app.route({
     ...routes.delete,

@@ -42,7 +42,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayServerDeviceRoutes.register,
     config: routeRateLimit({ max: app.config.REPLAY_REGISTRATION_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'replay-server registrations' }),
-    handler: async (request) => registerReplayServer(app.db, request.body, deps)
+    handler: async (request) => registerReplayServer(app.db, request.body, request.ip, deps)
   })
 
   app.route({
