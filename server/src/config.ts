@@ -5,6 +5,7 @@ import { Value } from 'typebox/value'
 import cron from 'node-cron'
 import { isValidTimezone } from './billing/calendar.js'
 import { currencyExponent } from './billing/money.js'
+import { parseTrustedKeys } from './agent-releases/keys.js'
 
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer({ minimum: 0, ...options })
@@ -150,10 +151,10 @@ export const ConfigSchema = Type.Object({
     description: "How often the status polls' lastSeenAt, kept in memory, is written to the database (and always on shutdown)"
   }),
   AGENT_RELEASES_DIR: Type.String({ default: 'data/agent-releases', minLength: 1, description: 'Folder of the uploaded agent packages (club agent-releases add)' }),
-  AGENT_RELEASE_KEY_FILE: Type.String({
-    default: 'data/agent-release-key.pem',
-    minLength: 1,
-    description: 'The release key (Ed25519, PKCS#8 PEM, mode 0600) packages are signed with; made by club agent-releases keygen, never in the database'
+  AGENT_RELEASE_PUBLIC_KEYS: Type.String({
+    default: '',
+    description:
+      'Comma-separated public release keys (the publicKeySetting club agent-releases keygen prints) whose offline signatures an upload must carry; several while a key is rotated'
   }),
   AGENT_RELEASE_MAX_BYTES: Int({ default: 268435456, minimum: 1024, description: 'Largest agent package the upload route takes' }),
   REPLAY_SNAPSHOT_TIMEOUT_MS: Int({
@@ -306,6 +307,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`PASSWORD_HASH_COST=${config.PASSWORD_HASH_COST} is not valid: expected a power of two`)
   }
   parseTrustProxy(config.TRUST_PROXY)
+  try {
+    parseTrustedKeys(config.AGENT_RELEASE_PUBLIC_KEYS)
+  } catch (err) {
+    throw new ConfigError(`AGENT_RELEASE_PUBLIC_KEYS is not valid: ${(err as Error).message}`)
+  }
   parseCorsOrigins(config.CORS_ORIGINS)
   checkRedisUrl(config.REDIS_URL)
   checkPayments(config)

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { releaseSignedText } from '@club/contract'
-import { generateReleaseKey } from '@club/server/agent-releases/service'
+import { runCli } from '@club/server/cli'
 import { UpdateInstaller } from '@club/agent/dist/update/installer.js'
 import { TestServer, freePort, tempDir, testCameraFile, waitFor } from './support.js'
 
@@ -59,11 +59,20 @@ function cuttingProxy(target: string): Promise<{ server: Server; url: string; ra
 
 t.test('a box updates from the server, refuses what was not signed, waits for its court, rolls back what does not start', async (t) => {
   const dir = tempDir(t, 'club-updates-')
-  const keyFile = join(dir, 'release-key.pem')
-  const server = new TestServer(dir, { AGENT_RELEASES_DIR: join(dir, 'releases'), AGENT_RELEASE_KEY_FILE: keyFile })
+  // The release key is made and used offline, as the README says: the server is only told its public half.
+  const club = async (...args: string[]) => {
+    let out = ''
+    let err = ''
+    const code = await runCli(args, {}, (s) => (out += s), (s) => (err += s))
+    if (code !== 0) throw new Error(`club ${args.join(' ')}: ${err}`)
+    return JSON.parse(out)
+  }
+  const offline = join(dir, 'offline')
+  const keyFile = join(offline, 'release-key.pem')
+  const { publicKeySetting } = await club('agent-releases', 'keygen', '--out', keyFile)
+  const server = new TestServer(dir, { AGENT_RELEASES_DIR: join(dir, 'releases'), AGENT_RELEASE_PUBLIC_KEYS: publicKeySetting })
   await server.start()
   t.teardown(() => server.stop())
-  generateReleaseKey({ AGENT_RELEASES_DIR: join(dir, 'releases'), AGENT_RELEASE_KEY_FILE: keyFile })
   const admin = await server.admin()
 
   // The real agent, deployed once and packaged as several releases; 1.3.0 exits at start.
@@ -84,9 +93,10 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   })
 
   const upload = async (file: string) => {
+    await club('agent-releases', 'sign', file, '--key', keyFile)
     const res = await fetch(`${server.url}/apis/v2/admin/agent-releases`, {
       method: 'POST',
-      headers: { authorization: admin, 'content-type': 'application/vnd.debian.binary-package' },
+      headers: { authorization: admin, 'content-type': 'application/vnd.debian.binary-package', 'x-release-signature': readFileSync(`${file}.sig`, 'utf8').trim() },
       body: readFileSync(file)
     })
     return { status: res.status, json: (await res.json()) as any }

@@ -1,7 +1,7 @@
 // An update's decisions, without a file, a socket or a process: what to do with the server's
 // pendingUpdate, whether the box is idle enough to install, whether a package is the one the server
 // signed, and what a poll reports. The shell (updater.ts, installer.ts) only looks and acts.
-import { createHash, createPublicKey, verify } from 'node:crypto'
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto'
 import { releaseSignedText, type PendingUpdate, type ReleaseDownload, type ReplayServerStatusQuery, type UpdateState } from '@club/contract'
 
 /** No update from this long before an event on the box's courts until it ends. */
@@ -61,10 +61,17 @@ export function busyReason(pending: Pick<PendingUpdate, 'busy' | 'window'>, expo
   return event ? `an event on its courts runs ${event.start} to ${event.end}` : undefined
 }
 
+/** Every public key in a PEM text (the pinned release keys: one or more blocks, as setup writes them). */
+export function publicKeysOf(pemText: string): KeyObject[] {
+  const blocks = pemText.match(/-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g) ?? []
+  return blocks.map((block) => createPublicKey(block))
+}
+
 /**
- * Whether a downloaded package is the one the server signed: its size, its SHA-256 and the Ed25519
- * signature, under the release key, of its version, architecture and SHA-256 (releaseSignedText), so
- * the bytes of one release never pass as another version. Answers the mismatch, or undefined.
+ * Whether a downloaded package is one the club signed: its size, its SHA-256 and the Ed25519
+ * signature, under one of the release keys pinned at setup, of its version, architecture and SHA-256
+ * (releaseSignedText), so the bytes of one release never pass as another version. Answers the
+ * mismatch, or undefined.
  */
 export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: Buffer, publicKeyPem: string): string | undefined {
   if (bytes.length !== release.size) return `size ${bytes.length} is not the announced ${release.size}`
@@ -72,11 +79,15 @@ export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: B
   if (sha256 !== release.sha256) return `SHA-256 ${sha256} is not the announced ${release.sha256}`
   let valid = false
   try {
-    valid = verify(null, Buffer.from(releaseSignedText(release)), createPublicKey(publicKeyPem), Buffer.from(release.signature, 'base64'))
+    const keys = publicKeysOf(publicKeyPem)
+    if (keys.length === 0) return 'the signature cannot be checked: no release key is pinned'
+    const signed = Buffer.from(releaseSignedText(release))
+    const signature = Buffer.from(release.signature, 'base64')
+    valid = keys.some((key) => verify(null, signed, key, signature))
   } catch (err) {
     return `the signature cannot be checked: ${(err as Error).message}`
   }
-  return valid ? undefined : `the signature is not the release key's for club-agent ${release.version} (${release.architecture}) with this SHA-256`
+  return valid ? undefined : `the signature is not a release key's for club-agent ${release.version} (${release.architecture}) with this SHA-256`
 }
 
 /** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */

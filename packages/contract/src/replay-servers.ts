@@ -134,7 +134,7 @@ export const ReleaseDownload = Type.Object({
   size: Type.Integer({ minimum: 1, description: 'Bytes' }),
   sha256: Sha256Hex,
   signature: Type.String({
-    description: "Ed25519 signature, base64, by the club's release key, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
+    description: "Ed25519 signature, base64, made offline by one of the club's release keys, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
   })
 })
 export type ReleaseDownload = Static<typeof ReleaseDownload>
