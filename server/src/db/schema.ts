@@ -534,6 +534,8 @@ export interface ReplayServersTable {
   version: string | null
   local_ip: string | null
   server_url: string | null
+  /** The address the box's latest status poll came from; the server calls the box only there (or inside BOX_NETWORKS). */
+  poll_address: string | null
   area_id: string | null
   /** JSON of a ReplayServerConfig; null until an admin sets one. */
   config: string | null

@@ -125,7 +125,9 @@ export function onlineSince(now: Date, pollIntervalSeconds: number): string {
 export async function registerReplayServer(
   db: Db,
   input: ReplayServerRegistrationRequest,
-  deps: ReplayServerDeps
+  deps: ReplayServerDeps,
+  /** Where the registration came from (see reportedChanges), when over HTTP. */
+  address?: string
 ): Promise<ReplayServerRegistration> {
   const serverId = randomToken()
   const serverIdHash = sha256Hex(serverId)
@@ -147,6 +149,7 @@ export async function registerReplayServer(
           version: input.version ?? null,
           local_ip: input.localIp ?? null,
           server_url: input.serverUrl ?? null,
+          poll_address: address ?? null,
           area_id: null,
           config: null,
           target_version: null,
@@ -177,6 +180,7 @@ export async function registerReplayServer(
         version: input.version ?? existing.version,
         local_ip: input.localIp ?? existing.local_ip,
         server_url: input.serverUrl ?? existing.server_url,
+        poll_address: address ?? existing.poll_address,
         last_seen_at: now,
         updated_at: now
       })
@@ -200,6 +204,7 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'version',
       'server_url',
       'local_ip',
+      'poll_address',
       'area_id',
       'config',
       'target_version',
@@ -262,16 +267,17 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
 export type PollReport = Partial<
   Pick<
     ReplayServersTable,
-    'version' | 'server_url' | 'local_ip' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason'
+    'version' | 'server_url' | 'local_ip' | 'poll_address' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason'
   >
 >
 
 /**
  * What a poll reports that the record does not hold yet, or null. The update's state is what the box
  * says now: a poll without one (nothing under way, nothing failed) clears it, but only a poll that
- * reports its version, so a box too old to report updates leaves an admin's view alone.
+ * reports its version, so a box too old to report updates leaves an admin's view alone. `address` is
+ * where the poll came from (the only part the box cannot choose), recorded for the calls to the box.
  */
-export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery): PollReport | null {
+export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery, address: string): PollReport | null {
   const version = reported.version !== undefined && reported.version !== row.version
   const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
   const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
@@ -283,9 +289,11 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery)
   const updateChanged =
     update !== undefined &&
     (update.update_state !== row.update_state || update.update_version !== row.update_version || update.update_reason !== row.update_reason)
+  const moved = address !== row.poll_address
   // Nothing allocated for the usual poll, which reports what is already recorded.
-  if (!version && !serverUrl && !localIp && !architecture && !updateChanged) return null
+  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !moved) return null
   return {
+    ...(moved ? { poll_address: address } : {}),
     ...(version ? { version: reported.version } : {}),
     ...(serverUrl ? { server_url: reported.serverUrl } : {}),
     ...(localIp ? { local_ip: reported.localIp } : {}),

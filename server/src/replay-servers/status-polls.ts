@@ -102,16 +102,18 @@ export class StatusPolls {
    * then `changed`, which the request line is logged for). An unknown or superseded serverId is a
    * 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
+  async poll(serverId: string, reported: ReplayServerStatusQuery, address: string, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
     const now = this.deps.clock.now()
-    const report = reportedChanges(entry.row, reported)
+    const report = reportedChanges(entry.row, reported, address)
     if (report) {
       // Rare (a new version or address): the write also moves the change counter, so the next poll
-      // reads the record afresh.
+      // reads the record afresh. The poll's own address is not in the answer and moves no counter:
+      // the kept entry goes instead, or every later poll would write it again.
       await recordReport(this.db, entry.row, report, now)
+      if (report.poll_address !== undefined) this.entries.delete(serverId)
       changed = true
     } else {
       this.sighted(entry, now)
@@ -136,14 +138,14 @@ export class StatusPolls {
    * when the query holds nothing but the reported fields, each a single value equal to the record's
    * (nothing to write, nothing unvalidated kept).
    */
-  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined): Promise<string | undefined> {
+  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined, address: string): Promise<string | undefined> {
     if (ifNoneMatch === undefined || !this.entries.has(serverId)) return undefined
     const reported = query as Record<string, unknown>
     for (const key in reported) {
       if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
     }
     const entry = this.kept(serverId, await this.statusChanges())
-    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery)) return undefined
+    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
     // A box with an update pending goes to the full route: its answer is made per poll.
     if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
     const answer = entry.sent
