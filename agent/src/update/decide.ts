@@ -90,6 +90,47 @@ export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: B
   return valid ? undefined : `the signature is not a release key's for club-agent ${release.version} (${release.architecture}) with this SHA-256`
 }
 
+/**
+ * Orders two semantic versions (major.minor.patch[-pre.release], build metadata ignored): negative
+ * when `a` is older, 0 when equal, positive when newer. A pre-release is older than its release.
+ */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [core = '', pre] = v.split('+')[0]!.split(/-(.*)/s)
+    return { core: core.split('.').map(Number), pre: pre === undefined || pre === '' ? [] : pre.split('.') }
+  }
+  const x = parse(a)
+  const y = parse(b)
+  for (let i = 0; i < 3; i++) {
+    const d = (x.core[i] ?? 0) - (y.core[i] ?? 0)
+    if (d !== 0) return Math.sign(d)
+  }
+  if (x.pre.length === 0 || y.pre.length === 0) return Math.sign(y.pre.length - x.pre.length)
+  for (let i = 0; i < Math.max(x.pre.length, y.pre.length); i++) {
+    const p = x.pre[i]
+    const q = y.pre[i]
+    if (p === undefined) return -1
+    if (q === undefined) return 1
+    if (p === q) continue
+    const pn = /^\d+$/.test(p)
+    const qn = /^\d+$/.test(q)
+    if (pn && qn) return Math.sign(Number(p) - Number(q))
+    if (pn !== qn) return pn ? -1 : 1
+    return p < q ? -1 : 1
+  }
+  return 0
+}
+
+/**
+ * Why the installer refuses to install `requested` over `installed`, or undefined. An older version
+ * only when it is the one it replaced itself (`recordedPrevious`, from root's own record): otherwise
+ * whoever can write the agent's state folder could bring back any old signed release, known bugs and all.
+ */
+export function downgradeRefusal(requested: string, installed: string, recordedPrevious: string | undefined): string | undefined {
+  if (compareVersions(requested, installed) >= 0 || requested === recordedPrevious) return undefined
+  return `club-agent ${requested} is older than the installed ${installed}, and not the version this installer replaced (${recordedPrevious ?? 'none recorded'})`
+}
+
 /** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */
 export function updateReport(record: UpdateRecord | undefined): Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'> {
   if (!record) return {}

@@ -559,7 +559,7 @@ export interface AgentReleasesTable {
   architecture: string
   size: number
   sha256: string
-  /** Ed25519 signature (base64) of the SHA-256 as hex text, by the release key. */
+  /** Ed25519 signature (base64) of releaseSignedText, made offline by a trusted release key and checked on upload. */
   signature: string
   /** The file's name inside AGENT_RELEASES_DIR. */
   file: string
