@@ -148,7 +148,8 @@ t.test('keygen writes the private key where the operator says, never in the serv
   const refused = await cli(['agent-releases', 'keygen', '--out', join(ctx.config.AGENT_RELEASES_DIR, 'key.pem')], { AGENT_RELEASES_DIR: ctx.config.AGENT_RELEASES_DIR })
   t.equal(refused.code, 1)
   t.match(refused.err, /inside the server's data folder/)
-  const beside = await cli(['agent-releases', 'keygen', '--out', join(ctx.dir, 'release-key.pem')], { DATABASE_URL: ctx.config.DATABASE_URL })
+  // keygen opens no database: a SQLite file's folder is the server's data, whichever database this run uses.
+  const beside = await cli(['agent-releases', 'keygen', '--out', join(ctx.dir, 'release-key.pem')], { DATABASE_URL: join(ctx.dir, 'club.db') })
   t.equal(beside.code, 1, "beside the server's SQLite database")
   t.same(readdirSync(ctx.dir).filter((f) => f.endsWith('.pem')), [], 'no key written there')
 

@@ -61,8 +61,15 @@ export function boxUrl(row: Pick<BoxRow, 'server_url'>, path: string): URL {
 
 /** An address as compared: an IPv4-mapped IPv6 address (::ffff:10.0.0.1) is the IPv4 address it maps. */
 export function plainAddress(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
-  return (mapped ? mapped[1]! : address).toLowerCase()
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (dotted) return dotted[1]!
+  // The same in hex, as the URL parser writes it: [::ffff:127.0.0.1] becomes [::ffff:7f00:1].
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address)
+  if (hex) {
+    const [high, low] = [parseInt(hex[1]!, 16), parseInt(hex[2]!, 16)]
+    return [high >> 8, high & 255, low >> 8, low & 255].join('.')
+  }
+  return address.toLowerCase()
 }
 
 function isLoopback(address: string): boolean {

@@ -195,6 +195,8 @@ t.test('mayCall: the address polled from (IPv4-mapped or not, any loopback for a
   t.ok(mayCall('10.0.0.5', '10.0.0.5', none))
   t.ok(mayCall('::ffff:10.0.0.5', '10.0.0.5', none))
   t.ok(mayCall('10.0.0.5', '::ffff:10.0.0.5', none))
+  t.ok(mayCall('::ffff:a00:5', '10.0.0.5', none), 'the hex form the URL parser writes')
+  t.notOk(mayCall('::ffff:7f00:1', '10.0.0.5', none))
   t.ok(mayCall('::1', '127.0.0.1', none), 'a box on the server\'s machine')
   t.notOk(mayCall('127.0.0.1', '10.0.0.5', none))
   t.notOk(mayCall('10.0.0.6', '10.0.0.5', none))
