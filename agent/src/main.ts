@@ -10,7 +10,7 @@ import { promisify } from 'node:util'
 import { ConfigError, DEFAULT_CONFIG_PATH, loadAgentConfig } from './config.js'
 import { loadOrCreateBoxKey } from './control/box-key.js'
 import { setup, SetupError } from './setup.js'
-import { aptInstaller, systemInstallerClock, UpdateInstaller } from './update/installer.js'
+import { aptInstaller, INSTALLER_STATE_DIR, systemInstallerClock, UpdateInstaller } from './update/installer.js'
 import { agentVersion, readIdentity } from './identity.js'
 import { createLogger } from './log.js'
 import { FfmpegRunner } from './recorder/runner.js'
@@ -89,6 +89,10 @@ async function main(): Promise<number> {
     }
     const installer = new UpdateInstaller({
       stateDir: config.stateDir,
+      // The unit's StateDirectory (root's, mode 0700), which systemd names in STATE_DIRECTORY.
+      installerStateDir: process.env.STATE_DIRECTORY?.split(':')[0] || INSTALLER_STATE_DIR,
+      // This installer is the installed package's own program: its version is the installed one.
+      installedVersion: agentVersion(),
       publicKeyPem,
       packages: aptInstaller,
       clock: systemInstallerClock,

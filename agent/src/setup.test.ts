@@ -2,7 +2,7 @@
 // settings kept), the release key it fetches and writes, what it prints, and its refusals in words,
 // which leave the configuration as it was.
 import { execFileSync } from 'node:child_process'
-import { generateKeyPairSync } from 'node:crypto'
+import { createHash, generateKeyPairSync } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -10,6 +10,7 @@ import t from 'tap'
 import type { AgentConfig } from './config.js'
 import { loadOrCreateBoxKey } from './control/box-key.js'
 import { setup, type SetupDeps } from './setup.js'
+import { publicKeysOf } from './update/decide.js'
 
 const releaseKey = generateKeyPairSync('ed25519')
 const PUBLIC_KEY = releaseKey.publicKey.export({ type: 'spki', format: 'pem' }).toString()
@@ -97,7 +98,7 @@ t.test('a server without a release key yet: set up all the same, with a warning'
   await setup({ configPath, server: 'https://club.example.org' }, { ...deps, fetch: async () => new Response('{}', { status: 404 }) })
   t.equal(readJson(configPath).serverUrl, 'https://club.example.org')
   t.notOk(existsSync(keyPath))
-  t.match(out[0], /^warning: the server has no release key yet \(club agent-releases keygen\); until .* holds it, this box installs no update$/)
+  t.match(out[0], /^warning: the server trusts no release key yet \(AGENT_RELEASE_PUBLIC_KEYS\); until .* holds it, this box installs no update$/)
 })
 
 t.test('the release key: its fingerprint to compare, a warning over plain http, only ever its public half written', async (t) => {
@@ -123,4 +124,17 @@ t.test('the release key: its fingerprint to compare, a warning over plain http, 
   writeFileSync(given, 'not a key')
   await t.rejects(setup({ configPath, server: 'http://10.0.0.2:3000', releaseKey: given }, deps), { message: `--release-key ${given} is not a key in PEM` })
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'a refused key replaces nothing')
+})
+
+t.test('every key the server trusts is pinned (a rotation), each fingerprint printed; a package signed by either passes', async (t) => {
+  const { configPath, keyPath, out, deps } = box(t)
+  const rotated = generateKeyPairSync('ed25519').publicKey
+  const ROTATED = rotated.export({ type: 'spki', format: 'pem' }).toString()
+  const keys = [{ publicKey: PUBLIC_KEY, fingerprint: FINGERPRINT }, { publicKey: ROTATED, fingerprint: createHash('sha256').update(rotated.export({ type: 'spki', format: 'der' })).digest('hex') }]
+  writeFileSync(configPath, JSON.stringify({ releaseKeyPath: keyPath }))
+  const answer = JSON.stringify({ ...keys[0], keys })
+  await setup({ configPath, server: 'https://club.example.org' }, { ...deps, fetch: async () => new Response(answer, { status: 200, headers: { 'content-type': 'application/json' } }) })
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY + ROTATED)
+  t.same(out.slice(0, 2), keys.map((k) => `release key: ${keyPath}, SHA-256 fingerprint ${k.fingerprint}`))
+  t.same(publicKeysOf(readFileSync(keyPath, 'utf8')).map((k) => k.export({ type: 'spki', format: 'pem' })), [PUBLIC_KEY, ROTATED])
 })

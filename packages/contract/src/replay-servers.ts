@@ -173,7 +173,7 @@ export const ReleaseDownload = Type.Object({
   size: Type.Integer({ minimum: 1, description: 'Bytes' }),
   sha256: Sha256Hex,
   signature: Type.String({
-    description: "Ed25519 signature, base64, by the club's release key, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
+    description: "Ed25519 signature, base64, made offline by one of the club's release keys, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
   })
 })
 export type ReleaseDownload = Static<typeof ReleaseDownload>
@@ -467,12 +467,13 @@ export const replayServerAdminRoutes = defineRoutes({
       ...admin(
         "A camera's picture as it is now, asked of the box",
         "Admin or staff Bearer. The server asks the box at its reported serverUrl, with the box's access token " +
-          '(never in a URL or a log), and answers its JPEG. 404: no such box or camera; 409: the box is not approved ' +
-          "or has reported no serverUrl; 422 and 429 (with Retry-After) are the box's own; 502: the box answered " +
-          'something else; 504: it could not be reached or did not answer within REPLAY_SNAPSHOT_TIMEOUT_MS.'
+          '(never in a URL or a log), and answers its JPEG; only when that URL resolves to the address the box polls ' +
+          'from, or to one inside BOX_NETWORKS. 404: no such box or camera; 409: the box is not approved or has reported ' +
+          'no serverUrl; 502: no picture, whatever the cause (an address the box may not own, no connection, an answer ' +
+          'that is not image/jpeg, a redirect), always the same message; 504: no picture within REPLAY_SNAPSHOT_TIMEOUT_MS.'
       ),
       params: ReplayServerCameraParams,
-      response: { 200: JpegImage, 400: ErrorBody, ...adminErrors, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody }
+      response: { 200: JpegImage, 400: ErrorBody, ...adminErrors, 409: ErrorBody, 502: ErrorBody, 504: ErrorBody }
     }
   },
   approveClaim: {

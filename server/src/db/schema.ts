@@ -534,6 +534,8 @@ export interface ReplayServersTable {
   version: string | null
   local_ip: string | null
   server_url: string | null
+  /** The address the box's latest status poll came from; the server calls the box only there (or inside BOX_NETWORKS). */
+  poll_address: string | null
   area_id: string | null
   /** JSON of a ReplayServerConfig; null until an admin sets one. */
   config: string | null
@@ -583,7 +585,7 @@ export interface AgentReleasesTable {
   architecture: string
   size: number
   sha256: string
-  /** Ed25519 signature (base64) of the SHA-256 as hex text, by the release key. */
+  /** Ed25519 signature (base64) of releaseSignedText, made offline by a trusted release key and checked on upload. */
   signature: string
   /** The file's name inside AGENT_RELEASES_DIR. */
   file: string

@@ -17,6 +17,7 @@ import {
   setReplayServerTargetVersion,
   type ReplayServerDeps
 } from './service.js'
+import { boxCallDeps } from './box-call.js'
 import { fetchCameraSnapshot } from './snapshots.js'
 
 export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServerDeps): void {
@@ -49,13 +50,13 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
     }
   })
   app.route({ ...routes.setConfig, onRequest, handler: async (request) => setReplayServerConfig(db, request.params.id, request.body, deps) })
-  const snapshotDeps = { tokenKey: deps.tokenKey, timeoutMs: app.config.REPLAY_SNAPSHOT_TIMEOUT_MS }
+  const snapshotDeps = boxCallDeps(app.config, deps.tokenKey)
   app.route({
     ...routes.cameraSnapshot,
     // Staff set up and check courts too; a picture of a court is not an admin's decision.
     onRequest: app.auth.bearer({ roles: ['admin', 'staff'] }),
     handler: async (request, reply) => {
-      const picture = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps)
+      const picture = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps, request.log)
       return reply.type('image/jpeg').header('cache-control', 'no-store').send(picture)
     }
   })

@@ -131,6 +131,7 @@ export function onlineSince(now: Date, pollIntervalSeconds: number): string {
 export async function registerReplayServer(
   db: Db,
   input: ReplayServerRegistrationRequest,
+  /** Where the registration came from: a claim's source, and the address a proven box now polls from (see reportedChanges). */
   sourceIp: string,
   deps: ReplayServerDeps
 ): Promise<ReplayServerRegistration> {
@@ -156,6 +157,7 @@ export async function registerReplayServer(
           version: input.version ?? null,
           local_ip: input.localIp ?? null,
           server_url: input.serverUrl ?? null,
+          poll_address: sourceIp,
           area_id: null,
           config: null,
           target_version: null,
@@ -191,6 +193,7 @@ export async function registerReplayServer(
           version: input.version ?? existing.version,
           local_ip: input.localIp ?? existing.local_ip,
           server_url: input.serverUrl ?? existing.server_url,
+          poll_address: sourceIp,
           key_proof_at: at,
           last_seen_at: now,
           updated_at: now
@@ -221,6 +224,7 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'version',
       'server_url',
       'local_ip',
+      'poll_address',
       'area_id',
       'config',
       'target_version',
@@ -288,16 +292,17 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
 export type PollReport = Partial<
   Pick<
     ReplayServersTable,
-    'version' | 'server_url' | 'local_ip' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason' | 'public_key'
+    'version' | 'server_url' | 'local_ip' | 'poll_address' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason' | 'public_key'
   >
 >
 
 /**
  * What a poll reports that the record does not hold yet, or null. The update's state is what the box
  * says now: a poll without one (nothing under way, nothing failed) clears it, but only a poll that
- * reports its version, so a box too old to report updates leaves an admin's view alone.
+ * reports its version, so a box too old to report updates leaves an admin's view alone. `address` is
+ * where the poll came from (the only part the box cannot choose), recorded for the calls to the box.
  */
-export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery): PollReport | null {
+export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery, address: string): PollReport | null {
   const version = reported.version !== undefined && reported.version !== row.version
   const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
   const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
@@ -311,9 +316,11 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery)
   const updateChanged =
     update !== undefined &&
     (update.update_state !== row.update_state || update.update_version !== row.update_version || update.update_reason !== row.update_reason)
+  const moved = address !== row.poll_address
   // Nothing allocated for the usual poll, which reports what is already recorded.
-  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !publicKey) return null
+  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !publicKey && !moved) return null
   return {
+    ...(moved ? { poll_address: address } : {}),
     ...(version ? { version: reported.version } : {}),
     ...(serverUrl ? { server_url: reported.serverUrl } : {}),
     ...(localIp ? { local_ip: reported.localIp } : {}),
@@ -473,7 +480,9 @@ export async function approveReplayServerClaim(db: Db, id: string, claimId: stri
       hostname: claim.hostname ?? row.hostname,
       version: claim.version ?? row.version,
       local_ip: claim.local_ip ?? row.local_ip,
-      server_url: claim.server_url ?? row.server_url
+      server_url: claim.server_url ?? row.server_url,
+      // The accepted claim is where the box now is: the server calls it only there (box-call.ts).
+      poll_address: claim.source_ip
     }
   })
 }

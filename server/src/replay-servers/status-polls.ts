@@ -106,20 +106,21 @@ export class StatusPolls {
    * then `changed`, which the request line is logged for). An unknown or superseded serverId is a
    * 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
+  async poll(serverId: string, reported: ReplayServerStatusQuery, address: string, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
     // A pending claim's serverId: PENDING and nothing else until an admin decides (never kept: rare).
     if (entry === null) return { sent: sent(serialize, CLAIM_ANSWER), changed }
     const now = this.deps.clock.now()
-    const report = reportedChanges(entry.row, reported)
+    const report = reportedChanges(entry.row, reported, address)
     if (report) {
       if (report.public_key) boxPublicKey(report.public_key, 'querystring.publicKey')
       // Rare (a new version or address): the write also moves the change counter, so the next poll
-      // reads the record afresh. The key is no part of the answer and moves no counter: its entry goes.
+      // reads the record afresh. The key and the poll's own address are no part of the answer and
+      // move no counter: the kept entry goes instead, or every later poll would write them again.
       await recordReport(this.db, entry.row, report, now)
-      if (report.public_key) this.entries.delete(serverId)
+      if (report.public_key || report.poll_address !== undefined) this.entries.delete(serverId)
       changed = true
     } else {
       this.sighted(entry, now)
@@ -144,14 +145,14 @@ export class StatusPolls {
    * when the query holds nothing but the reported fields, each a single value equal to the record's
    * (nothing to write, nothing unvalidated kept).
    */
-  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined): Promise<string | undefined> {
+  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined, address: string): Promise<string | undefined> {
     if (ifNoneMatch === undefined || !this.entries.has(serverId)) return undefined
     const reported = query as Record<string, unknown>
     for (const key in reported) {
       if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
     }
     const entry = this.kept(serverId, await this.statusChanges())
-    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery)) return undefined
+    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
     // A box with an update pending goes to the full route: its answer is made per poll.
     if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
     const answer = entry.sent
