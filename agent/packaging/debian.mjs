@@ -116,7 +116,7 @@ export function postrm() {
   return `#!/bin/sh
 set -e
 if [ "$1" = purge ]; then
-  rm -rf ${STATE_DIR}
+  rm -rf ${STATE_DIR} /var/lib/club-agent-installer
   rm -f /etc/club-agent/release-key.pem
 fi
 if ${SYSTEMD}; then
@@ -176,6 +176,9 @@ Documentation=file:///usr/share/doc/club-agent/README.md
 [Service]
 Type=oneshot
 ExecStart=/usr/bin/club-agent install-update %i
+# Root's own record of what it installed and what that replaced (the only downgrade it allows).
+StateDirectory=club-agent-installer
+StateDirectoryMode=0700
 TimeoutStartSec=20min
 StandardOutput=journal
 StandardError=journal

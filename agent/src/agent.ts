@@ -1,5 +1,6 @@
 // The agent put together: the poller's answers drive the recorder, the cleanup job and updates;
 // the local API reads from all of them. Every part is handed its dependencies here.
+import { mkdirSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
@@ -17,6 +18,7 @@ import { Cleanup, freeDiskBytes, recordingsBytes } from './cleanup.js'
 import { ClipError, ClipExporter } from './clips/export.js'
 import { SegmentLeases } from './clips/leases.js'
 import type { AgentConfig } from './config.js'
+import { loadOrCreateBoxKey, type BoxKey } from './control/box-key.js'
 import { ControlClient } from './control/client.js'
 import { StatusPoller } from './control/poller.js'
 import { StateStore } from './control/state.js'
@@ -52,6 +54,7 @@ const SIGN_IN_WINDOW_MS = 15 * 60_000
 
 export class Agent {
   private readonly state: StateStore
+  private readonly boxKey: BoxKey
   private readonly poller: StatusPoller
   private readonly recorder: Recorder
   private readonly cleanup: Cleanup
@@ -75,6 +78,8 @@ export class Agent {
     const { config, identity, runner, log } = options
     const clock = options.clock ?? systemClock
     this.state = new StateStore(config.stateDir)
+    mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
+    this.boxKey = loadOrCreateBoxKey(config.stateDir)
     this.access = {
       password: new LocalPassword({ stateDir: config.stateDir, clock }),
       sessions: new SessionStore({ clock, ttlMs: config.sessionHours * 3_600_000 }),
@@ -149,6 +154,8 @@ export class Agent {
       client: new ControlClient({ baseUrl: config.serverUrl, timeoutMs: config.requestTimeoutSeconds * 1000 }),
       state: this.state,
       identity,
+      boxKey: this.boxKey,
+      clock,
       ...(config.displayName ? { displayName: config.displayName } : {}),
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       log,
@@ -193,7 +200,10 @@ export class Agent {
     const bind = chooseHttpHost(config.httpHost, config.httpHost ? undefined : await addressTowards(config.serverUrl))
     log.info({ httpHost: bind.host, reason: bind.reason }, 'local API address chosen')
     await this.http.listen({ port: config.httpPort, host: bind.host })
-    log.info({ deviceId: identity.deviceId, hostname: identity.hostname, version: identity.version, localApi: this.address }, 'agent started')
+    log.info(
+      { deviceId: identity.deviceId, keyFingerprint: this.boxKey.fingerprint, hostname: identity.hostname, version: identity.version, localApi: this.address },
+      'agent started'
+    )
     this.polling = this.poller.run(this.abort.signal)
   }
 
@@ -212,6 +222,7 @@ export class Agent {
     return {
       version: identity.version,
       deviceId: identity.deviceId,
+      keyFingerprint: this.boxKey.fingerprint,
       hostname: identity.hostname,
       displayName: config.displayName ?? null,
       serverUrl: config.serverUrl,

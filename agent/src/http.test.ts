@@ -16,7 +16,7 @@ import { createLogger } from './log.js'
 
 const TOKEN = 'device-token-0123456789'
 const health: AgentHealth = {
-  version: '1.0.0', deviceId: 'box-1', hostname: 'box', displayName: null, serverUrl: 'http://127.0.0.1:9', status: 'APPROVED',
+  version: '1.0.0', deviceId: 'box-1', keyFingerprint: 'SHA256:Zmh6rfhivXdsj8GLjp+OIAiXFIVu4jOzkCpZHQ1fKSU', hostname: 'box', displayName: null, serverUrl: 'http://127.0.0.1:9', status: 'APPROVED',
   area: { id: 'area-1' }, connected: true, lastContactAt: null, pendingUpdate: null, cleanupEnabled: false, freeDiskBytes: 1,
   disk: { recordingsBytes: 0, retentionHours: 72, minFreeBytes: 2048, lastCleanupAt: null, lastCleanupDeleted: null },
   cameras: []

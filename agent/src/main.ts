@@ -8,8 +8,9 @@ import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { promisify } from 'node:util'
 import { ConfigError, DEFAULT_CONFIG_PATH, loadAgentConfig } from './config.js'
+import { loadOrCreateBoxKey } from './control/box-key.js'
 import { setup, SetupError } from './setup.js'
-import { aptInstaller, systemInstallerClock, UpdateInstaller } from './update/installer.js'
+import { aptInstaller, INSTALLER_STATE_DIR, systemInstallerClock, UpdateInstaller } from './update/installer.js'
 import { agentVersion, readIdentity } from './identity.js'
 import { createLogger } from './log.js'
 import { FfmpegRunner } from './recorder/runner.js'
@@ -48,6 +49,7 @@ async function main(): Promise<number> {
             await run('systemctl', ['restart', 'club-agent.service'])
           },
           identity: (config) => readIdentity(config.deviceId),
+          boxKey: (config) => loadOrCreateBoxKey(config.stateDir),
           out: (line) => console.log(line)
         }
       )
@@ -87,6 +89,10 @@ async function main(): Promise<number> {
     }
     const installer = new UpdateInstaller({
       stateDir: config.stateDir,
+      // The unit's StateDirectory (root's, mode 0700), which systemd names in STATE_DIRECTORY.
+      installerStateDir: process.env.STATE_DIRECTORY?.split(':')[0] || INSTALLER_STATE_DIR,
+      // This installer is the installed package's own program: its version is the installed one.
+      installedVersion: agentVersion(),
       publicKeyPem,
       packages: aptInstaller,
       clock: systemInstallerClock,

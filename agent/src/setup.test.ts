@@ -2,13 +2,15 @@
 // settings kept), the release key it fetches and writes, what it prints, and its refusals in words,
 // which leave the configuration as it was.
 import { execFileSync } from 'node:child_process'
-import { generateKeyPairSync } from 'node:crypto'
+import { createHash, generateKeyPairSync } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import type { AgentConfig } from './config.js'
+import { loadOrCreateBoxKey } from './control/box-key.js'
 import { setup, type SetupDeps } from './setup.js'
+import { publicKeysOf } from './update/decide.js'
 
 const releaseKey = generateKeyPairSync('ed25519')
 const PUBLIC_KEY = releaseKey.publicKey.export({ type: 'spki', format: 'pem' }).toString()
@@ -32,6 +34,8 @@ function box(t: { teardown(fn: () => void): void }) {
     checkFfmpeg: async (config) => void checked.push(config),
     startService: async () => void out.push('(service started)'),
     identity: async (config) => ({ deviceId: config.deviceId ?? 'hw-1234', hostname: 'court-1-box' }),
+    // The configured state folder is the system's; the box's key goes to the test's folder.
+    boxKey: () => loadOrCreateBoxKey(join(dir, 'state')),
     out: (line) => void out.push(line)
   }
   return { dir, configPath, keyPath, out, asked, checked, deps }
@@ -56,12 +60,14 @@ t.test('writes the server and name into the configuration, keeping the other set
   t.equal(asked[1], 'https://club.example.org/apis/v2/agent-releases/key')
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'the release key where the configuration says')
   t.same(identity, { deviceId: 'hw-1234', hostname: 'court-1-box' })
-  t.same(out.slice(-6), [
+  const boxKey = loadOrCreateBoxKey(join(dir, 'state'))
+  t.same(out.slice(-7), [
     `release key: ${keyPath}, SHA-256 fingerprint ${FINGERPRINT}`,
     'Compare the fingerprint with the one the admin got from club agent-releases keygen',
     '(service started)',
     'deviceId: hw-1234',
     'hostname: court-1-box',
+    `box key: ${boxKey.fingerprint} (the console shows it for this box: compare before approving it or accepting a claim)`,
     'Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID'
   ])
   t.same(readdirSync(join(dir, 'etc')).sort(), ['agent.json', 'release-key.pem'], 'no file left beside them')
@@ -92,7 +98,7 @@ t.test('a server without a release key yet: set up all the same, with a warning'
   await setup({ configPath, server: 'https://club.example.org' }, { ...deps, fetch: async () => new Response('{}', { status: 404 }) })
   t.equal(readJson(configPath).serverUrl, 'https://club.example.org')
   t.notOk(existsSync(keyPath))
-  t.match(out[0], /^warning: the server has no release key yet \(club agent-releases keygen\); until .* holds it, this box installs no update$/)
+  t.match(out[0], /^warning: the server trusts no release key yet \(AGENT_RELEASE_PUBLIC_KEYS\); until .* holds it, this box installs no update$/)
 })
 
 t.test('the release key: its fingerprint to compare, a warning over plain http, only ever its public half written', async (t) => {
@@ -118,4 +124,17 @@ t.test('the release key: its fingerprint to compare, a warning over plain http, 
   writeFileSync(given, 'not a key')
   await t.rejects(setup({ configPath, server: 'http://10.0.0.2:3000', releaseKey: given }, deps), { message: `--release-key ${given} is not a key in PEM` })
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'a refused key replaces nothing')
+})
+
+t.test('every key the server trusts is pinned (a rotation), each fingerprint printed; a package signed by either passes', async (t) => {
+  const { configPath, keyPath, out, deps } = box(t)
+  const rotated = generateKeyPairSync('ed25519').publicKey
+  const ROTATED = rotated.export({ type: 'spki', format: 'pem' }).toString()
+  const keys = [{ publicKey: PUBLIC_KEY, fingerprint: FINGERPRINT }, { publicKey: ROTATED, fingerprint: createHash('sha256').update(rotated.export({ type: 'spki', format: 'der' })).digest('hex') }]
+  writeFileSync(configPath, JSON.stringify({ releaseKeyPath: keyPath }))
+  const answer = JSON.stringify({ ...keys[0], keys })
+  await setup({ configPath, server: 'https://club.example.org' }, { ...deps, fetch: async () => new Response(answer, { status: 200, headers: { 'content-type': 'application/json' } }) })
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY + ROTATED)
+  t.same(out.slice(0, 2), keys.map((k) => `release key: ${keyPath}, SHA-256 fingerprint ${k.fingerprint}`))
+  t.same(publicKeysOf(readFileSync(keyPath, 'utf8')).map((k) => k.export({ type: 'spki', format: 'pem' })), [PUBLIC_KEY, ROTATED])
 })

@@ -4,7 +4,7 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto'
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { agentReleaseRoutes, AgentReleaseKey } from '@club/contract'
+import { agentReleaseRoutes, AgentReleaseKey, AgentReleaseKeys } from '@club/contract'
 import { Value } from 'typebox/value'
 import { AgentConfigSchema, ConfigError, loadAgentConfig, type AgentConfig } from './config.js'
 import { serverCall } from './control/client.js'
@@ -24,6 +24,8 @@ export interface SetupDeps {
   /** Enables and (re)starts the service (systemctl). */
   startService: () => Promise<void>
   identity: (config: AgentConfig) => Promise<{ deviceId: string; hostname: string }>
+  /** The box key in the state folder, made now when the agent has not made it yet. */
+  boxKey: (config: AgentConfig) => { fingerprint: string }
   out: (line: string) => void
 }
 
@@ -46,36 +48,40 @@ export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ d
   const candidate = `${options.configPath}.setup-${process.pid}`
   mkdirSync(dirname(options.configPath), { recursive: true, mode: 0o755 })
   writeFileSync(candidate, `${JSON.stringify(configAfterSetup(readExisting(options.configPath), options), null, 2)}\n`, { mode: 0o644 })
-  let releaseKey: ReleaseKey | undefined
+  let releaseKeys: ReleaseKey[] | undefined
   let config: AgentConfig
   try {
     config = readCandidate(candidate, options.configPath)
     const missing = await deps.checkFfmpeg(config)
     if (missing) throw new SetupError(missing)
-    if (options.releaseKey) releaseKey = releaseKeyOf(readReleaseKey(options.releaseKey), `--release-key ${options.releaseKey}`)
+    if (options.releaseKey) releaseKeys = releaseKeysOf(readReleaseKey(options.releaseKey), `--release-key ${options.releaseKey}`)
     else {
-      const fetched = await fetchReleaseKey(config.serverUrl, deps)
-      releaseKey = fetched === undefined ? undefined : releaseKeyOf(fetched, `the release key the server at ${config.serverUrl} answered`)
+      const fetched = await fetchReleaseKeys(config.serverUrl, deps)
+      releaseKeys = fetched?.map((pem) => releaseKeyOf(pem, `the release key the server at ${config.serverUrl} answered`))
     }
     renameSync(candidate, options.configPath)
   } finally {
     rmSync(candidate, { force: true })
   }
-  if (releaseKey) {
+  if (releaseKeys) {
     mkdirSync(dirname(config.releaseKeyPath), { recursive: true, mode: 0o755 })
-    writeFileSync(config.releaseKeyPath, releaseKey.pem, { mode: 0o644 })
-    deps.out(`release key: ${config.releaseKeyPath}, SHA-256 fingerprint ${releaseKey.fingerprint}`)
+    // Every key the club trusts (several while one is rotated): a package signed by any installs.
+    writeFileSync(config.releaseKeyPath, releaseKeys.map((k) => k.pem).join(''), { mode: 0o644 })
+    for (const key of releaseKeys) deps.out(`release key: ${config.releaseKeyPath}, SHA-256 fingerprint ${key.fingerprint}`)
     const overHttp = !options.releaseKey && config.serverUrl.startsWith('http://')
     deps.out(
       `Compare the fingerprint with the one the admin got from club agent-releases keygen${overHttp ? ': this key came over plain http, only that comparison shows it is the club\'s' : ''}`
     )
   } else {
-    deps.out(`warning: the server has no release key yet (club agent-releases keygen); until ${config.releaseKeyPath} holds it, this box installs no update`)
+    deps.out(`warning: the server trusts no release key yet (AGENT_RELEASE_PUBLIC_KEYS); until ${config.releaseKeyPath} holds it, this box installs no update`)
   }
+  // Before the service starts, so that the agent finds the key this prints.
+  const boxKey = deps.boxKey(config)
   await deps.startService()
   const identity = await deps.identity(config)
   deps.out(`deviceId: ${identity.deviceId}`)
   deps.out(`hostname: ${identity.hostname}`)
+  deps.out(`box key: ${boxKey.fingerprint} (the console shows it for this box: compare before approving it or accepting a claim)`)
   deps.out('Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID')
   return identity
 }
@@ -127,6 +133,12 @@ function releaseKeyOf(text: string, source: string): ReleaseKey {
   }
 }
 
+/** Every key of a PEM text that may hold several blocks (a file of trusted keys); only their public halves. */
+function releaseKeysOf(text: string, source: string): ReleaseKey[] {
+  const blocks = text.match(/-----BEGIN [A-Z ]+-----[\s\S]*?-----END [A-Z ]+-----/g) ?? [text]
+  return blocks.map((block) => releaseKeyOf(block, source))
+}
+
 function readReleaseKey(path: string): string {
   try {
     return readFileSync(path, 'utf8')
@@ -135,8 +147,8 @@ function readReleaseKey(path: string): string {
   }
 }
 
-/** The release key's public half from the server; undefined when the server has none yet (404). */
-async function fetchReleaseKey(serverUrl: string, deps: SetupDeps): Promise<string | undefined> {
+/** The public halves of the release keys the server trusts; undefined when it trusts none yet (404). */
+async function fetchReleaseKeys(serverUrl: string, deps: SetupDeps): Promise<string[] | undefined> {
   let res: Response
   try {
     res = await serverCall({ baseUrl: serverUrl, timeoutMs: 15_000, fetch: deps.fetch }, agentReleaseRoutes.key.url, {})
@@ -146,5 +158,6 @@ async function fetchReleaseKey(serverUrl: string, deps: SetupDeps): Promise<stri
   if (res.status === 404) return undefined
   const body = (await res.json().catch(() => undefined)) as unknown
   if (res.status !== 200 || !Value.Check(AgentReleaseKey, body)) throw new SetupError(`the server at ${serverUrl} answered ${res.status}: is it the club platform?`)
-  return body.publicKey
+  // A server from before key rotation answers its one key only.
+  return Value.Check(AgentReleaseKeys, body) ? body.keys.map((k) => k.publicKey) : [body.publicKey]
 }

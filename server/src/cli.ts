@@ -13,7 +13,7 @@ import { membershipCommands } from './memberships/cli.js'
 import { TEST_CARDS_HELP } from './payments/test-provider.js'
 import { productCommands } from './products/cli.js'
 import { deviceCommands } from './replay-servers/cli.js'
-import { agentReleaseCommands } from './agent-releases/cli.js'
+import { agentReleaseCommands, agentReleaseOfflineCommands } from './agent-releases/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
@@ -242,7 +242,8 @@ export const standaloneCommands: Record<string, StandaloneCommand> = {
       await db.destroy()
     }
   },
-  ...webhookCommands
+  ...webhookCommands,
+  ...agentReleaseOfflineCommands
 }
 
 const allCommandNames = () => [...Object.keys(commands), ...Object.keys(standaloneCommands)].sort()

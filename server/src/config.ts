@@ -2,9 +2,11 @@
 // the Config type is derived from it, and the README's table lists the same names.
 import Type, { type Static } from 'typebox'
 import { Value } from 'typebox/value'
+import { BlockList, isIP } from 'node:net'
 import cron from 'node-cron'
 import { isValidTimezone } from './billing/calendar.js'
 import { currencyExponent } from './billing/money.js'
+import { parseTrustedKeys } from './agent-releases/keys.js'
 
 const Int = (options: { default?: number; minimum?: number; maximum?: number; description: string }) =>
   Type.Integer({ minimum: 0, ...options })
@@ -150,12 +152,17 @@ export const ConfigSchema = Type.Object({
     description: "How often the status polls' lastSeenAt, kept in memory, is written to the database (and always on shutdown)"
   }),
   AGENT_RELEASES_DIR: Type.String({ default: 'data/agent-releases', minLength: 1, description: 'Folder of the uploaded agent packages (club agent-releases add)' }),
-  AGENT_RELEASE_KEY_FILE: Type.String({
-    default: 'data/agent-release-key.pem',
-    minLength: 1,
-    description: 'The release key (Ed25519, PKCS#8 PEM, mode 0600) packages are signed with; made by club agent-releases keygen, never in the database'
+  AGENT_RELEASE_PUBLIC_KEYS: Type.String({
+    default: '',
+    description:
+      'Comma-separated public release keys (the publicKeySetting club agent-releases keygen prints) whose offline signatures an upload must carry; several while a key is rotated'
   }),
   AGENT_RELEASE_MAX_BYTES: Int({ default: 268435456, minimum: 1024, description: 'Largest agent package the upload route takes' }),
+  BOX_NETWORKS: Type.String({
+    default: '',
+    description:
+      "Comma-separated CIDRs (10.20.0.0/16, fd00::/64) where the server may call a box that polls from another address (behind NAT or a VPN); empty: a box is called only at the address its polls come from"
+  }),
   REPLAY_SNAPSHOT_TIMEOUT_MS: Int({
     default: 5000,
     minimum: 100,
@@ -306,6 +313,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`PASSWORD_HASH_COST=${config.PASSWORD_HASH_COST} is not valid: expected a power of two`)
   }
   parseTrustProxy(config.TRUST_PROXY)
+  parseBoxNetworks(config.BOX_NETWORKS)
+  try {
+    parseTrustedKeys(config.AGENT_RELEASE_PUBLIC_KEYS)
+  } catch (err) {
+    throw new ConfigError(`AGENT_RELEASE_PUBLIC_KEYS is not valid: ${(err as Error).message}`)
+  }
   parseCorsOrigins(config.CORS_ORIGINS)
   checkRedisUrl(config.REDIS_URL)
   checkPayments(config)
@@ -404,6 +417,21 @@ function describe(schema: Record<string, unknown>): string {
   if (schema.type === 'boolean') return 'true or false'
   if (schema.pattern) return `a value matching ${schema.pattern}`
   return 'a non-empty string'
+}
+
+/** BOX_NETWORKS as a BlockList the box calls check addresses against (see replay-servers/box-call.ts). */
+export function parseBoxNetworks(value: string): BlockList {
+  const list = new BlockList()
+  for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const m = /^([^/]+)\/(\d{1,3})$/.exec(entry)
+    const family = m ? isIP(m[1]!) : 0
+    const prefix = m ? Number(m[2]) : -1
+    if (family === 0 || prefix > (family === 4 ? 32 : 128)) {
+      throw new ConfigError(`BOX_NETWORKS=${JSON.stringify(value.slice(0, 200))} is not valid: ${JSON.stringify(entry.slice(0, 60))} is not a CIDR such as 10.20.0.0/16 or fd00::/64`)
+    }
+    list.addSubnet(m![1]!, prefix, family === 4 ? 'ipv4' : 'ipv6')
+  }
+  return list
 }
 
 /** TRUST_PROXY as Fastify's `trustProxy` option takes it. */

@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url'
 import { createRequire } from 'node:module'
 import { generateKeyPairSync, sign } from 'node:crypto'
 import { releaseSignedText } from '@club/contract'
-import { generateReleaseKey } from '@club/server/agent-releases/service'
+import { runCli } from '@club/server/cli'
 import { UpdateInstaller } from '@club/agent/dist/update/installer.js'
 import { TestServer, freePort, tempDir, testCameraFile, waitFor } from './support.js'
 
@@ -59,11 +59,20 @@ function cuttingProxy(target: string): Promise<{ server: Server; url: string; ra
 
 t.test('a box updates from the server, refuses what was not signed, waits for its court, rolls back what does not start', async (t) => {
   const dir = tempDir(t, 'club-updates-')
-  const keyFile = join(dir, 'release-key.pem')
-  const server = new TestServer(dir, { AGENT_RELEASES_DIR: join(dir, 'releases'), AGENT_RELEASE_KEY_FILE: keyFile })
+  // The release key is made and used offline, as the README says: the server is only told its public half.
+  const club = async (...args: string[]) => {
+    let out = ''
+    let err = ''
+    const code = await runCli(args, {}, (s) => (out += s), (s) => (err += s))
+    if (code !== 0) throw new Error(`club ${args.join(' ')}: ${err}`)
+    return JSON.parse(out)
+  }
+  const offline = join(dir, 'offline')
+  const keyFile = join(offline, 'release-key.pem')
+  const { publicKeySetting } = await club('agent-releases', 'keygen', '--out', keyFile)
+  const server = new TestServer(dir, { AGENT_RELEASES_DIR: join(dir, 'releases'), AGENT_RELEASE_PUBLIC_KEYS: publicKeySetting })
   await server.start()
   t.teardown(() => server.stop())
-  generateReleaseKey({ AGENT_RELEASES_DIR: join(dir, 'releases'), AGENT_RELEASE_KEY_FILE: keyFile })
   const admin = await server.admin()
 
   // The real agent, deployed once and packaged as several releases; 1.3.0 exits at start.
@@ -84,9 +93,10 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   })
 
   const upload = async (file: string) => {
+    await club('agent-releases', 'sign', file, '--key', keyFile)
     const res = await fetch(`${server.url}/apis/v2/admin/agent-releases`, {
       method: 'POST',
-      headers: { authorization: admin, 'content-type': 'application/vnd.debian.binary-package' },
+      headers: { authorization: admin, 'content-type': 'application/vnd.debian.binary-package', 'x-release-signature': readFileSync(`${file}.sig`, 'utf8').trim() },
       body: readFileSync(file)
     })
     return { status: res.status, json: (await res.json()) as any }
@@ -169,9 +179,12 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     proc.stderr!.on('data', (d) => (output += d))
     proc.once('exit', () => (exited = true))
   }
+  // The version installed now: each run of the installer is a new process of the installed package.
+  let installedVersion = '1.0.0'
   const install = async (file: string) => {
     const version = /club-agent_([^_]+?)(_all)?\.deb$/.exec(file)![1]!
     installs.push(version)
+    installedVersion = version
     await stopAgent()
     const into = join(versionsDir, version)
     if (!existsSync(into)) {
@@ -183,8 +196,10 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   t.teardown(stopAgent)
   t.teardown(() => writeFileSync(join(dir, '..', 'club-updates-agent.log'), output))
   let virtualMs = 0
-  const installer = new UpdateInstaller({
+  const installerFor = () => new UpdateInstaller({
     stateDir: join(boxDir, 'state'),
+    installerStateDir: join(dir, 'installer-state'),
+    installedVersion,
     publicKeyPem: publicKey,
     packages: { install },
     clock: {
@@ -203,7 +218,7 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   const trigger = createServer((req, res) => {
     const version = decodeURIComponent(req.url!.slice(1))
     triggered.push(version)
-    installing = installer.run(version).catch((err) => (output += `installer failed: ${err.stack}\n`))
+    installing = installerFor().run(version).catch((err) => (output += `installer failed: ${err.stack}\n`))
     res.end()
   })
   await new Promise<void>((resolve) => trigger.listen(triggerPort, '127.0.0.1', resolve))
@@ -226,6 +241,12 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     return b.version === '1.0.0' && b.architecture && b
   })
   const target = (version: string) => server.call('PUT', `${ADMIN}/${box.id}/target-version`, admin, { version })
+  /** The box's record once it reports the update to `version` FAILED. */
+  const failedUpdate = (version: string) =>
+    waitFor(`FAILED ${version}`, async () => {
+      const r = await record()
+      return r.updateState === 'FAILED' && r.updateVersion === version && r
+    }, 60_000)
   t.equal((await target('9.9.9')).status, 400, 'a version with no release is refused')
 
   await t.test('a release whose agent exits at start is rolled back to 1.0.0 and reported ROLLED_BACK', async (t) => {
@@ -257,16 +278,10 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
   await t.test('a tampered package and one signed with another key are refused, nothing installed', async (t) => {
     installs.length = 0
     t.equal((await target('1.1.0')).status, 200)
-    const failed = await waitFor('FAILED 1.1.0', async () => {
-      const r = await record()
-      return r.updateState === 'FAILED' && r.updateVersion === '1.1.0' && r
-    }, 60_000)
+    const failed = await failedUpdate('1.1.0')
     t.match(failed.updateReason, /SHA-256/)
     t.equal((await target('1.1.1')).status, 200)
-    const wrongKey = await waitFor('FAILED 1.1.1', async () => {
-      const r = await record()
-      return r.updateState === 'FAILED' && r.updateVersion === '1.1.1' && r
-    }, 60_000)
+    const wrongKey = await failedUpdate('1.1.1')
     t.match(wrongKey.updateReason, /signature/)
     t.same(installs, [], 'nothing installed')
     t.equal(wrongKey.version, '1.0.0')
@@ -333,6 +348,16 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     }, 120_000)
     t.equal(done.targetVersion, '1.4.0')
     t.same(installs, ['1.4.0'], 'past 1.3.0 (rolled back on this box) straight to the target')
+    await installing
+  })
+
+  await t.test('an older signed release, not the one the installer replaced, is refused: nothing installed', async (t) => {
+    installs.length = 0
+    t.equal((await target('1.0.0')).status, 200)
+    const refused = await failedUpdate('1.0.0')
+    t.match(refused.updateReason, /older than the installed 1\.4\.0, and not the version this installer replaced \(1\.2\.0\)/)
+    t.equal(refused.version, '1.4.0')
+    t.same(installs, [])
     await installing
   })
   t.ok(readdirSync(versionsDir).length >= 3)

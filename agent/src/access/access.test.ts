@@ -1,16 +1,11 @@
 import t from 'tap'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { readFileSync, statSync } from 'node:fs'
 import { ManualClock } from '../clock.js'
+import { tempDir } from '../temp-dir.fixture.js'
 import { LocalPassword, newPassword } from './local-password.js'
 import { SessionStore, SignInAttempts, cookieValue, sessionCookie } from './sessions.js'
 
-function stateDir(t: { teardown(fn: () => void): void }): string {
-  const dir = mkdtempSync(join(tmpdir(), 'club-agent-access-'))
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  return dir
-}
+const stateDir = (t: { teardown(fn: () => void): void }) => tempDir(t, 'club-agent-access-')
 
 t.test('a new password is random, readable and kept only as an scrypt hash in a 0600 file', async (t) => {
   const dir = stateDir(t)

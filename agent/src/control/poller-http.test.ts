@@ -7,14 +7,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
-import type { ReplayServerStatusAnswer } from '@club/contract'
+import { createPublicKey, verify } from 'node:crypto'
+import { boxKeyProofText, type ReplayServerStatusAnswer } from '@club/contract'
+import { ManualClock } from '../clock.js'
+import { tempDir } from '../temp-dir.fixture.js'
+import { loadOrCreateBoxKey } from './box-key.js'
 import { ControlClient } from './client.js'
-import { StatusPoller } from './poller.js'
+import { StatusPoller, type PollerOptions } from './poller.js'
 import { StateStore } from './state.js'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
-async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handler[]) {
+async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handler[], extra: Pick<PollerOptions, 'boxKey' | 'clock'> = {}) {
   const seen: Array<{ method?: string; url?: string; ifNoneMatch?: string; body?: string }> = []
   const server = createServer((req, res) => {
     const request: (typeof seen)[number] = { method: req.method, url: req.url, ifNoneMatch: req.headers['if-none-match'] as string | undefined }
@@ -42,7 +46,8 @@ async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handle
     extraReport: () => ({ updateState: 'DOWNLOADING', updateVersion: '1.3.0' }),
     log: pino({ level: 'silent' }),
     random: () => 0.5,
-    onStatus: (answer) => void statuses.push(answer)
+    onStatus: (answer) => void statuses.push(answer),
+    ...extra
   })
   return { poller, state, seen, statuses }
 }
@@ -108,4 +113,28 @@ t.test('REVOKED forgets the token and the configuration, and polls slowly', asyn
   t.equal(await f.poller.step(), 300_000)
   t.same(f.state.load(), { serverId: 'sid-1', pollInterval: 30 })
   t.same(f.statuses.map((s) => s.status), ['APPROVED', 'REVOKED'])
+})
+
+t.test('each registration carries the box key and a fresh proof of it', async (t) => {
+  const boxKey = loadOrCreateBoxKey(tempDir(t, 'club-agent-key-'))
+  const clock = new ManualClock('2026-03-01T10:00:00.000Z')
+  const gone: Handler = (_req, res) => json(res, 404, { statusCode: 404, error: 'Not Found', message: 'register again' })
+  const f = await fixture(t, [registered, gone, registered], { boxKey, clock })
+  await f.poller.step()
+  clock.advance(90_000)
+  await f.poller.step()
+  await f.poller.step()
+  const bodies = [f.seen[0]!, f.seen[2]!].map((s) => JSON.parse(s.body!))
+  t.equal(new URL(f.seen[1]!.url!, 'http://x').searchParams.get('publicKey'), boxKey.publicKey, 'polls report the key, for a record made before it')
+  t.same(
+    bodies.map((b) => b.keyProof.timestamp),
+    ['2026-03-01T10:00:00.000Z', '2026-03-01T10:01:30.000Z'],
+    'made at each registration, by the clock'
+  )
+  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(boxKey.publicKey, 'base64').toString('base64url') }, format: 'jwk' })
+  for (const body of bodies) {
+    t.equal(body.publicKey, boxKey.publicKey)
+    const text = boxKeyProofText({ deviceId: 'box-1', publicKey: body.publicKey, timestamp: body.keyProof.timestamp, serverUrl: 'http://10.0.0.5:8090' })
+    t.ok(verify(null, Buffer.from(text), key, Buffer.from(body.keyProof.signature, 'base64')), 'the server can check it with the public key alone')
+  }
 })

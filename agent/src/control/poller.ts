@@ -2,8 +2,10 @@
 // with jitter, capped exponential backoff while the server is away, and Retry-After on 429.
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ItemRef, ReplayServerRegistrationRequest, ReplayServerStatus, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
+import { systemClock, type Clock } from '../clock.js'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
+import { keyProofFor, type BoxKey } from './box-key.js'
 import type { ControlClient } from './client.js'
 import type { StateStore } from './state.js'
 
@@ -38,6 +40,9 @@ export interface PollerOptions {
   displayName?: string
   publicUrl?: string
   log: Logger
+  /** The box key: each registration carries a fresh proof of it, so the server knows the box again. */
+  boxKey?: BoxKey
+  clock?: Clock
   random?: () => number
   /** What else each poll reports (the update's state). */
   extraReport?: () => Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'>
@@ -119,7 +124,12 @@ export class StatusPoller {
     const { serverId, pollInterval, status } = result.registration
     state.update((s) => ({ ...s, serverId, pollInterval }))
     this.etag = undefined
-    log.info({ deviceId: identity.deviceId, hostname: identity.hostname, status }, 'registered with the server')
+    if (status === 'PENDING') {
+      log.info(
+        { deviceId: identity.deviceId, hostname: identity.hostname, status, keyFingerprint: this.options.boxKey?.fingerprint },
+        'registered with the server: waiting for an admin (a new box, or one whose key the server does not know)'
+      )
+    } else log.info({ deviceId: identity.deviceId, hostname: identity.hostname, status }, 'registered with the server')
     return 0
   }
 
@@ -153,21 +163,27 @@ export class StatusPoller {
     this.lastContactAt = new Date()
   }
 
-  /** What registration takes: what identifies the box (the architecture and update go with polls only). */
+  /**
+   * What registration takes: what identifies the box, with a fresh proof of its key (the
+   * architecture and update go with polls only).
+   */
   private registration(): ReplayServerRegistrationRequest {
-    const { identity, displayName } = this.options
+    const { identity, displayName, boxKey, clock = systemClock } = this.options
     const { version, serverUrl, localIp } = this.report()
-    return { deviceId: identity.deviceId, hostname: identity.hostname, version, displayName, serverUrl, localIp }
+    const proof = boxKey ? keyProofFor(boxKey, { deviceId: identity.deviceId, serverUrl }, clock.now()) : {}
+    return { deviceId: identity.deviceId, hostname: identity.hostname, version, displayName, serverUrl, localIp, ...proof }
   }
 
   private report(): ReplayServerStatusQuery {
-    const { identity, publicUrl } = this.options
+    const { identity, publicUrl, boxKey } = this.options
     return {
       version: identity.version,
       ...(publicUrl ? { serverUrl: publicUrl } : {}),
       ...(identity.localIp ? { localIp: identity.localIp } : {}),
       ...(identity.architecture ? { architecture: identity.architecture } : {}),
-      ...this.options.extraReport?.()
+      ...this.options.extraReport?.(),
+      // Last: a record from before the box had a key adopts it (the registration carries it already).
+      ...(boxKey ? { publicKey: boxKey.publicKey } : {})
     }
   }
 }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { releaseSignedText } from '@club/contract'
-import { busyReason, nextStep, packageMismatch, recordAfterStart } from './decide.js'
+import { busyReason, compareVersions, downgradeRefusal, nextStep, packageMismatch, recordAfterStart } from './decide.js'
 
 const now = new Date('2026-03-01T10:00:00.000Z')
 const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString()
@@ -42,4 +42,23 @@ t.test('a package is checked by size, digest and a signature of its version, arc
   t.match(packageMismatch({ ...release, signature: signed(generateKeyPairSync('ed25519').privateKey) }, bytes, pem), /signature/, 'another key')
   t.match(packageMismatch({ ...release, signature: signed(privateKey, '1.1.0') }, bytes, pem), /signature/, 'signed as another version')
   t.match(packageMismatch({ ...release, signature: signed(privateKey, '1.2.0', 'arm64') }, bytes, pem), /signature/, 'signed for another architecture')
+  const rotated = generateKeyPairSync('ed25519')
+  const both = pem + rotated.publicKey.export({ type: 'spki', format: 'pem' }).toString()
+  t.equal(packageMismatch({ ...release, signature: signed(rotated.privateKey) }, bytes, both), undefined, 'signed by the second pinned key')
+  t.match(packageMismatch({ ...release, signature: signed(rotated.privateKey) }, bytes, pem), /signature/, 'a key not pinned')
+  t.match(packageMismatch(release, bytes, ''), /no release key is pinned/)
+})
+
+t.test('versions are ordered as semantic versions; an older one is installed only when it is the recorded previous', async (t) => {
+  const ordered = ['0.9.0', '1.0.0-alpha', '1.0.0-alpha.1', '1.0.0-alpha.beta', '1.0.0-beta.2', '1.0.0-beta.11', '1.0.0-rc.1', '1.0.0', '1.2.0', '1.10.0', '2.0.0']
+  for (let i = 0; i < ordered.length - 1; i++) {
+    t.ok(compareVersions(ordered[i]!, ordered[i + 1]!) < 0, `${ordered[i]} < ${ordered[i + 1]}`)
+    t.ok(compareVersions(ordered[i + 1]!, ordered[i]!) > 0)
+  }
+  t.equal(compareVersions('1.2.0', '1.2.0'), 0)
+  t.equal(downgradeRefusal('1.3.0', '1.2.0', undefined), undefined, 'newer')
+  t.equal(downgradeRefusal('1.2.0', '1.2.0', undefined), undefined, 'the same again')
+  t.equal(downgradeRefusal('1.1.0', '1.2.0', '1.1.0'), undefined, 'the recorded previous')
+  t.match(downgradeRefusal('1.0.0', '1.2.0', '1.1.0'), /1\.0\.0 is older than the installed 1\.2\.0, and not the version this installer replaced \(1\.1\.0\)/)
+  t.match(downgradeRefusal('1.10.0-rc.1', '1.10.0', undefined), /older/)
 })

@@ -1,7 +1,7 @@
 // An update's decisions, without a file, a socket or a process: what to do with the server's
 // pendingUpdate, whether the box is idle enough to install, whether a package is the one the server
 // signed, and what a poll reports. The shell (updater.ts, installer.ts) only looks and acts.
-import { createHash, createPublicKey, verify } from 'node:crypto'
+import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto'
 import { releaseSignedText, type PendingUpdate, type ReleaseDownload, type ReplayServerStatusQuery, type UpdateState } from '@club/contract'
 
 /** No update from this long before an event on the box's courts until it ends. */
@@ -61,10 +61,17 @@ export function busyReason(pending: Pick<PendingUpdate, 'busy' | 'window'>, expo
   return event ? `an event on its courts runs ${event.start} to ${event.end}` : undefined
 }
 
+/** Every public key in a PEM text (the pinned release keys: one or more blocks, as setup writes them). */
+export function publicKeysOf(pemText: string): KeyObject[] {
+  const blocks = pemText.match(/-----BEGIN PUBLIC KEY-----[\s\S]*?-----END PUBLIC KEY-----/g) ?? []
+  return blocks.map((block) => createPublicKey(block))
+}
+
 /**
- * Whether a downloaded package is the one the server signed: its size, its SHA-256 and the Ed25519
- * signature, under the release key, of its version, architecture and SHA-256 (releaseSignedText), so
- * the bytes of one release never pass as another version. Answers the mismatch, or undefined.
+ * Whether a downloaded package is one the club signed: its size, its SHA-256 and the Ed25519
+ * signature, under one of the release keys pinned at setup, of its version, architecture and SHA-256
+ * (releaseSignedText), so the bytes of one release never pass as another version. Answers the
+ * mismatch, or undefined.
  */
 export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: Buffer, publicKeyPem: string): string | undefined {
   if (bytes.length !== release.size) return `size ${bytes.length} is not the announced ${release.size}`
@@ -72,11 +79,56 @@ export function packageMismatch(release: Omit<ReleaseDownload, 'path'>, bytes: B
   if (sha256 !== release.sha256) return `SHA-256 ${sha256} is not the announced ${release.sha256}`
   let valid = false
   try {
-    valid = verify(null, Buffer.from(releaseSignedText(release)), createPublicKey(publicKeyPem), Buffer.from(release.signature, 'base64'))
+    const keys = publicKeysOf(publicKeyPem)
+    if (keys.length === 0) return 'the signature cannot be checked: no release key is pinned'
+    const signed = Buffer.from(releaseSignedText(release))
+    const signature = Buffer.from(release.signature, 'base64')
+    valid = keys.some((key) => verify(null, signed, key, signature))
   } catch (err) {
     return `the signature cannot be checked: ${(err as Error).message}`
   }
-  return valid ? undefined : `the signature is not the release key's for club-agent ${release.version} (${release.architecture}) with this SHA-256`
+  return valid ? undefined : `the signature is not a release key's for club-agent ${release.version} (${release.architecture}) with this SHA-256`
+}
+
+/**
+ * Orders two semantic versions (major.minor.patch[-pre.release], build metadata ignored): negative
+ * when `a` is older, 0 when equal, positive when newer. A pre-release is older than its release.
+ */
+export function compareVersions(a: string, b: string): number {
+  const parse = (v: string) => {
+    const [core = '', pre] = v.split('+')[0]!.split(/-(.*)/s)
+    return { core: core.split('.').map(Number), pre: pre === undefined || pre === '' ? [] : pre.split('.') }
+  }
+  const x = parse(a)
+  const y = parse(b)
+  for (let i = 0; i < 3; i++) {
+    const d = (x.core[i] ?? 0) - (y.core[i] ?? 0)
+    if (d !== 0) return Math.sign(d)
+  }
+  if (x.pre.length === 0 || y.pre.length === 0) return Math.sign(y.pre.length - x.pre.length)
+  for (let i = 0; i < Math.max(x.pre.length, y.pre.length); i++) {
+    const p = x.pre[i]
+    const q = y.pre[i]
+    if (p === undefined) return -1
+    if (q === undefined) return 1
+    if (p === q) continue
+    const pn = /^\d+$/.test(p)
+    const qn = /^\d+$/.test(q)
+    if (pn && qn) return Math.sign(Number(p) - Number(q))
+    if (pn !== qn) return pn ? -1 : 1
+    return p < q ? -1 : 1
+  }
+  return 0
+}
+
+/**
+ * Why the installer refuses to install `requested` over `installed`, or undefined. An older version
+ * only when it is the one it replaced itself (`recordedPrevious`, from root's own record): otherwise
+ * whoever can write the agent's state folder could bring back any old signed release, known bugs and all.
+ */
+export function downgradeRefusal(requested: string, installed: string, recordedPrevious: string | undefined): string | undefined {
+  if (compareVersions(requested, installed) >= 0 || requested === recordedPrevious) return undefined
+  return `club-agent ${requested} is older than the installed ${installed}, and not the version this installer replaced (${recordedPrevious ?? 'none recorded'})`
 }
 
 /** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */

@@ -1,9 +1,34 @@
 // The update's files in the state folder, read and written by the agent (its own user) and by the
 // installer (root), which keeps the folder's owner on what it writes.
-import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomically } from '../control/state.js'
 import { updateFiles, type InstallRequest, type UpdateRecord } from './decide.js'
+
+/** Why a file was not read as a plain file of its own. */
+export class NotAPlainFile extends Error {
+  override name = 'NotAPlainFile'
+}
+
+/**
+ * The bytes of `path`, opened without following a symbolic link (O_NOFOLLOW) nor blocking on a FIFO,
+ * and only if it is a regular file. The installer runs as root over a folder the agent's user
+ * writes: a link there must not make it read another file (a root-only one, a device).
+ */
+export function readPlainFile(path: string): Buffer {
+  const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    if (!fstatSync(fd).isFile()) throw new NotAPlainFile(`${path} is not a regular file`)
+    return readFileSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Throws NotAPlainFile unless `dir` is a directory itself (not a symbolic link to one). */
+export function assertRealDirectory(dir: string): void {
+  if (!lstatSync(dir).isDirectory()) throw new NotAPlainFile(`${dir} is not a directory (a symbolic link?)`)
+}
 
 export class UpdateFiles {
   readonly dir: string
@@ -18,9 +43,11 @@ export class UpdateFiles {
 
   private read<T>(path: string): T | undefined {
     try {
-      return JSON.parse(readFileSync(path, 'utf8')) as T
+      return JSON.parse(readPlainFile(path).toString('utf8')) as T
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || err instanceof SyntaxError) return undefined
+      const code = (err as NodeJS.ErrnoException).code
+      // ELOOP: a symbolic link, which O_NOFOLLOW refuses; read as no file at all.
+      if (code === 'ENOENT' || code === 'ELOOP' || err instanceof SyntaxError || err instanceof NotAPlainFile) return undefined
       throw err
     }
   }

@@ -4,9 +4,9 @@
 // one never reaches the server. The packages are real (dpkg-deb reads their control files), if tiny.
 import { execFileSync } from 'node:child_process'
 import { createHash, generateKeyPairSync, sign } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import t from 'tap'
 import { releaseSignedText, type ReleaseDownload } from '@club/contract'
 import { HEALTHY_WITHIN_MS, updateFiles } from './decide.js'
@@ -41,6 +41,9 @@ function manualClock(): InstallerClock {
 function setUp(t: { teardown(fn: () => void): void }) {
   const stateDir = mkdtempSync(join(tmpdir(), 'club-installer-'))
   t.teardown(() => rmSync(stateDir, { recursive: true, force: true }))
+  // Root's own folder in production; here beside the agent's, never written by the "agent".
+  const installerStateDir = `${stateDir}-installer`
+  t.teardown(() => rmSync(installerStateDir, { recursive: true, force: true }))
   const files = new UpdateFiles(stateDir)
   files.ensureDir()
   const current = debianPackage(stateDir, '1.0.0')
@@ -48,17 +51,17 @@ function setUp(t: { teardown(fn: () => void): void }) {
   writeFileSync(files.path(updateFiles.complete('1.0.0')), current)
   writeFileSync(files.path(updateFiles.complete('1.1.0')), next)
   files.saveRequest({ release: release('1.1.0', next), rollback: release('1.0.0', current) })
-  return { stateDir, files, current, next }
+  /** What every installer here is given besides its package manager and clock: 1.0.0 is installed. */
+  const base = { stateDir, installerStateDir, installedVersion: '1.0.0', publicKeyPem, log: () => {} }
+  return { stateDir, installerStateDir, base, files, current, next }
 }
 
 t.test('what is installed is a private copy of the checked bytes, whatever the state folder holds afterwards', async (t) => {
-  const { stateDir, files, next } = setUp(t)
+  const { stateDir, base, files, next } = setUp(t)
   const installed: Array<{ path: string; bytes: Buffer }> = []
   const installer = new UpdateInstaller({
-    stateDir,
-    publicKeyPem,
+    ...base,
     clock: manualClock(),
-    log: () => {},
     packages: {
       async install(file) {
         // The agent's user swaps the file in its folder right after the check: too late.
@@ -76,12 +79,12 @@ t.test('what is installed is a private copy of the checked bytes, whatever the s
 })
 
 t.test('a package the key did not sign is refused before anything is installed', async (t) => {
-  const { stateDir, files } = setUp(t)
+  const { base, files } = setUp(t)
   const next = readFileSync(files.path(updateFiles.complete('1.1.0')))
   next[next.length - 1] ^= 0xff
   writeFileSync(files.path(updateFiles.complete('1.1.0')), next)
   const installed: string[] = []
-  const installer = new UpdateInstaller({ stateDir, publicKeyPem, clock: manualClock(), log: () => {}, packages: { install: async (f) => void installed.push(f) } })
+  const installer = new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: async (f) => void installed.push(f) } })
   const record = await installer.run('1.1.0')
   t.match(record, { version: '1.1.0', state: 'FAILED', reason: /SHA-256 .* is not the announced/ })
   t.same(installed, [])
@@ -89,11 +92,11 @@ t.test('a package the key did not sign is refused before anything is installed',
 })
 
 t.test('a new version that never reaches the server within 5 minutes: the previous one is put back', async (t) => {
-  const { stateDir, current } = setUp(t)
+  const { base, current } = setUp(t)
   const installed: Buffer[] = []
   const clock = manualClock()
   const started = clock.now().getTime()
-  const installer = new UpdateInstaller({ stateDir, publicKeyPem, clock, log: () => {}, packages: { install: async (f) => void installed.push(readFileSync(f)) } })
+  const installer = new UpdateInstaller({ ...base, clock, packages: { install: async (f) => void installed.push(readFileSync(f)) } })
   const record = await installer.run('1.1.0')
   t.match(record, { version: '1.1.0', state: 'ROLLED_BACK', reason: /did not reach the server within 5 minutes/ })
   t.equal(installed.length, 2)
@@ -102,18 +105,85 @@ t.test('a new version that never reaches the server within 5 minutes: the previo
 })
 
 t.test('a genuine older package presented as the new version is refused, nothing installed', async (t) => {
-  const { stateDir, files, current } = setUp(t)
+  const { base, files, current } = setUp(t)
   const installed: string[] = []
-  const installer = new UpdateInstaller({ stateDir, publicKeyPem, clock: manualClock(), log: () => {}, packages: { install: async (f) => void installed.push(f) } })
+  const installer = new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: async (f) => void installed.push(f) } })
 
   // The agent's user (who writes the state folder) puts 1.0.0 where 1.1.0 belongs, with 1.0.0's
   // genuine digest and signature, and asks for 1.1.0.
   writeFileSync(files.path(updateFiles.complete('1.1.0')), current)
   files.saveRequest({ release: { ...release('1.0.0', current), version: '1.1.0', path: '/x/1.1.0' } })
-  t.match(await installer.run('1.1.0'), { version: '1.1.0', state: 'FAILED', reason: /signature is not the release key's for club-agent 1\.1\.0 \(all\)/ })
+  t.match(await installer.run('1.1.0'), { version: '1.1.0', state: 'FAILED', reason: /signature is not a release key's for club-agent 1\.1\.0 \(all\)/ })
 
   // Even a signature over 1.1.0 does not make a package whose control file says 1.0.0 pass.
   files.saveRequest({ release: release('1.1.0', current) })
   t.match(await installer.run('1.1.0'), { version: '1.1.0', state: 'FAILED', reason: /the package is club-agent 1\.0\.0 \(all\), not the signed club-agent 1\.1\.0 \(all\)/ })
+  t.same(installed, [])
+})
+
+t.test('an older signed release is refused, nothing installed, unless it is the version this installer replaced', async (t) => {
+  const { base, files, current, next, installerStateDir } = setUp(t)
+  const installed: string[] = []
+  const packages = { install: async (f: string) => void installed.push(basename(f)) }
+  const polledAfterInstall = { install: async (f: string) => { installed.push(basename(f)); files.savePolled(/_(\d+\.\d+\.\d+)\.deb$/.exec(f)![1]!, new Date()) } }
+
+  // 1.1.0 is installed (by hand: the installer has no record of what it replaced). The agent's user
+  // asks for 1.0.0, genuinely signed, with 1.1.0 to put back.
+  files.saveRequest({ release: release('1.0.0', current), rollback: release('1.1.0', next) })
+  const refused = await new UpdateInstaller({ ...base, installedVersion: '1.1.0', clock: manualClock(), packages }).run('1.0.0')
+  t.match(refused, { version: '1.0.0', state: 'FAILED', reason: 'club-agent 1.0.0 is older than the installed 1.1.0, and not the version this installer replaced (none recorded)' })
+  t.same(installed, [], 'nothing installed')
+
+  // The installer updates 1.0.0 to 1.1.0 itself: it records that 1.1.0 replaced 1.0.0, in its own folder.
+  files.saveRequest({ release: release('1.1.0', next), rollback: release('1.0.0', current) })
+  t.equal(await new UpdateInstaller({ ...base, clock: manualClock(), packages: polledAfterInstall }).run('1.1.0'), undefined)
+  t.same(JSON.parse(readFileSync(join(installerStateDir, 'installed.json'), 'utf8')), { installed: '1.1.0', previous: '1.0.0' })
+  installed.length = 0
+
+  // Going back to 1.0.0 (the admin's target moved back) is then allowed: the recorded rollback.
+  files.saveRequest({ release: release('1.0.0', current), rollback: release('1.1.0', next) })
+  t.equal(await new UpdateInstaller({ ...base, installedVersion: '1.1.0', clock: manualClock(), packages: polledAfterInstall }).run('1.0.0'), undefined)
+  t.same(installed, ['club-agent_1.0.0.deb'], 'the recorded previous version is installed')
+
+  // But not a still older signed release, which it never replaced.
+  const old = debianPackage(base.stateDir, '0.9.0')
+  writeFileSync(files.path(updateFiles.complete('0.9.0')), old)
+  files.saveRequest({ release: release('0.9.0', old), rollback: release('1.0.0', current) })
+  installed.length = 0
+  t.match(await new UpdateInstaller({ ...base, installedVersion: '1.0.0', clock: manualClock(), packages }).run('0.9.0'), { state: 'FAILED', reason: /0\.9\.0 is older than the installed 1\.0\.0/ })
+  t.same(installed, [])
+})
+
+t.test('the package put back after a failed install is only ever the installed version', async (t) => {
+  const { base, files, next } = setUp(t)
+  const old = debianPackage(base.stateDir, '0.9.0')
+  writeFileSync(files.path(updateFiles.complete('0.9.0')), old)
+  // The agent's user names an old signed release as "the previous one", hoping the new one fails.
+  files.saveRequest({ release: release('1.1.0', next), rollback: release('0.9.0', old) })
+  const installed: string[] = []
+  const record = await new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: async (f) => void installed.push(basename(f)) } }).run('1.1.0')
+  t.match(record, { state: 'FAILED', reason: /did not reach the server within 5 minutes of its install; nothing to put back/ })
+  t.same(installed, ['club-agent_1.1.0.deb'], '0.9.0 was never installed')
+})
+
+t.test('a package file that is a symbolic link, or an updates folder that is one, is refused: nothing installed', async (t) => {
+  const { base, files, next } = setUp(t)
+  const installed: string[] = []
+  const installer = new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: async (f) => void installed.push(f) } })
+  // A genuine, signed package, but reached through a link the agent's user made.
+  const elsewhere = join(base.stateDir, 'elsewhere.deb')
+  writeFileSync(elsewhere, next)
+  rmSync(files.path(updateFiles.complete('1.1.0')))
+  symlinkSync(elsewhere, files.path(updateFiles.complete('1.1.0')))
+  t.match(await installer.run('1.1.0'), { version: '1.1.0', state: 'FAILED', reason: /is not a plain file of .* \(a symbolic link\)/ })
+  t.same(installed, [])
+
+  // The whole folder swapped for a link to another holding the same files.
+  const other = join(base.stateDir, 'other-updates')
+  renameSync(files.dir, other)
+  rmSync(join(other, updateFiles.complete('1.1.0')))
+  writeFileSync(join(other, updateFiles.complete('1.1.0')), next)
+  symlinkSync(other, files.dir)
+  t.match(await installer.run('1.1.0'), { state: 'FAILED', reason: /is not a directory \(a symbolic link\?\)/ })
   t.same(installed, [])
 })

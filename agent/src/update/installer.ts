@@ -4,16 +4,20 @@
 // the control file of what is installed must name the version and architecture that were signed. Then
 // it installs the new one, waits up to 5 minutes for the new version to reach the server, and
 // otherwise puts the previous one back and records ROLLED_BACK with the reason, which the agent
-// reports at its next poll.
+// reports at its next poll. It never goes back to an older version than the installed one unless it
+// is the version it replaced itself, as recorded in its own root-owned folder (installerStateDir):
+// the agent's user asks, but cannot choose an old signed release with known bugs. Files in the
+// agent's folder are read without following symbolic links.
 import { execFile } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import { promisify } from 'node:util'
 import { ReleaseDownload } from '@club/contract'
 import { Value } from 'typebox/value'
-import { HEALTHY_WITHIN_MS, packageMismatch, updateFiles, type UpdateRecord } from './decide.js'
-import { UpdateFiles } from './files.js'
+import { writeFileAtomically } from '../control/state.js'
+import { HEALTHY_WITHIN_MS, downgradeRefusal, packageMismatch, updateFiles, type UpdateRecord } from './decide.js'
+import { UpdateFiles, assertRealDirectory, readPlainFile } from './files.js'
 
 const run = promisify(execFile)
 
@@ -27,8 +31,22 @@ export interface InstallerClock {
   sleep(ms: number): Promise<void>
 }
 
+/** The installer's own folder in the package (club-agent-update@.service's StateDirectory). */
+export const INSTALLER_STATE_DIR = '/var/lib/club-agent-installer'
+
+/** What the installer remembers itself, in its own folder: the version it installed and the one that one replaced. */
+export interface InstalledRecord {
+  installed: string
+  previous?: string
+}
+
 export interface InstallerOptions {
+  /** The agent's state folder (its user writes it): the request and the packages. */
   stateDir: string
+  /** The installer's own folder, root's only (the unit's StateDirectory): its InstalledRecord. */
+  installerStateDir: string
+  /** The version installed now (the package this installer itself comes from). */
+  installedVersion: string
   publicKeyPem: string
   packages: PackageInstaller
   clock: InstallerClock
@@ -63,9 +81,14 @@ export class UpdateInstaller {
     const request = this.files.request()
     const wellFormed = request && Value.Check(ReleaseDownload, request.release) && (!request.rollback || Value.Check(ReleaseDownload, request.rollback))
     if (!wellFormed || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
+    const installed = this.options.installedVersion
+    const refusal = downgradeRefusal(version, installed, this.installedRecord()?.previous)
+    if (refusal) return this.finish({ version, state: 'FAILED', reason: refusal })
     const checked = await this.checkedCopy(request.release, copies)
     if ('refused' in checked) return this.finish({ version, state: 'FAILED', reason: checked.refused })
-    const rollback = request.rollback ? await this.checkedCopy(request.rollback, copies) : { refused: 'no package of the running version to put back' }
+    // Only the installed version is put back: the request names it, but the agent's user wrote it.
+    const rollback =
+      request.rollback?.version === installed ? await this.checkedCopy(request.rollback, copies) : { refused: `no package of the installed ${installed} to put back` }
     const rollbackFile = 'file' in rollback ? rollback.file : undefined
     const since = clock.now()
     // Only a word written after this install counts: the file is gone until the new version writes it.
@@ -81,6 +104,7 @@ export class UpdateInstaller {
       const polled = this.files.polled()
       if (polled && polled.version === version) {
         log(`club-agent ${version} reached the server: the update is done`)
+        if (version !== installed) this.saveInstalledRecord({ installed: version, previous: installed })
         return this.finish(undefined)
       }
       if (clock.now().getTime() >= deadline) break
@@ -108,9 +132,12 @@ export class UpdateInstaller {
     const file = this.files.path(updateFiles.complete(release.version))
     let bytes: Buffer
     try {
-      bytes = readFileSync(file)
-    } catch {
-      return { refused: `the package of ${release.version} is not in ${this.files.dir}` }
+      assertRealDirectory(this.files.dir)
+      bytes = readPlainFile(file)
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code
+      if (code === 'ENOENT') return { refused: `the package of ${release.version} is not in ${this.files.dir}` }
+      return { refused: `the package of ${release.version} is not a plain file of ${this.files.dir} (${code === 'ELOOP' ? 'a symbolic link' : (err as Error).message})` }
     }
     const mismatch = packageMismatch(release, bytes, this.options.publicKeyPem)
     if (mismatch) return { refused: `club-agent ${release.version}: ${mismatch}` }
@@ -118,6 +145,25 @@ export class UpdateInstaller {
     writeFileSync(copy, bytes, { mode: 0o600, flag: 'wx' })
     const named = await controlMismatch(copy, release)
     return named ? { refused: `club-agent ${release.version}: ${named}` } : { file: copy }
+  }
+
+  private installedRecordPath(): string {
+    return join(this.options.installerStateDir, 'installed.json')
+  }
+
+  /** The installer's own record, when it is for the installed version (a package installed by hand since makes it stale). */
+  private installedRecord(): InstalledRecord | undefined {
+    try {
+      const record = JSON.parse(readPlainFile(this.installedRecordPath()).toString('utf8')) as InstalledRecord
+      return record.installed === this.options.installedVersion ? record : undefined
+    } catch {
+      return undefined
+    }
+  }
+
+  private saveInstalledRecord(record: InstalledRecord): void {
+    mkdirSync(this.options.installerStateDir, { recursive: true, mode: 0o700 })
+    writeFileAtomically(this.options.installerStateDir, this.installedRecordPath(), JSON.stringify(record, null, 2))
   }
 
   private finish<R extends UpdateRecord | undefined>(record: R): R {

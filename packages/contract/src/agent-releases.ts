@@ -1,5 +1,6 @@
-// Releases of the recording box's software: Debian packages an admin uploads, signed by the server
-// with the club's release key (Ed25519), fetched by the boxes told to run them (see PendingUpdate).
+// Releases of the recording box's software: Debian packages an admin uploads with their signature,
+// made offline with one of the club's release keys (Ed25519), fetched by the boxes told to run them
+// (see PendingUpdate). The server holds only the public keys it trusts.
 import Type, { type Static } from 'typebox'
 import { DateTime, ErrorBody, bearerSecurity, defineRoutes, noSecurity } from './common.js'
 import { Architecture, ReleaseDownload, Semver } from './replay-servers.js'
@@ -29,6 +30,25 @@ export const AgentReleaseKey = Type.Object({
 })
 export type AgentReleaseKey = Static<typeof AgentReleaseKey>
 
+/** Every release key the server trusts; the first also as the answer's own fields, for boxes set up before rotation. */
+export const AgentReleaseKeys = Type.Object({
+  ...AgentReleaseKey.properties,
+  keys: Type.Array(AgentReleaseKey, { minItems: 1, description: 'Every trusted key: a box pins them all at setup, so a release signed by any installs' })
+})
+export type AgentReleaseKeys = Static<typeof AgentReleaseKeys>
+
+/** The header that carries a package's detached signature (base64) on upload. */
+export const RELEASE_SIGNATURE_HEADER = 'x-release-signature'
+
+export const AgentReleaseUploadHeaders = Type.Object({
+  [RELEASE_SIGNATURE_HEADER]: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      description: 'The signature `club agent-releases sign` wrote (FILE.sig, base64), by a key in AGENT_RELEASE_PUBLIC_KEYS'
+    })
+  )
+})
+
 export const agentReleaseRoutes = defineRoutes({
   create: {
     method: 'POST',
@@ -38,10 +58,12 @@ export const agentReleaseRoutes = defineRoutes({
       summary: 'Upload an agent package',
       description:
         'Admin Bearer only. The body is the .deb itself (Content-Type application/vnd.debian.binary-package or ' +
-        'application/octet-stream). Its version and architecture are read from its control file; the server signs its ' +
-        'name, version, architecture and SHA-256 with the release key. A version already stored for that architecture is 409; not a package, or a version with build metadata (+…), 400.',
+        'application/octet-stream), its signature in X-Release-Signature (made offline by `club agent-releases sign`). Its ' +
+        'version and architecture are read from its control file; the signature must be a trusted key\'s over its name, version, ' +
+        'architecture and SHA-256, or 400. A version already stored for that architecture is 409; not a package, or a version with build metadata (+…), 400.',
       tags: ['agent-releases'],
       security: bearerSecurity,
+      headers: AgentReleaseUploadHeaders,
       response: { 201: AgentRelease, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 409: ErrorBody, 413: ErrorBody, 415: ErrorBody }
     }
   },
@@ -62,11 +84,11 @@ export const agentReleaseRoutes = defineRoutes({
     url: '/apis/v2/agent-releases/key',
     schema: {
       operationId: 'getAgentReleaseKey',
-      summary: "The release key's public half",
-      description: 'No authorization: `club-agent setup` writes it on the box. 404 while no key was made (`club agent-releases keygen`).',
+      summary: 'The release keys the server trusts (public halves)',
+      description: 'No authorization: `club-agent setup` writes them on the box. 404 while AGENT_RELEASE_PUBLIC_KEYS is empty.',
       tags: ['agent-releases'],
       security: noSecurity,
-      response: { 200: AgentReleaseKey, 404: ErrorBody }
+      response: { 200: AgentReleaseKeys, 404: ErrorBody }
     }
   },
   download: {

@@ -32,6 +32,7 @@ export type AgentDisk = Static<typeof AgentDisk>
 export const AgentHealth = Type.Object({
   version: Type.String(),
   deviceId: Type.String(),
+  keyFingerprint: Type.String({ description: "The box key's fingerprint (SHA256:<base64>): the admin's console shows the same for this box" }),
   hostname: Type.String(),
   displayName: Nullable(Type.String({ description: 'The name the box was configured with (displayName)' })),
   serverUrl: Type.String({ description: 'The server the box registers with and polls' }),

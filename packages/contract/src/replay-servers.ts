@@ -70,6 +70,35 @@ export const ReplayServerConfig = Type.Object(
 )
 export type ReplayServerConfig = Static<typeof ReplayServerConfig>
 
+/** A box key's public half: a raw Ed25519 public key (32 bytes), base64. */
+export const BoxPublicKey = Type.String({
+  pattern: '^[A-Za-z0-9+/]{43}=$',
+  description: 'The box key: a raw Ed25519 public key (32 bytes), base64'
+})
+
+/**
+ * Proof that a registration comes from the holder of the box key the server already has for this
+ * deviceId: an Ed25519 signature, base64, of boxKeyProofText(...). The timestamp must be within two
+ * minutes of the server's clock and newer than the last proof the server accepted for the box.
+ */
+export const BoxKeyProof = Type.Object(
+  {
+    timestamp: DateTime({ description: 'When the proof was made (ISO 8601, UTC)' }),
+    signature: Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'Ed25519 signature (64 bytes), base64, of boxKeyProofText' })
+  },
+  { additionalProperties: false }
+)
+export type BoxKeyProof = Static<typeof BoxKeyProof>
+
+/**
+ * What a box key signs to prove a registration: purpose, deviceId, public key, timestamp and the
+ * serverUrl the registration reports (empty when none), one a line. The serverUrl is signed because
+ * the server calls the box there with its access token.
+ */
+export function boxKeyProofText(proof: { deviceId: string; publicKey: string; timestamp: string; serverUrl?: string }): string {
+  return `club-box-registration\n${proof.deviceId}\n${proof.publicKey}\n${proof.timestamp}\n${proof.serverUrl ?? ''}`
+}
+
 export const ReplayServerRegistrationRequest = Type.Object(
   {
     deviceId: DeviceId,
@@ -77,7 +106,14 @@ export const ReplayServerRegistrationRequest = Type.Object(
     version: Type.Optional(Semver),
     displayName: Type.Optional(Type.String({ maxLength: 200 })),
     serverUrl: Type.Optional(HttpUrl),
-    localIp: Type.Optional(IpAddress)
+    localIp: Type.Optional(IpAddress),
+    publicKey: Type.Optional(BoxPublicKey),
+    keyProof: Type.Optional(
+      Type.Object(BoxKeyProof.properties, {
+        additionalProperties: false,
+        description: 'With publicKey, for a known deviceId: proves the box key, so the registration replaces the old serverId without an admin'
+      })
+    )
   },
   { additionalProperties: false }
 )
@@ -114,7 +150,10 @@ export const ReplayServerStatusQuery = Type.Object(
     architecture: Type.Optional(Architecture),
     updateState: Type.Optional(UpdateState),
     updateVersion: Type.Optional(Semver),
-    updateReason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the update was ROLLED_BACK or FAILED' }))
+    updateReason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the update was ROLLED_BACK or FAILED' })),
+    publicKey: Type.Optional(
+      Type.String({ ...BoxPublicKey, description: 'The box key; kept only by a record that has none yet (a box registered before it had one)' })
+    )
   },
   { additionalProperties: false }
 )
@@ -134,7 +173,7 @@ export const ReleaseDownload = Type.Object({
   size: Type.Integer({ minimum: 1, description: 'Bytes' }),
   sha256: Sha256Hex,
   signature: Type.String({
-    description: "Ed25519 signature, base64, by the club's release key, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
+    description: "Ed25519 signature, base64, made offline by one of the club's release keys, of the text `club-agent\\n<version>\\n<architecture>\\n<sha256>` (releaseSignedText)"
   })
 })
 export type ReleaseDownload = Static<typeof ReleaseDownload>
@@ -180,6 +219,29 @@ export type ReplayServerStatusAnswer = Static<typeof ReplayServerStatusAnswer>
 /** HH:MM-HH:MM, may run over midnight (22:00-04:00). */
 export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-([01]\\d|2[0-3]):[0-5]\\d$', examples: ['02:00-05:00'] })
 
+/**
+ * A known deviceId registered again without proving the box key: the record and its serverId go on
+ * as they were, and this claim's own serverId polls PENDING (no token, no configuration) until an
+ * admin accepts it as the box (it replaces the old serverId) or rejects it (its serverId answers 404).
+ */
+export const ReplayServerClaim = Type.Object({
+  id: Type.String(),
+  sourceIp: Type.String({ description: 'The address the registration came from' }),
+  keyFingerprint: Nullable(Type.String({ description: "The presented key's fingerprint; null: no key" })),
+  sameKey: Type.Boolean({ description: "Whether the presented key is the box's own (then its proof failed: see proofProblem)" }),
+  proof: Type.Enum(['NONE', 'REFUSED'], { description: 'NONE: no key proof was sent; REFUSED: one was sent and did not prove the box key' }),
+  proofProblem: Nullable(Type.String()),
+  hostname: Nullable(Type.String()),
+  displayName: Nullable(Type.String()),
+  version: Nullable(Type.String()),
+  localIp: Nullable(Type.String()),
+  serverUrl: Nullable(Type.String()),
+  registrations: Type.Integer({ minimum: 1, description: 'How many registrations with this key (or none) this claim stands for' }),
+  createdDate: DateTime(),
+  updatedDate: DateTime({ description: 'The latest of them' })
+})
+export type ReplayServerClaim = Static<typeof ReplayServerClaim>
+
 /** A device as an admin sees it. Never carries the serverId or the access token. */
 export const ReplayServer = Type.Object({
   id: Type.String(),
@@ -200,6 +262,13 @@ export const ReplayServer = Type.Object({
   updateState: Nullable(UpdateState),
   updateVersion: Nullable(Type.String({ ...Semver, description: 'The version updateState is about' })),
   updateReason: Nullable(Type.String()),
+  keyFingerprint: Nullable(
+    Type.String({ description: "The box key's fingerprint (SHA256:<base64>), as `club-agent setup` and the box's page show it; null: registered without a key" })
+  ),
+  claims: Type.Array(ReplayServerClaim, {
+    maxItems: 5,
+    description: 'Registrations of this deviceId that did not prove the box key, oldest first: pending until an admin accepts or rejects them'
+  }),
   createdDate: DateTime(),
   updatedDate: DateTime(),
   _links: Type.Object({ self: Type.Object({ href: Type.String() }) })
@@ -214,8 +283,10 @@ export const replayServerDeviceRoutes = defineRoutes({
       operationId: 'registerReplayServer',
       summary: 'Register a recording box',
       description:
-        'No authorization. A known deviceId keeps its record, gets a new serverId and goes back to PENDING; ' +
-        'a rejected device stays REJECTED. Rate limited per client IP.',
+        'No authorization. A new deviceId is a new PENDING record. A known deviceId never changes its record: ' +
+        'with a keyProof by the box key the record holds, the answer is a new serverId that replaces the old one and keeps the status ' +
+        '(a revoked box goes back to PENDING); otherwise it is a pending claim beside the record (one per deviceId and key, at most five), ' +
+        'answered PENDING, which an admin accepts or rejects. A malformed publicKey or keyProof is 400. Rate limited per client IP.',
       tags: ['replay-servers'],
       security: noSecurity,
       body: ReplayServerRegistrationRequest,
@@ -278,6 +349,12 @@ export type ReplayServerTargetVersion = Static<typeof ReplayServerTargetVersion>
 
 export const ReplayServerIdParams = Type.Object({ id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }) })
 export type ReplayServerIdParams = Static<typeof ReplayServerIdParams>
+
+export const ReplayServerClaimParams = Type.Object({
+  id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }),
+  claimId: Type.String({ format: 'uuid', description: "The claim's id" })
+})
+export type ReplayServerClaimParams = Static<typeof ReplayServerClaimParams>
 
 export const ReplayServerCameraParams = Type.Object({
   id: Type.String({ format: 'uuid', description: "The record's id (a UUID), not the serverId" }),
@@ -390,12 +467,38 @@ export const replayServerAdminRoutes = defineRoutes({
       ...admin(
         "A camera's picture as it is now, asked of the box",
         "Admin or staff Bearer. The server asks the box at its reported serverUrl, with the box's access token " +
-          '(never in a URL or a log), and answers its JPEG. 404: no such box or camera; 409: the box is not approved ' +
-          "or has reported no serverUrl; 422 and 429 (with Retry-After) are the box's own; 502: the box answered " +
-          'something else; 504: it could not be reached or did not answer within REPLAY_SNAPSHOT_TIMEOUT_MS.'
+          '(never in a URL or a log), and answers its JPEG; only when that URL resolves to the address the box polls ' +
+          'from, or to one inside BOX_NETWORKS. 404: no such box or camera; 409: the box is not approved or has reported ' +
+          'no serverUrl; 502: no picture, whatever the cause (an address the box may not own, no connection, an answer ' +
+          'that is not image/jpeg, a redirect), always the same message; 504: no picture within REPLAY_SNAPSHOT_TIMEOUT_MS.'
       ),
       params: ReplayServerCameraParams,
-      response: { 200: JpegImage, 400: ErrorBody, ...adminErrors, 409: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody }
+      response: { 200: JpegImage, 400: ErrorBody, ...adminErrors, 409: ErrorBody, 502: ErrorBody, 504: ErrorBody }
+    }
+  },
+  approveClaim: {
+    method: 'POST',
+    url: '/apis/v2/admin/replay-servers/:id/claims/:claimId/approve',
+    schema: {
+      operationId: 'approveReplayServerClaim',
+      ...admin(
+        'Accept a claim as the box',
+        "The claim's serverId replaces the box's: the old serverId answers 404 and its token fails at once; the new one " +
+          'polls with the same status, area and configuration and a new token (a revoked box goes back to PENDING). The key, ' +
+          "hostname, version and addresses the claim reported become the box's. Other claims stay. 404: no such box or claim."
+      ),
+      params: ReplayServerClaimParams,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+    }
+  },
+  rejectClaim: {
+    method: 'POST',
+    url: '/apis/v2/admin/replay-servers/:id/claims/:claimId/reject',
+    schema: {
+      operationId: 'rejectReplayServerClaim',
+      ...admin('Reject a claim', "The claim is forgotten and its serverId answers 404; the box is unchanged. 404: no such box or claim."),
+      params: ReplayServerClaimParams,
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
     }
   },
   setTargetVersion: {

@@ -1,10 +1,11 @@
-// Agent releases: the admin's upload and list, the release key's public half (for a box's setup)
-// and the boxes' download (device access token; Range, so a cut download resumes).
+// Agent releases: the admin's upload (the package and its offline signature) and list, the trusted
+// release keys' public halves (for a box's setup) and the boxes' download (device access token;
+// Range, so a cut download resumes).
 import { createReadStream } from 'node:fs'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { agentReleaseRoutes as routes } from '@club/contract'
+import { RELEASE_SIGNATURE_HEADER, agentReleaseRoutes as routes } from '@club/contract'
 import { BadRequestError, HttpError } from '../errors.js'
-import { addAgentReleaseBytes, byteRange, listAgentReleases, releaseFile, releasePublicKey } from './service.js'
+import { addAgentReleaseBytes, byteRange, listAgentReleases, releaseFile, trustedReleaseKeys } from './service.js'
 
 const PACKAGE_TYPES = ['application/vnd.debian.binary-package', 'application/octet-stream']
 
@@ -25,14 +26,18 @@ const agentReleases: FastifyPluginAsyncTypebox = async (app) => {
       if (!Buffer.isBuffer(request.body) || request.body.length === 0) {
         throw new BadRequestError(`send the .deb itself as the body, with Content-Type ${PACKAGE_TYPES[0]}`)
       }
-      const release = await addAgentReleaseBytes(app.db, request.body, settings, app.clock)
+      const signature = request.headers[RELEASE_SIGNATURE_HEADER]
+      if (!signature) {
+        throw new BadRequestError(`the package comes without its signature: sign it offline (club agent-releases sign FILE --key KEY) and send FILE.sig's text in ${RELEASE_SIGNATURE_HEADER}`)
+      }
+      const release = await addAgentReleaseBytes(app.db, request.body, signature, settings, app.clock)
       return reply.code(201).send(release)
     }
   })
 
   app.route({ ...routes.list, onRequest: admin, handler: async () => listAgentReleases(app.db) })
 
-  app.route({ ...routes.key, handler: async () => releasePublicKey(settings) })
+  app.route({ ...routes.key, handler: async () => trustedReleaseKeys(settings) })
 
   app.route({
     ...routes.download,

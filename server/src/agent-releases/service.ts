@@ -1,63 +1,53 @@
 // Releases of the recording box's software. A release is a Debian package kept as a file in
 // AGENT_RELEASES_DIR with its version, architecture, size, SHA-256 and an Ed25519 signature of the
-// four (releaseSignedText) by the club's release key. The private key lives only in
-// AGENT_RELEASE_KEY_FILE (mode 0600): a copy of the database can neither sign nor forge a release.
+// four (releaseSignedText), made offline with the club's release key (signReleaseFile, `club
+// agent-releases sign`). The server never holds a private key: it stores a release only when its
+// signature is by a key AGENT_RELEASE_PUBLIC_KEYS trusts (see keys.ts).
 import { execFile } from 'node:child_process'
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
-import { chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { createHash, createPrivateKey, createPublicKey, randomUUID, sign, type KeyObject } from 'node:crypto'
+import { constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type AgentReleaseKey, type ReleaseDownload } from '@club/contract'
+import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type AgentReleaseKeys, type ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { AgentReleasesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
+import { parseTrustedKeys, publicHalf, signerOf } from './keys.js'
 
 const run = promisify(execFile)
 
-export type ReleaseSettings = Pick<Config, 'AGENT_RELEASES_DIR' | 'AGENT_RELEASE_KEY_FILE'>
+export type ReleaseSettings = Pick<Config, 'AGENT_RELEASES_DIR' | 'AGENT_RELEASE_PUBLIC_KEYS'>
 
-/**
- * Makes the release key: the private half written to AGENT_RELEASE_KEY_FILE with mode 0600 (never
- * over an existing key, which would orphan every box's trust), the public half and its fingerprint
- * answered (the admin gives the fingerprint to whoever sets a box up).
- */
-export function generateReleaseKey(settings: ReleaseSettings): { keyFile: string } & AgentReleaseKey {
-  const keyFile = settings.AGENT_RELEASE_KEY_FILE
-  if (existsSync(keyFile)) throw new ConflictError(`${keyFile} already holds a release key: boxes trust it; move it away first to make a new one`)
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
-  mkdirSync(dirname(keyFile), { recursive: true, mode: 0o700 })
-  writeFileSync(keyFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' })
-  // The mode given at creation is masked by the umask; the key must be the owner's only.
-  chmodSync(keyFile, 0o600)
-  return { keyFile, ...publicHalf(publicKey) }
+const NO_KEYS = 'the server trusts no release key: set AGENT_RELEASE_PUBLIC_KEYS to the publicKeySetting club agent-releases keygen printed'
+
+/** The public keys the server trusts (the route boxes read at setup answers them), or a 404 saying how to add one. */
+export function trustedReleaseKeys(settings: Pick<ReleaseSettings, 'AGENT_RELEASE_PUBLIC_KEYS'>): AgentReleaseKeys {
+  const keys = parseTrustedKeys(settings.AGENT_RELEASE_PUBLIC_KEYS).map(({ publicKey, fingerprint }) => ({ publicKey, fingerprint }))
+  if (keys.length === 0) throw new NotFoundError(NO_KEYS)
+  return { ...keys[0]!, keys }
 }
 
 /**
- * A public key as a box takes it, with its fingerprint: the SHA-256 of its DER (SPKI) as hex, what
- * `openssl pkey -pubin -outform DER | sha256sum` prints, and what `club-agent setup` prints.
+ * Signs a package offline (`club agent-releases sign`): its name, version and architecture from its
+ * control file with its SHA-256, by the private key in `keyFile`. Needs no setting and no database.
  */
-function publicHalf(publicKey: KeyObject): AgentReleaseKey {
-  return {
-    publicKey: publicKey.export({ type: 'spki', format: 'pem' }).toString(),
-    fingerprint: createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex')
-  }
-}
-
-function readPrivateKey(settings: ReleaseSettings) {
-  let pem: string
+export async function signReleaseFile(
+  file: string,
+  keyFile: string
+): Promise<{ version: string; architecture: string; sha256: string; signature: string; fingerprint: string }> {
+  let key: KeyObject
   try {
-    pem = readFileSync(settings.AGENT_RELEASE_KEY_FILE, 'utf8')
-  } catch {
-    throw new NotFoundError(`no release key at AGENT_RELEASE_KEY_FILE (${settings.AGENT_RELEASE_KEY_FILE}): make one with \`club agent-releases keygen\``)
+    key = createPrivateKey(readFileSync(keyFile, 'utf8'))
+  } catch (err) {
+    throw new BadRequestError(`${keyFile} is not a readable private key: ${(err as Error).message}`)
   }
-  return createPrivateKey(pem)
-}
-
-/** The release key's public half (SPKI PEM) with its fingerprint, for `club-agent setup`. */
-export function releasePublicKey(settings: ReleaseSettings): AgentReleaseKey {
-  return publicHalf(createPublicKey(readPrivateKey(settings)))
+  if (key.asymmetricKeyType !== 'ed25519') throw new BadRequestError(`${keyFile} is a ${key.asymmetricKeyType} key, not an Ed25519 release key`)
+  const { version, architecture } = await readPackageControl(file)
+  const sha256 = await sha256OfFile(file)
+  const signature = sign(null, Buffer.from(releaseSignedText({ version, architecture, sha256 })), key).toString('base64')
+  return { version, architecture, sha256, signature, fingerprint: publicHalf(createPublicKey(key)).fingerprint }
 }
 
 /**
@@ -117,14 +107,14 @@ export function toReleaseDownload(row: AgentReleasesTable): ReleaseDownload {
   return { version, architecture, path, size, sha256, signature }
 }
 
-/** Stores a package given as a file (`club agent-releases add`): a copy is staged, then added as an upload. */
-export async function addAgentRelease(db: Db, file: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
-  return addStagedRelease(db, settings, clock, (staged) => copyFileSync(file, staged, constants.COPYFILE_EXCL))
+/** Stores a package given as a file with its signature (`club agent-releases add`): a copy is staged, then added as an upload. */
+export async function addAgentRelease(db: Db, file: string, signature: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
+  return addStagedRelease(db, settings, signature, clock, (staged) => copyFileSync(file, staged, constants.COPYFILE_EXCL))
 }
 
 /** The upload route's body, written once into AGENT_RELEASES_DIR (dpkg-deb reads files), then added. */
-export async function addAgentReleaseBytes(db: Db, body: Buffer, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
-  return addStagedRelease(db, settings, clock, (staged) => writeFileSync(staged, body, { flag: 'wx' }))
+export async function addAgentReleaseBytes(db: Db, body: Buffer, signature: string, settings: ReleaseSettings, clock: Clock): Promise<AgentRelease> {
+  return addStagedRelease(db, settings, signature, clock, (staged) => writeFileSync(staged, body, { flag: 'wx' }))
 }
 
 /**
@@ -132,43 +122,52 @@ export async function addAgentReleaseBytes(db: Db, body: Buffer, settings: Relea
  * is a rename), its name is read from its control file, and it is stored as below. The temporary
  * file is gone afterwards, whatever happened.
  */
-async function addStagedRelease(db: Db, settings: ReleaseSettings, clock: Clock, stage: (staged: string) => void): Promise<AgentRelease> {
+async function addStagedRelease(db: Db, settings: ReleaseSettings, signature: string, clock: Clock, stage: (staged: string) => void): Promise<AgentRelease> {
   mkdirSync(settings.AGENT_RELEASES_DIR, { recursive: true })
   const staged = join(settings.AGENT_RELEASES_DIR, `.upload-${randomUUID()}.tmp`)
   try {
     stage(staged)
     const control = await readPackageControl(staged)
-    return toAgentRelease(await storeReleaseFile(db, settings, staged, control, clock.now().toISOString()))
+    return toAgentRelease(await storeReleaseFile(db, settings, staged, { ...control, signature }, clock.now().toISOString()))
   } finally {
     rmSync(staged, { force: true })
   }
 }
 
 /**
- * Signs a file staged in AGENT_RELEASES_DIR as club-agent `version` for `architecture` (the upload,
- * the CLI and the tests' releases all come here) and makes it a release: the row is
- * inserted and the file renamed into place in one transaction, so a failed rename leaves no release
- * without its file. The same version and architecture twice is a 409 from the unique index (two
- * uploads at once included), raised before the rename: a box that fetched the first must never meet
- * other bytes under the same name, and the stored file is never replaced.
+ * Makes a file staged in AGENT_RELEASES_DIR, signed offline, the release club-agent `version` for
+ * `architecture` (the upload, the CLI and the tests' releases all come here). The signature must be
+ * by a trusted key over what the file is (releaseSignedText): otherwise a 400 naming what is wrong,
+ * and nothing is stored. The row is inserted and the file renamed into place in one transaction, so
+ * a failed rename leaves no release without its file. The same version and architecture twice is a
+ * 409 from the unique index (two uploads at once included), raised before the rename: a box that
+ * fetched the first must never meet other bytes under the same name, and the stored file is never replaced.
  */
 export async function storeReleaseFile(
   db: Db,
   settings: ReleaseSettings,
   staged: string,
-  named: { version: string; architecture: string },
+  named: { version: string; architecture: string; signature: string },
   createdAt: string
 ): Promise<AgentReleasesTable> {
   const { version, architecture } = named
-  const key = readPrivateKey(settings)
+  const signature = named.signature.trim()
+  const keys = parseTrustedKeys(settings.AGENT_RELEASE_PUBLIC_KEYS)
+  if (keys.length === 0) throw new BadRequestError(NO_KEYS)
+  if (signature === '') throw new BadRequestError('the package comes without its signature: sign it offline with club agent-releases sign and send the signature too')
   const sha256 = await sha256OfFile(staged)
+  if (!signerOf(keys, releaseSignedText({ version, architecture, sha256 }), signature)) {
+    throw new BadRequestError(
+      `the signature is not one of a trusted release key (AGENT_RELEASE_PUBLIC_KEYS: ${keys.map((k) => k.fingerprint.slice(0, 16)).join(', ')}) over club-agent ${version} for ${architecture} with SHA-256 ${sha256}`
+    )
+  }
   const row: AgentReleasesTable = {
     id: randomUUID(),
     version,
     architecture,
     size: statSync(staged).size,
     sha256,
-    signature: sign(null, Buffer.from(releaseSignedText({ version, architecture, sha256 })), key).toString('base64'),
+    signature,
     file: `club-agent_${version}_${architecture}.deb`,
     created_at: createdAt
   }

@@ -534,6 +534,8 @@ export interface ReplayServersTable {
   version: string | null
   local_ip: string | null
   server_url: string | null
+  /** The address the box's latest status poll came from; the server calls the box only there (or inside BOX_NETWORKS). */
+  poll_address: string | null
   area_id: string | null
   /** JSON of a ReplayServerConfig; null until an admin sets one. */
   config: string | null
@@ -546,7 +548,33 @@ export interface ReplayServersTable {
   /** The version update_state is about. */
   update_version: string | null
   update_reason: string | null
+  /** The box key: a raw Ed25519 public key, base64; null for a box that registered without one. */
+  public_key: string | null
+  /** When the last key proof accepted for this record was made: a proof must be newer (no replay). */
+  key_proof_at: string | null
   last_seen_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** A known deviceId registered again without proving the box key: pending until an admin decides. */
+export interface ReplayServerClaimsTable {
+  id: string
+  replay_server_id: string
+  /** SHA-256 of the claim's own serverId. */
+  server_id_hash: string
+  /** The presented key's fingerprint, or 'none': one claim per box and key. */
+  key_id: string
+  public_key: string | null
+  proof: 'NONE' | 'REFUSED'
+  proof_problem: string | null
+  source_ip: string
+  hostname: string | null
+  display_name: string | null
+  version: string | null
+  local_ip: string | null
+  server_url: string | null
+  registrations: number
   created_at: string
   updated_at: string
 }
@@ -557,7 +585,7 @@ export interface AgentReleasesTable {
   architecture: string
   size: number
   sha256: string
-  /** Ed25519 signature (base64) of the SHA-256 as hex text, by the release key. */
+  /** Ed25519 signature (base64) of releaseSignedText, made offline by a trusted release key and checked on upload. */
   signature: string
   /** The file's name inside AGENT_RELEASES_DIR. */
   file: string
@@ -693,6 +721,7 @@ export interface Database {
   template_search: TemplateSearchTable
   settings: SettingsTable
   replay_servers: ReplayServersTable
+  replay_server_claims: ReplayServerClaimsTable
   agent_releases: AgentReleasesTable
   replay_server_status_changes: ReplayServerStatusChangesTable
   packages: PackagesTable

@@ -50,6 +50,7 @@ t.test('every served contract route is in /documentation/json with its schemas',
 // list is held here and a change to it is a deliberate one.
 const servedOperationIds = [
   'approveReplayServer',
+  'approveReplayServerClaim',
   'cancelMembershipSubscription',
   'cancelPackage',
   'cancelPackageRedemption',
@@ -150,6 +151,7 @@ const servedOperationIds = [
   'listTemplates',
   'registerReplayServer',
   'rejectReplayServer',
+  'rejectReplayServerClaim',
   'requestPasswordReset',
   'resetPassword',
   'revokeReplayServer',

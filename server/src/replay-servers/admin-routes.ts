@@ -4,17 +4,20 @@ import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { replayServerAdminRoutes as routes } from '@club/contract'
 import {
+  approveReplayServerClaim,
   approveReplayServer,
   deleteReplayServer,
   getReplayServer,
   listReplayServers,
   rejectReplayServer,
+  rejectReplayServerClaim,
   revokeReplayServer,
   rotateReplayServerToken,
   setReplayServerConfig,
   setReplayServerTargetVersion,
   type ReplayServerDeps
 } from './service.js'
+import { boxCallDeps } from './box-call.js'
 import { fetchCameraSnapshot } from './snapshots.js'
 
 export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServerDeps): void {
@@ -27,6 +30,16 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
   app.route({ ...routes.approve, onRequest, handler: async (request) => approveReplayServer(db, request.params.id, request.body, deps) })
   app.route({ ...routes.reject, onRequest, handler: async (request) => rejectReplayServer(db, request.params.id, deps) })
   app.route({ ...routes.revoke, onRequest, handler: async (request) => revokeReplayServer(db, request.params.id, deps) })
+  app.route({
+    ...routes.approveClaim,
+    onRequest,
+    handler: async (request) => approveReplayServerClaim(db, request.params.id, request.params.claimId, deps)
+  })
+  app.route({
+    ...routes.rejectClaim,
+    onRequest,
+    handler: async (request) => rejectReplayServerClaim(db, request.params.id, request.params.claimId, deps)
+  })
   app.route({ ...routes.rotateToken, onRequest, handler: async (request) => rotateReplayServerToken(db, request.params.id, deps) })
   app.route({
     ...routes.delete,
@@ -37,13 +50,13 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
     }
   })
   app.route({ ...routes.setConfig, onRequest, handler: async (request) => setReplayServerConfig(db, request.params.id, request.body, deps) })
-  const snapshotDeps = { tokenKey: deps.tokenKey, timeoutMs: app.config.REPLAY_SNAPSHOT_TIMEOUT_MS }
+  const snapshotDeps = boxCallDeps(app.config, deps.tokenKey)
   app.route({
     ...routes.cameraSnapshot,
     // Staff set up and check courts too; a picture of a court is not an admin's decision.
     onRequest: app.auth.bearer({ roles: ['admin', 'staff'] }),
     handler: async (request, reply) => {
-      const picture = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps)
+      const picture = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps, request.log)
       return reply.type('image/jpeg').header('cache-control', 'no-store').send(picture)
     }
   })

@@ -84,3 +84,24 @@ t.test('the CLI refuses bad input with a message and a non-zero exit', async (t)
   }
   t.same((await club(ctx, 'devices', 'show', id)).json.config, null, 'the bad configuration changed nothing')
 })
+
+t.test('an operator sees a claim beside its box and rejects or accepts it from a shell', async (t) => {
+  const ctx = await testApp(t)
+  const { id, serverId } = await registeredBox(ctx)
+  const first = (await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', remoteAddress: '203.0.113.9', payload: { deviceId: 'box-1' } })).json()
+  const shown = await club(ctx, 'devices', 'show', id)
+  t.match(shown.json.claims, [{ sourceIp: '203.0.113.9', proof: 'NONE' }])
+  const rejected = await club(ctx, 'devices', 'reject-claim', id, shown.json.claims[0].id)
+  t.equal(rejected.code, 0)
+  t.same(rejected.json.claims, [])
+  t.equal((await poll(ctx, first.serverId)).statusCode, 404)
+
+  const second = (await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', payload: { deviceId: 'box-1' } })).json()
+  const claimId = (await club(ctx, 'devices', 'show', id)).json.claims[0].id
+  t.equal((await club(ctx, 'devices', 'approve-claim', id, claimId)).code, 0)
+  t.equal((await poll(ctx, serverId)).statusCode, 404, 'the old serverId stops')
+  t.same((await poll(ctx, second.serverId)).json(), { status: 'PENDING' }, 'the claim is the box now')
+  const usage = await club(ctx, 'devices', 'approve-claim', id)
+  t.not(usage.code, 0)
+  t.match(usage.err, /usage: club devices approve-claim ID CLAIM_ID/)
+})

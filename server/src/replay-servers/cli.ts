@@ -5,12 +5,14 @@ import { systemClock } from '../clock.js'
 import { integer, UsageError, flags, type Command, type CommandContext } from '../cli.js'
 import { valueValidator } from '../plugins/validation.js'
 import {
+  approveReplayServerClaim,
   approveReplayServer,
   deleteReplayServer,
   deviceTokenKey,
   getReplayServer,
   listReplayServers,
   rejectReplayServer,
+  rejectReplayServerClaim,
   revokeReplayServer,
   rotateReplayServerToken,
   setReplayServerConfig,
@@ -38,6 +40,15 @@ const byId =
   async (ctx) => {
     const { positionals } = flags(ctx.args, {}, [], 'ID')
     return run(ctx, recordId(positionals, usage), await depsOf(ctx))
+  }
+
+/** Commands that take the record id and one of its claims' ids. */
+const byClaim =
+  (name: string, run: (db: CommandContext['db'], id: string, claimId: string, deps: ReplayServerDeps) => Promise<unknown>): Command =>
+  async (ctx) => {
+    const { positionals } = flags(ctx.args, {}, [], 'ID CLAIM_ID')
+    if (positionals.length !== 2) throw new UsageError(`usage: club devices ${name} ID CLAIM_ID`)
+    return run(ctx.db, positionals[0]!, positionals[1]!, await depsOf(ctx))
   }
 
 const listQuery = valueValidator(ReplayServerListQuery, 'flags')
@@ -81,6 +92,10 @@ export const deviceCommands: Record<string, Command> = {
     await deleteReplayServer(db, id)
     return { id, deleted: true }
   }),
+
+  /** A pending claim (`club devices show ID` lists them under claims): accept it as the box, or reject it. */
+  'devices approve-claim': byClaim('approve-claim', approveReplayServerClaim),
+  'devices reject-claim': byClaim('reject-claim', rejectReplayServerClaim),
 
   async 'devices approve'(ctx) {
     const { values, positionals } = flags(ctx.args, { area: { type: 'string' }, 'display-name': { type: 'string' } }, ['area'], 'ID')

@@ -154,58 +154,7 @@ t.test('the status answer carries an ETag; a matching If-None-Match answers 304 
   t.equal(changed.json().status, 'APPROVED')
 })
 
-t.test('re-registering a known deviceId keeps the record, supersedes the serverId and token, and goes back to PENDING', async (t) => {
-  const ctx = await testApp(t)
-  const admin = await adminOf(ctx)
-  const areaId = await area(ctx)
-  const first = await registeredBox(ctx, { displayName: 'ignored later', hostname: 'replay-01' })
-  await approve(ctx, admin, first.id, { areaId, displayName: 'Court 1 box' })
-  await putConfig(ctx, admin, first.id, { cameras: [camera()] })
-  const oldToken = (await poll(ctx, first.serverId)).json().accessToken
-
-  const again = await register(ctx, { displayName: 'new name', hostname: 'replay-01b' })
-  t.equal(again.statusCode, 200)
-  const body = again.json()
-  t.equal(body.status, 'PENDING')
-  t.equal(body.displayName, 'Court 1 box', 'the box learns the name it already has')
-  t.not(body.serverId, first.serverId)
-
-  const oldPoll = await poll(ctx, first.serverId)
-  t.equal(oldPoll.statusCode, 404, 'the old serverId is superseded')
-  errorOf(oldPoll)
-  await t.rejects(authenticateDeviceToken(ctx.app.db, oldToken), UnauthorizedError, 'the old token fails')
-  t.same((await poll(ctx, body.serverId)).json(), { status: 'PENDING' })
-
-  const record = (await ctx.app.inject({ method: 'GET', url: ADMIN, headers: { authorization: admin } })).json()
-  t.equal(record._total, 1, 'still one record')
-  t.match(record.items[0], { id: first.id, displayName: 'Court 1 box', hostname: 'replay-01b', area: { id: areaId }, config: { cameras: [camera()] } })
-
-  await approve(ctx, admin, first.id, { areaId })
-  const newToken = (await poll(ctx, body.serverId)).json().accessToken
-  t.not(newToken, oldToken, 'approved again with a new token')
-  t.equal((await authenticateDeviceToken(ctx.app.db, newToken)).replayServerId, first.id)
-})
-
-t.test('a rejected device stays rejected when it registers again', async (t) => {
-  const ctx = await testApp(t)
-  const admin = await adminOf(ctx)
-  const { id, serverId } = await registeredBox(ctx)
-  t.equal((await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/reject`, headers: { authorization: admin } })).json().status, 'REJECTED')
-  t.same((await poll(ctx, serverId)).json(), { status: 'REJECTED' })
-  const again = await register(ctx)
-  t.equal(again.statusCode, 200)
-  t.equal(again.json().status, 'REJECTED')
-  t.same((await poll(ctx, again.json().serverId)).json(), { status: 'REJECTED' })
-})
-
-t.test('a revoked device that registers again waits for approval', async (t) => {
-  const ctx = await testApp(t)
-  const admin = await adminOf(ctx)
-  const { id } = await registeredBox(ctx)
-  await approve(ctx, admin, id, { areaId: await area(ctx) })
-  await ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/revoke`, headers: { authorization: admin } })
-  t.equal((await register(ctx)).json().status, 'PENDING')
-})
+// Registering a known deviceId again: claims.test.ts.
 
 t.test('rotating the token invalidates the old one at once and the next poll carries the new one', async (t) => {
   const ctx = await testApp(t)

@@ -42,7 +42,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayServerDeviceRoutes.register,
     config: routeRateLimit({ max: app.config.REPLAY_REGISTRATION_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'replay-server registrations' }),
-    handler: async (request) => registerReplayServer(app.db, request.body, deps)
+    handler: async (request) => registerReplayServer(app.db, request.body, request.ip, deps)
   })
 
   app.route({
@@ -54,13 +54,13 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
     // 304 costs clearly less than a full poll. Anything else goes on to the handler.
     onRequest: async (request, reply) => {
       const params = request.params as { serverId: string }
-      const etag = await polls.notModified(params.serverId, request.query, request.headers['if-none-match'])
+      const etag = await polls.notModified(params.serverId, request.query, request.headers['if-none-match'], request.ip)
       if (etag === undefined) return
       // No payload at all, as below.
       return reply.header('etag', etag).header('cache-control', 'no-store').code(304).send(undefined as never)
     },
     handler: async (request, reply) => {
-      const { sent, changed } = await polls.poll(request.params.serverId, request.query, (answer) => reply.serialize(answer) as string)
+      const { sent, changed } = await polls.poll(request.params.serverId, request.query, request.ip, (answer) => reply.serialize(answer) as string)
       const { body, etag } = sent
       if (changed) request.changedSomething = true
       // The answer may carry the access token: no shared cache may keep it.

@@ -20,11 +20,12 @@ import type { Config } from '../config.js'
 import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { dialectOf, type Db, type DbOrTx } from '../db/database.js'
-import type { ReplayServersTable } from '../db/schema.js'
+import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { paged, pageRequest } from '../paging.js'
 import { valueValidator } from '../plugins/validation.js'
 import { findRelease, refuseBuildMetadata } from '../agent-releases/service.js'
+import { checkKeyInput, checkKeyProof, claimsOf, isPendingClaim, keyFingerprint, recordClaim, REPLAYED, toReplayServerClaim } from './claims.js'
 
 
 /** A box's stored configuration (written by setReplayServerConfig after the contract checked it), or null. */
@@ -85,8 +86,8 @@ function tokenHashOf(tokenKey: string, row: Pick<Row, 'id' | 'server_id_hash' | 
   return sha256Hex(deviceAccessToken(tokenKey, row))
 }
 
-/** The one row → API shape mapping: what an admin sees. Never the serverId or the token. */
-export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number): ReplayServer {
+/** The one row → API shape mapping: what an admin sees, with its pending claims. Never the serverId or the token. */
+export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number, claims: ReplayServerClaimsTable[] = []): ReplayServer {
   return {
     id: row.id,
     deviceId: row.device_id,
@@ -106,6 +107,8 @@ export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number)
     updateState: row.update_state,
     updateVersion: row.update_version,
     updateReason: row.update_reason,
+    keyFingerprint: row.public_key === null ? null : keyFingerprint(row.public_key),
+    claims: claims.map((claim) => toReplayServerClaim(claim, row.public_key)),
     createdDate: row.created_at,
     updatedDate: row.updated_at,
     _links: { self: { href: `${ADMIN_PATH}/${row.id}` } }
@@ -118,18 +121,25 @@ export function onlineSince(now: Date, pollIntervalSeconds: number): string {
 }
 
 /**
- * Registers a box. A known deviceId (a reinstalled box) keeps its record, area, configuration and
- * display name, gets a new serverId (the old one and the old token stop working) and goes back to
- * PENDING, except that a rejected box stays REJECTED.
+ * Registers a box. A new deviceId is a new PENDING record, holding the box key if one was sent. A
+ * known deviceId never changes its record on its own word (the deviceId is not secret): only a
+ * registration that proves the box key the record holds replaces the serverId (the old one and its
+ * token stop working) and the reported fields, keeping the status, area and configuration (a
+ * revoked box goes back to PENDING). Any other is a pending claim beside the record, answered
+ * PENDING with the record's display name, for an admin to accept or reject.
  */
 export async function registerReplayServer(
   db: Db,
   input: ReplayServerRegistrationRequest,
+  /** Where the registration came from: a claim's source, and the address a proven box now polls from (see reportedChanges). */
+  sourceIp: string,
   deps: ReplayServerDeps
 ): Promise<ReplayServerRegistration> {
+  checkKeyInput(input)
   const serverId = randomToken()
   const serverIdHash = sha256Hex(serverId)
-  const now = deps.clock.now().toISOString()
+  const clockNow = deps.clock.now()
+  const now = clockNow.toISOString()
   const { status, displayName } = await db.transaction().execute(async (tx) => {
     const existing = await tx.selectFrom('replay_servers').selectAll().where('device_id', '=', input.deviceId).executeTakeFirst()
     if (!existing) {
@@ -147,6 +157,7 @@ export async function registerReplayServer(
           version: input.version ?? null,
           local_ip: input.localIp ?? null,
           server_url: input.serverUrl ?? null,
+          poll_address: sourceIp,
           area_id: null,
           config: null,
           target_version: null,
@@ -155,6 +166,8 @@ export async function registerReplayServer(
           update_state: null,
           update_version: null,
           update_reason: null,
+          public_key: input.publicKey ?? null,
+          key_proof_at: null,
           last_seen_at: now,
           created_at: now,
           updated_at: now
@@ -162,27 +175,38 @@ export async function registerReplayServer(
         .execute()
       return { status: 'PENDING' as const, displayName: input.displayName ?? null }
     }
-    const key = { id: existing.id, server_id_hash: serverIdHash, token_generation: existing.token_generation + 1 }
-    const status: ReplayServerStatus = existing.status === 'REJECTED' ? 'REJECTED' : 'PENDING'
     const displayName = existing.display_name ?? input.displayName ?? null
-    await tx
-      .updateTable('replay_servers')
-      .set({
-        server_id_hash: serverIdHash,
-        token_generation: key.token_generation,
-        token_hash: tokenHashOf(deps.tokenKey, key),
-        status,
-        display_name: displayName,
-        hostname: input.hostname ?? existing.hostname,
-        version: input.version ?? existing.version,
-        local_ip: input.localIp ?? existing.local_ip,
-        server_url: input.serverUrl ?? existing.server_url,
-        last_seen_at: now,
-        updated_at: now
-      })
-      .where('id', '=', existing.id)
-      .execute()
-    return { status, displayName }
+    let verdict = checkKeyProof(existing, input, clockNow)
+    if (verdict.proven) {
+      const at = verdict.at
+      const key = { id: existing.id, server_id_hash: serverIdHash, token_generation: existing.token_generation + 1 }
+      const status: ReplayServerStatus = existing.status === 'REVOKED' ? 'PENDING' : existing.status
+      const replaced = await tx
+        .updateTable('replay_servers')
+        .set({
+          server_id_hash: serverIdHash,
+          token_generation: key.token_generation,
+          token_hash: tokenHashOf(deps.tokenKey, key),
+          status,
+          display_name: displayName,
+          hostname: input.hostname ?? existing.hostname,
+          version: input.version ?? existing.version,
+          local_ip: input.localIp ?? existing.local_ip,
+          server_url: input.serverUrl ?? existing.server_url,
+          poll_address: sourceIp,
+          key_proof_at: at,
+          last_seen_at: now,
+          updated_at: now
+        })
+        .where('id', '=', existing.id)
+        // The same proof sent twice at once: only one of them is newer than the last one accepted.
+        .where((eb) => eb.or([eb('key_proof_at', 'is', null), eb('key_proof_at', '<', at)]))
+        .executeTakeFirst()
+      if (Number(replaced.numUpdatedRows) === 1) return { status, displayName }
+      verdict = { proven: false, problem: REPLAYED }
+    }
+    await recordClaim(tx, existing.id, serverIdHash, input, verdict, sourceIp, now)
+    return { status: 'PENDING' as const, displayName }
   })
   return { serverId, status, pollInterval: deps.pollIntervalSeconds, ...(displayName !== null ? { displayName } : {}) }
 }
@@ -200,6 +224,7 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'version',
       'server_url',
       'local_ip',
+      'poll_address',
       'area_id',
       'config',
       'target_version',
@@ -208,6 +233,7 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'update_state',
       'update_version',
       'update_reason',
+      'public_key',
       // Replays waiting for this box (migration 0015's triggers move the status change counter when
       // one starts or stops waiting, so this is read only when the kept answer is out of date).
       sql<number>`(select count(*) from replays where replays.replay_server_id = replay_servers.id and replays.status = 'REQUESTED')`.as(
@@ -222,11 +248,15 @@ export type PollRow = Awaited<ReturnType<ReturnType<typeof pollLookup>['executeT
 const pollQuery = compiledOnce((db) => pollLookup(db, ''))
 const statusChangesQuery = compiledOnce((db) => db.selectFrom('replay_server_status_changes').select('counter').where('id', '=', 1))
 
-/** The box a poll's serverId (by its hash) belongs to, or a 404 that tells the box to register again. */
-export async function findPolledReplayServer(db: Db, serverIdHash: string): Promise<PollRow> {
+/**
+ * The box a poll's serverId (by its hash) belongs to; null for a pending claim's serverId (its polls
+ * answer PENDING and change nothing); else a 404 that tells the box to register again.
+ */
+export async function findPolledReplayServer(db: Db, serverIdHash: string): Promise<PollRow | null> {
   const row = (await runCompiled(db, pollQuery, [serverIdHash]))[0]
-  if (!row) throw new NotFoundError('no replay server has this serverId: register again')
-  return row
+  if (row) return row
+  if (await isPendingClaim(db, serverIdHash)) return null
+  throw new NotFoundError('no replay server has this serverId: register again')
 }
 
 /**
@@ -262,20 +292,23 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
 export type PollReport = Partial<
   Pick<
     ReplayServersTable,
-    'version' | 'server_url' | 'local_ip' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason'
+    'version' | 'server_url' | 'local_ip' | 'poll_address' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason' | 'public_key'
   >
 >
 
 /**
  * What a poll reports that the record does not hold yet, or null. The update's state is what the box
  * says now: a poll without one (nothing under way, nothing failed) clears it, but only a poll that
- * reports its version, so a box too old to report updates leaves an admin's view alone.
+ * reports its version, so a box too old to report updates leaves an admin's view alone. `address` is
+ * where the poll came from (the only part the box cannot choose), recorded for the calls to the box.
  */
-export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery): PollReport | null {
+export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery, address: string): PollReport | null {
   const version = reported.version !== undefined && reported.version !== row.version
   const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
   const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
   const architecture = reported.architecture !== undefined && reported.architecture !== row.architecture
+  // A record without a key adopts the one its own serverId reports, once; a key is never replaced by a poll.
+  const publicKey = reported.publicKey !== undefined && row.public_key === null
   const reportsUpdates = reported.architecture !== undefined
   const update = reportsUpdates
     ? { update_state: reported.updateState ?? null, update_version: reported.updateVersion ?? null, update_reason: reported.updateReason ?? null }
@@ -283,13 +316,16 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery)
   const updateChanged =
     update !== undefined &&
     (update.update_state !== row.update_state || update.update_version !== row.update_version || update.update_reason !== row.update_reason)
+  const moved = address !== row.poll_address
   // Nothing allocated for the usual poll, which reports what is already recorded.
-  if (!version && !serverUrl && !localIp && !architecture && !updateChanged) return null
+  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !publicKey && !moved) return null
   return {
+    ...(moved ? { poll_address: address } : {}),
     ...(version ? { version: reported.version } : {}),
     ...(serverUrl ? { server_url: reported.serverUrl } : {}),
     ...(localIp ? { local_ip: reported.localIp } : {}),
     ...(architecture ? { architecture: reported.architecture } : {}),
+    ...(publicKey ? { public_key: reported.publicKey } : {}),
     ...(updateChanged ? update : {})
   }
 }
@@ -366,7 +402,8 @@ async function findRow(db: DbOrTx, id: string): Promise<Row> {
 
 export async function getReplayServer(db: DbOrTx, id: string, deps: ReplayServerDeps): Promise<ReplayServer> {
   await deps.unrecordedSightings?.flush()
-  return toReplayServer(await findRow(db, id), deps.clock.now(), deps.pollIntervalSeconds)
+  const row = await findRow(db, id)
+  return toReplayServer(row, deps.clock.now(), deps.pollIntervalSeconds, (await claimsOf(db, [id])).get(id))
 }
 
 export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery, deps: ReplayServerDeps) {
@@ -385,7 +422,8 @@ export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery
     filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
     filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
   ])
-  const items = rows.map((row) => toReplayServer(row, now, deps.pollIntervalSeconds))
+  const claims = await claimsOf(db, rows.map((row) => row.id))
+  const items = rows.map((row) => toReplayServer(row, now, deps.pollIntervalSeconds, claims.get(row.id)))
   return paged(items, Number(count.total), request, ADMIN_PATH, {
     status: query.status,
     online: query.online,
@@ -411,8 +449,52 @@ async function change(
     if (updated.token_generation !== row.token_generation) updated.token_hash = tokenHashOf(deps.tokenKey, updated)
     const { id: _id, ...columns } = updated
     await tx.updateTable('replay_servers').set(columns).where('id', '=', id).execute()
-    return toReplayServer(updated, now, deps.pollIntervalSeconds)
+    return toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id))
   })
+}
+
+async function takeClaim(tx: DbOrTx, id: string, claimId: string): Promise<ReplayServerClaimsTable> {
+  const claim = await tx
+    .deleteFrom('replay_server_claims')
+    .where('id', '=', claimId)
+    .where('replay_server_id', '=', id)
+    .returningAll()
+    .executeTakeFirst()
+  if (!claim) throw new NotFoundError(`replay server ${quote(id)} has no claim ${quote(claimId)}`)
+  return claim
+}
+
+/**
+ * Accepts a claim as the box: its serverId, key and reported fields replace the record's (the old
+ * serverId and token stop at once); status, area and configuration stay, a revoked box goes back to PENDING.
+ */
+export async function approveReplayServerClaim(db: Db, id: string, claimId: string, deps: ReplayServerDeps) {
+  return change(db, id, deps, async (row, tx) => {
+    const claim = await takeClaim(tx, id, claimId)
+    return {
+      server_id_hash: claim.server_id_hash,
+      token_generation: row.token_generation + 1,
+      status: row.status === 'REVOKED' ? 'PENDING' : row.status,
+      public_key: claim.public_key,
+      key_proof_at: null,
+      hostname: claim.hostname ?? row.hostname,
+      version: claim.version ?? row.version,
+      local_ip: claim.local_ip ?? row.local_ip,
+      server_url: claim.server_url ?? row.server_url,
+      // The accepted claim is where the box now is: the server calls it only there (box-call.ts).
+      poll_address: claim.source_ip
+    }
+  })
+}
+
+/** Rejects a claim: it is forgotten (its serverId answers 404) and the box is unchanged. */
+export async function rejectReplayServerClaim(db: Db, id: string, claimId: string, deps: ReplayServerDeps) {
+  await deps.unrecordedSightings?.flush()
+  await db.transaction().execute(async (tx) => {
+    await findRow(tx, id)
+    await takeClaim(tx, id, claimId)
+  })
+  return getReplayServer(db, id, deps)
 }
 
 /** Approves a box for an area (or moves an approved box to another area). */

@@ -1,10 +1,13 @@
-// The server's look at a box's camera, against a real local HTTP server standing in for the box.
+// The server's look at a box's camera, against a real local HTTP server standing in for the box, and
+// the rules of every call to a box: only at an address the box could own, one answer for any failure.
 import { randomUUID } from 'node:crypto'
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import t from 'tap'
 import { errorOf, userWithToken, testApp, type TestApp } from '../test-support/app.js'
-import { ADMIN, adminOf, approve, area, camera, poll, putConfig, registeredBox } from './test-helpers.js'
+import { loadConfig, parseBoxNetworks } from '../config.js'
+import { mayCall } from './box-call.js'
+import { ADMIN, adminOf, approve, area, camera, poll, putConfig, registeredBox, statusUrl } from './test-helpers.js'
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4, 0xff, 0xd9])
 
@@ -27,14 +30,14 @@ async function boxStandIn(t: { teardown(fn: () => unknown): void }, handler: Box
   return box
 }
 
-/** An approved box with one camera that reported `serverUrl`; answers its record id and its token. */
+/** An approved box with one camera that reported `serverUrl`, polling from loopback; answers its record id, serverId and token. */
 async function approvedBox(ctx: TestApp, serverUrl?: string) {
   const admin = await adminOf(ctx)
   const { id, serverId } = await registeredBox(ctx, serverUrl ? { serverUrl } : {})
   await putConfig(ctx, admin, id, { cameras: [camera('cam-1')] })
   await approve(ctx, admin, id, { areaId: await area(ctx) })
   const token: string = (await poll(ctx, serverId)).json().accessToken
-  return { id, token, admin }
+  return { id, token, admin, serverId }
 }
 
 const snapshotUrl = (id: string, cameraId = 'cam-1') => `${ADMIN}/${id}/cameras/${cameraId}/snapshot`
@@ -64,7 +67,7 @@ t.test("admin and staff see the box's picture; a member may not", async (t) => {
   t.notMatch(ctx.logs(), token, 'the token is never logged')
 })
 
-t.test('an unreachable box is a 504 saying so; a silent one too, after the timeout', async (t) => {
+t.test('an unreachable box is a 502, a silent one a 504 after the timeout; neither says more', async (t) => {
   const ctx = await testApp(t, { REPLAY_SNAPSHOT_TIMEOUT_MS: '300' })
   // A port that was free a moment ago: nothing listens there, so the connection is refused at once.
   const probe = createNetServer()
@@ -73,15 +76,15 @@ t.test('an unreachable box is a 504 saying so; a silent one too, after the timeo
   await new Promise((r) => probe.close(r))
   const { id, admin, token } = await approvedBox(ctx, closedUrl)
   const refused = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
-  t.equal(refused.statusCode, 504)
-  t.equal(errorOf(refused).message, `the box at ${closedUrl} could not be reached (ECONNREFUSED)`)
+  t.equal(refused.statusCode, 502)
+  t.same(errorOf(refused), { statusCode: 502, error: 'Bad Gateway', message: `replay server ${id} did not send a picture` }, 'no socket error code')
 
   const silent = await boxStandIn(t, () => {})
   silent.token = token
   await ctx.app.db.updateTable('replay_servers').set({ server_url: silent.url }).where('id', '=', id).execute()
   const late = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
   t.equal(late.statusCode, 504)
-  t.equal(errorOf(late).message, `the box at ${silent.url} did not answer within 300 ms`)
+  t.equal(errorOf(late).message, `replay server ${id} did not send a picture within 300 ms`)
   t.notMatch(late.body, token)
 })
 
@@ -113,34 +116,100 @@ t.test('unknown box or camera 404, a box not approved or without serverUrl 409',
   t.equal(box.seen.length, 0, 'none of these asked the box')
 })
 
-t.test("the box's own refusals reach the admin in the error shape", async (t) => {
+t.test("whatever the box answers instead of a JPEG is the same 502: nothing of its answer is relayed, no redirect followed", async (t) => {
   const ctx = await testApp(t)
+  const elsewhere = await boxStandIn(t)
   const answers: Array<(res: ServerResponse) => void> = [
     (res) => res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' }).end(JSON.stringify({ statusCode: 429, error: 'Too Many Requests', message: 'the box is busy' })),
     (res) => res.writeHead(422, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 422, error: 'Unprocessable Entity', message: 'the LUT /x.cube cannot be read' })),
+    (res) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ statusCode: 500, message: 'SSH-2.0-OpenSSH_9.2 internal text' })),
     (res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a captive portal</html>'),
-    (res) => res.writeHead(302, { location: 'http://elsewhere.example/' }).end()
+    (res) => res.writeHead(200, { 'content-type': 'image/jpeg-not' }).end(JPEG),
+    (res) => res.writeHead(302, { location: `${elsewhere.url}/cameras/cam-1/snapshot` }).end()
   ]
   const box = await boxStandIn(t, (_req, res) => answers.shift()!(res))
   const { id, token, admin } = await approvedBox(ctx, box.url)
   box.token = token
-  const get = () => ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
-  const busy = await get()
-  t.equal(busy.statusCode, 429)
-  t.equal(busy.headers['retry-after'], '3')
-  t.match(errorOf(busy).message, /is busy: the box is busy/)
-  const lut = await get()
-  t.equal(lut.statusCode, 422)
-  t.match(errorOf(lut).message, /the LUT \/x\.cube cannot be read/)
-  const html = await get()
-  t.equal(html.statusCode, 502)
-  t.match(errorOf(html).message, /answered 200 instead of a picture/)
-  const redirect = await get()
-  t.equal(redirect.statusCode, 502, 'a redirect is not followed with the token')
+  elsewhere.token = token
+  const expected = { statusCode: 502, error: 'Bad Gateway', message: `replay server ${id} did not send a picture` }
+  for (const what of ['429', '422', 'an error message', 'HTML', 'another type', 'a redirect']) {
+    const res = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
+    t.same(errorOf(res), expected, what)
+    t.notOk(res.headers['retry-after'], `${what}: no header of the box's`)
+    t.notMatch(res.body, /busy|LUT|SSH|portal|elsewhere/, `${what}: nothing of the box's answer`)
+  }
+  t.equal(elsewhere.seen.length, 0, 'the redirect was not followed')
   box.token = 'the old token'
-  const refused = await get()
-  t.equal(refused.statusCode, 502)
-  t.match(errorOf(refused).message, /refused the server's credential/)
+  t.same(errorOf(await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })), expected, 'a refused credential too')
+})
+
+/** Moves where the box's polls come from, as a poll from `address` does. */
+async function pollFrom(ctx: TestApp, serverId: string, address: string) {
+  const res = await ctx.app.inject({ method: 'GET', url: statusUrl(serverId), remoteAddress: address })
+  if (res.statusCode !== 200) throw new Error(`poll failed: ${res.body}`)
+}
+
+t.test("a box polling from elsewhere cannot make the server call the server's loopback or a private address", async (t) => {
+  // A long timeout: a refusal that waited for a connection would be a 504, not an immediate 502.
+  const ctx = await testApp(t, { REPLAY_SNAPSHOT_TIMEOUT_MS: '60000' })
+  const loopbackService = await boxStandIn(t)
+  const port = new URL(loopbackService.url).port
+  const { id, token, admin, serverId } = await approvedBox(ctx, loopbackService.url)
+  loopbackService.token = token
+  // 192.0.2.0/24 is documentation space: no traffic ever goes there, it is only where the polls "come from".
+  await pollFrom(ctx, serverId, '192.0.2.10')
+  const expected = { statusCode: 502, error: 'Bad Gateway', message: `replay server ${id} did not send a picture` }
+  const urls = [
+    loopbackService.url,
+    `http://localhost:${port}`,
+    `http://[::ffff:127.0.0.1]:${port}`,
+    `http://[::ffff:7f00:1]:${port}`,
+    'http://10.0.0.1:8090',
+    'http://169.254.169.254',
+    'http://[fd00::1]:8090'
+  ]
+  for (const serverUrl of urls) {
+    await ctx.app.db.updateTable('replay_servers').set({ server_url: serverUrl }).where('id', '=', id).execute()
+    const res = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
+    t.same(errorOf(res), expected, serverUrl)
+  }
+  t.equal(loopbackService.seen.length, 0, "the server's loopback was never called")
+  t.equal(ctx.logs().match(/"reason":"not-the-box"/g)?.length, urls.length, 'each refused before any connection')
+  t.notMatch(ctx.logs(), token)
+})
+
+t.test('the box is called at the address its polls come from, or inside BOX_NETWORKS', async (t) => {
+  const ctx = await testApp(t, { BOX_NETWORKS: '192.0.2.0/24, 127.0.0.0/8' })
+  const box = await boxStandIn(t)
+  const { id, token, admin, serverId } = await approvedBox(ctx, box.url)
+  box.token = token
+  await pollFrom(ctx, serverId, '192.0.2.10')
+  const res = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
+  t.equal(res.statusCode, 200, 'a box behind NAT whose serverUrl is inside BOX_NETWORKS')
+  t.same(res.rawPayload, JPEG)
+  t.equal(box.seen.length, 1)
+})
+
+t.test('mayCall: the address polled from (IPv4-mapped or not, any loopback for a box on loopback) or BOX_NETWORKS, nothing else', async (t) => {
+  const none = parseBoxNetworks('')
+  t.ok(mayCall('10.0.0.5', '10.0.0.5', none))
+  t.ok(mayCall('::ffff:10.0.0.5', '10.0.0.5', none))
+  t.ok(mayCall('10.0.0.5', '::ffff:10.0.0.5', none))
+  t.ok(mayCall('::ffff:a00:5', '10.0.0.5', none), 'the hex form the URL parser writes')
+  t.notOk(mayCall('::ffff:7f00:1', '10.0.0.5', none))
+  t.ok(mayCall('::1', '127.0.0.1', none), 'a box on the server\'s machine')
+  t.notOk(mayCall('127.0.0.1', '10.0.0.5', none))
+  t.notOk(mayCall('10.0.0.6', '10.0.0.5', none))
+  t.notOk(mayCall('10.0.0.5', null, none), 'a box that never polled')
+  t.notOk(mayCall('localhost', '127.0.0.1', none), 'only addresses, never names')
+  const vpn = parseBoxNetworks('10.20.0.0/16,fd00::/64')
+  t.ok(mayCall('10.20.3.4', '198.51.100.7', vpn))
+  t.ok(mayCall('::ffff:10.20.3.4', '198.51.100.7', vpn))
+  t.ok(mayCall('fd00::42', '198.51.100.7', vpn))
+  t.notOk(mayCall('10.21.0.1', '198.51.100.7', vpn))
+  for (const bad of ['10.0.0.0', '10.0.0.0/33', 'fd00::/129', 'example.org/8', '10.0.0.0/8;rm']) {
+    t.throws(() => loadConfig({ BOX_NETWORKS: bad }), /^BOX_NETWORKS=.* is not valid: .* is not a CIDR such as 10\.20\.0\.0\/16/, bad)
+  }
 })
 
 t.test('the route is in the OpenAPI document', async (t) => {

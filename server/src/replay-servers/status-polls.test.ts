@@ -6,6 +6,7 @@ import { dialectOf } from '../db/database.js'
 import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
 import {
+  approveReplayServerClaim,
   approveReplayServer,
   authenticateDeviceToken,
   deleteReplayServer,
@@ -73,9 +74,13 @@ t.test('a change another process makes to the database is seen by the very next 
   await rejectReplayServer(other.db, id, other.deps)
   t.same(await next('rejected'), { status: 'REJECTED' })
 
-  const again = await registerReplayServer(other.db, { deviceId: 'box-1' }, other.deps)
+  const again = await registerReplayServer(other.db, { deviceId: 'box-1' }, '203.0.113.9', other.deps)
+  t.same((await poll(ctx, again.serverId)).json(), { status: 'PENDING' }, 're-registered: a pending claim')
+  t.equal((await poll(ctx, serverId, '', { 'if-none-match': etag })).statusCode, 304, "a claim changes nothing of the box's answer")
+  const claim = await other.db.selectFrom('replay_server_claims').select('id').executeTakeFirstOrThrow()
+  await approveReplayServerClaim(other.db, id, claim.id, other.deps)
   const superseded = await poll(ctx, serverId)
-  t.equal(superseded.statusCode, 404, 're-registered: the old serverId is unknown')
+  t.equal(superseded.statusCode, 404, 'claim accepted: the old serverId is unknown')
   t.match(errorOf(superseded).message, /register again/)
   t.same((await poll(ctx, again.serverId)).json(), { status: 'REJECTED' })
 

@@ -17,6 +17,7 @@ import {
   type PollRow,
   type ReplayServerDeps
 } from './service.js'
+import { boxPublicKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 
 /** A status answer as sent: its JSON and the ETag that is its hash. */
@@ -44,7 +45,7 @@ export interface StatusPollsOptions {
 }
 
 /** What a poll's query may hold: what the box reports about itself (ReplayServerStatusQuery). */
-const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp', 'architecture', 'updateState', 'updateVersion', 'updateReason'])
+const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp', 'architecture', 'updateState', 'updateVersion', 'updateReason', 'publicKey'])
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -55,6 +56,9 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
     return t === '*' || t.replace(/^W\//, '') === etag
   })
 }
+
+/** What a pending claim's serverId polls: no token, no area, no configuration. */
+const CLAIM_ANSWER: ReplayServerStatusAnswer = { status: 'PENDING' }
 
 /** Serialises a status answer by the route's own response schema (the route passes reply.serialize). */
 export type SerializeStatus = (answer: ReplayServerStatusAnswer) => string
@@ -102,16 +106,21 @@ export class StatusPolls {
    * then `changed`, which the request line is logged for). An unknown or superseded serverId is a
    * 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
+  async poll(serverId: string, reported: ReplayServerStatusQuery, address: string, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
+    // A pending claim's serverId: PENDING and nothing else until an admin decides (never kept: rare).
+    if (entry === null) return { sent: sent(serialize, CLAIM_ANSWER), changed }
     const now = this.deps.clock.now()
-    const report = reportedChanges(entry.row, reported)
+    const report = reportedChanges(entry.row, reported, address)
     if (report) {
+      if (report.public_key) boxPublicKey(report.public_key, 'querystring.publicKey')
       // Rare (a new version or address): the write also moves the change counter, so the next poll
-      // reads the record afresh.
+      // reads the record afresh. The key and the poll's own address are no part of the answer and
+      // move no counter: the kept entry goes instead, or every later poll would write them again.
       await recordReport(this.db, entry.row, report, now)
+      if (report.public_key || report.poll_address !== undefined) this.entries.delete(serverId)
       changed = true
     } else {
       this.sighted(entry, now)
@@ -136,14 +145,14 @@ export class StatusPolls {
    * when the query holds nothing but the reported fields, each a single value equal to the record's
    * (nothing to write, nothing unvalidated kept).
    */
-  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined): Promise<string | undefined> {
+  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined, address: string): Promise<string | undefined> {
     if (ifNoneMatch === undefined || !this.entries.has(serverId)) return undefined
     const reported = query as Record<string, unknown>
     for (const key in reported) {
       if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
     }
     const entry = this.kept(serverId, await this.statusChanges())
-    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery)) return undefined
+    if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
     // A box with an update pending goes to the full route: its answer is made per poll.
     if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
     const answer = entry.sent
@@ -170,8 +179,9 @@ export class StatusPolls {
   }
 
   /** The record read afresh, and kept. */
-  private async load(serverId: string, changes: number, onWrite: () => void): Promise<Entry> {
+  private async load(serverId: string, changes: number, onWrite: () => void): Promise<Entry | null> {
     const row = await findPolledReplayServer(this.db, sha256Hex(serverId))
+    if (row === null) return null
     const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.

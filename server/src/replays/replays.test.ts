@@ -8,10 +8,13 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { errorOf, testApp, testConfig, userWithToken, type TestApp } from '../test-support/app.js'
 import { testVenue } from '../test-support/venue.js'
 import { caller, issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
-import { adminOf, approve, camera, poll, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
+import { adminOf, approve, camera, poll, putConfig, registeredBox, statusUrl } from '../replay-servers/test-helpers.js'
+import { boxCallDeps } from '../replay-servers/box-call.js'
+import { deviceTokenKey } from '../replay-servers/service.js'
+import { notifyReplayServer } from './notify.js'
 import { chooseCamera, deleteExpiredReplays, replayInterval, transitionError } from './service.js'
 import { ReplayStorage } from './storage.js'
 
@@ -225,6 +228,27 @@ t.test('the server tells the box at once, at its serverUrl, with its token', asy
   const { venue, member, call: api, device } = await setup(t, {}, { serverUrl: `http://127.0.0.1:${(box.address() as AddressInfo).port}` })
   t.equal((await api('POST', REPLAYS, member, { court: { id: venue.court1.id } })).statusCode, 201)
   t.same(await call, { url: '/replay-requests', authorization: device.authorization })
+})
+
+t.test('the replay notice goes only to an address the box could own: not to the loopback for a box polling from elsewhere', async (t) => {
+  const seen: string[] = []
+  const box = createServer((req, res) => {
+    seen.push(req.url!)
+    res.writeHead(202).end()
+  })
+  await new Promise<void>((resolve) => box.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => box.close())
+  const { ctx, boxId, serverId } = await setup(t, {}, { serverUrl: `http://127.0.0.1:${(box.address() as AddressInfo).port}` })
+  // Its polls now come from elsewhere (documentation space: nothing is ever sent there).
+  t.equal((await ctx.app.inject({ method: 'GET', url: statusUrl(serverId), remoteAddress: '192.0.2.10' })).statusCode, 200)
+  const tokenKey = await deviceTokenKey(ctx.app.db, ctx.config, ctx.clock)
+  const notify = (env: Record<string, string>) =>
+    notifyReplayServer(ctx.app.db, boxId, { ...boxCallDeps(testConfig(ctx.dir, env), tokenKey), log: ctx.app.log })
+  t.equal(await notify({}), false, 'refused')
+  t.same(seen, [], 'before any connection')
+  t.match(ctx.logs(), /"reason":"not-the-box"/)
+  t.equal(await notify({ BOX_NETWORKS: '127.0.0.0/8' }), true, 'inside BOX_NETWORKS: told')
+  t.same(seen, ['/replay-requests'])
 })
 
 t.test('deleteExpiredReplays (replays/cleanup): the file:// clip and the replay expire after the retention', async (t) => {

@@ -12,6 +12,7 @@ import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
 import { createGuestSession, guestSettings } from './guests.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
+import { boxCallDeps } from '../replay-servers/box-call.js'
 import {
   createReplay,
   deleteReplay,
@@ -72,7 +73,7 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     if (request.principal?.kind === 'guest') for (const limit of guestLimits) await limit.call(this, request, reply)
   }
   const device = app.auth.device()
-  const notifyDeps = { tokenKey, timeoutMs: config.REPLAY_SNAPSHOT_TIMEOUT_MS, log: app.log }
+  const notifyDeps = { ...boxCallDeps(config, tokenKey), log: app.log }
 
   // Replays nobody asks about still time out (and give their item back) without waiting for a read.
   const sweep = setInterval(() => {

@@ -14,6 +14,7 @@ import type { PaymentProvider } from '../payments/provider.js'
 import { issueTokenPair } from '../oauth2/tokens.js'
 import { createUser } from '../users/service.js'
 import { createTestPostgresDatabase } from './postgres.js'
+import { trustedKeysSetting } from './agent-releases.js'
 import type { UserRole } from '@club/contract'
 
 interface Teardown {
@@ -35,9 +36,9 @@ export function testConfig(dir: string, env: Record<string, string> = {}): Confi
     DATABASE_URL: join(dir, 'club.db'),
     PASSWORD_HASH_COST: '1024',
     LOG_LEVEL: 'info',
-    // Releases and their key in the test's own folder, never in the working copy's data/.
+    // Releases in the test's own folder, never in the working copy's data/; signed by the test run's key.
     AGENT_RELEASES_DIR: join(dir, 'agent-releases'),
-    AGENT_RELEASE_KEY_FILE: join(dir, 'agent-release-key.pem'),
+    AGENT_RELEASE_PUBLIC_KEYS: trustedKeysSetting(),
     ...env
   })
 }

@@ -17,6 +17,8 @@ import * as m0014 from './0014_scheduled_jobs.js'
 import * as m0015 from './0015_replays.js'
 import * as m0016 from './0016_replay_guests.js'
 import * as m0017 from './0017_agent_releases.js'
+import * as m0018 from './0018_replay_server_claims.js'
+import * as m0019 from './0019_replay_server_poll_address.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -35,5 +37,7 @@ export const migrations: Record<string, Migration> = {
   '0014_scheduled_jobs': m0014,
   '0015_replays': m0015,
   '0016_replay_guests': m0016,
-  '0017_agent_releases': m0017
+  '0017_agent_releases': m0017,
+  '0018_replay_server_claims': m0018,
+  '0019_replay_server_poll_address': m0019
 }

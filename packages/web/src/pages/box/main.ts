@@ -128,6 +128,7 @@ function draw(health: AgentHealth): void {
         'dl',
         { class: 'facts' },
         fact('Device id', health.deviceId, 'deviceId'),
+        fact('Box key', health.keyFingerprint, 'keyFingerprint'),
         fact('Hostname', health.hostname, 'hostname'),
         fact('Server', health.serverUrl, 'serverUrl'),
         fact('Server reached', health.lastContactAt ? `${health.connected ? 'yes' : 'not now'}, last ${formatAgo(health.lastContactAt, now)}` : 'never', 'contact'),

@@ -6,7 +6,7 @@ import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatAgo, formatTime } from '../shared/format.js'
 import { ApiError } from './api.js'
 import type { Context, PageView } from './main.js'
-import { boxName, closestField, updateText, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes } from './view.js'
+import { boxName, claimText, closestField, updateText, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes } from './view.js'
 
 const ADMIN = '/apis/v2/admin/replay-servers'
 /** How often an open list or box page asks again: boxes poll every few seconds, so does the page. */
@@ -78,7 +78,14 @@ export const boxList: PageView = (ctx, main) => {
               'tr',
               { 'data-box': box.id },
               h('td', { 'data-label': 'Box' }, h('a', { href: `#/boxes/${encodeURIComponent(box.id)}` }, boxName(box)), h('small', { class: 'sub' }, box.deviceId)),
-              h('td', { 'data-label': 'Status' }, statusBadge(box.status)),
+              h(
+                'td',
+                { 'data-label': 'Status' },
+                statusBadge(box.status),
+                box.claims.length > 0
+                  ? h('small', { class: 'sub claims', 'data-claims': String(box.claims.length) }, `${box.claims.length} pending claim${box.claims.length > 1 ? 's' : ''}`)
+                  : null
+              ),
               h('td', { 'data-label': 'Online' }, onlineDot(box)),
               h('td', { 'data-label': 'Version' }, versionText(box)),
               h('td', { 'data-label': 'Last seen', title: formatTime(box.lastSeenAt) }, formatAgo(box.lastSeenAt, now)),
@@ -329,6 +336,7 @@ function facts(box: ReplayServer, names: Map<string, string>): HTMLElement {
     fact('Online', onlineDot(box), 'online'),
     fact('Last seen', box.lastSeenAt ? `${formatAgo(box.lastSeenAt, now)} (${formatTime(box.lastSeenAt)})` : 'never', 'lastSeen'),
     fact('Device id', box.deviceId, 'deviceId'),
+    fact('Box key', box.keyFingerprint ?? 'none (registered without a key)', 'keyFingerprint'),
     fact('Hostname', box.hostname ?? '—', 'hostname'),
     fact('Area', box.area ? names.get(box.area.id) ?? box.area.id : 'none yet', 'area'),
     fact('Version', box.version ?? 'unknown', 'version'),
@@ -355,6 +363,7 @@ export const boxPage: PageView = (ctx, main, id) => {
   const pickup = h('p', { role: 'status', class: 'pickup' })
   const factsSlot = h('div')
   const actions = h('section', { 'aria-labelledby': 'actions-h' })
+  const claims = h('section', { 'aria-labelledby': 'claims-h' })
   const config = h('section', { 'aria-labelledby': 'config-h' })
   const notice = liveRegion('status')
   const problem = liveRegion('alert')
@@ -362,13 +371,48 @@ export const boxPage: PageView = (ctx, main, id) => {
   let areas: Area[] = []
   let courts: Court[] = []
   let box: ReplayServer | undefined
-  show(main, h('p', {}, h('a', { href: '#/boxes' }, '← All boxes')), title, pickup, notice, problem, factsSlot, actions, config)
+  show(main, h('p', {}, h('a', { href: '#/boxes' }, '← All boxes')), title, pickup, notice, problem, factsSlot, claims, actions, config)
 
   const drawFacts = () => {
     if (!box) return
     title.textContent = boxName(box)
     pickup.textContent = pickupText(box)
     show(factsSlot, facts(box, names))
+    drawClaims()
+  }
+
+  /** Registrations of this deviceId that did not prove the box key: the box goes on meanwhile. */
+  const drawClaims = () => {
+    const current = box!
+    if (current.claims.length === 0) return show(claims)
+    show(
+      claims,
+      h('h2', { id: 'claims-h' }, 'Pending claims'),
+      h(
+        'p',
+        { class: 'hint' },
+        'The box goes on as it is. Accept a claim only when the box was reinstalled and the installer reads you the same key fingerprint ' +
+          '(club-agent setup or the box page); the old serverId then stops. Reject anything you do not recognise.'
+      ),
+      h(
+        'ul',
+        { class: 'claims' },
+        current.claims.map((claim) =>
+          h(
+            'li',
+            { 'data-claim': claim.id },
+            h('p', {}, claimText(claim, formatTime)),
+            h(
+              'div',
+              { class: 'buttons' },
+              h('button', { type: 'button', onclick: () => act('Claim accepted: it is the box now.', 'POST', `/claims/${claim.id}/approve`) }, 'Accept as this box'),
+              ' ',
+              h('button', { type: 'button', class: 'danger', onclick: () => act('Claim rejected.', 'POST', `/claims/${claim.id}/reject`) }, 'Reject')
+            )
+          )
+        )
+      )
+    )
   }
 
   /** A decision; the configuration form is drawn again only when the area changed (its courts did). */

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
-import { boxName, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
+import { boxName, claimText, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
 
 t.test('a 400 message names its form field', async (t) => {
   const cases: Array<[string, string | null]> = [
@@ -48,6 +48,8 @@ const box = (over: Partial<ReplayServer>): ReplayServer => ({
   updateState: null,
   updateVersion: null,
   updateReason: null,
+  keyFingerprint: null,
+  claims: [],
   createdDate: '2026-03-01T10:00:00.000Z',
   updatedDate: '2026-03-01T10:00:00.000Z',
   _links: { self: { href: '/x' } },
@@ -112,4 +114,33 @@ t.test("a box's update in words: what it waits for, and why a version is not tri
     '1.3.0 did not come up and was rolled back: no poll within 5 minutes; it is not tried again until the target changes'
   )
   t.match(updateText({ ...none, updateState: 'FAILED', updateVersion: '1.3.0', updateReason: 'the signature does not match' }), /^1\.3\.0 was refused: the signature does not match/)
+})
+
+t.test('a claim in words: where from, when, what it reported and what it showed of the key', async (t) => {
+  const claim = {
+    id: 'c1',
+    sourceIp: '203.0.113.9',
+    keyFingerprint: null,
+    sameKey: false,
+    proof: 'NONE' as const,
+    proofProblem: null,
+    hostname: 'evil',
+    displayName: null,
+    version: null,
+    localIp: null,
+    serverUrl: 'http://attacker.example/',
+    registrations: 1,
+    createdDate: '2026-03-01T10:00:00.000Z',
+    updatedDate: '2026-03-01T10:05:00.000Z'
+  }
+  const at = (iso: string) => iso.slice(11, 16)
+  t.equal(
+    claimText(claim, at),
+    'This device id registered again from 203.0.113.9 at 10:05, reporting serverUrl http://attacker.example/, hostname evil. It carried no box key.'
+  )
+  t.equal(
+    claimText({ ...claim, registrations: 30, hostname: null, serverUrl: null, keyFingerprint: 'SHA256:abc', proof: 'REFUSED', proofProblem: "signed by another key than the box's" }, at),
+    "This device id registered again from 203.0.113.9 at 10:05 (30 times, first at 10:00), reporting nothing about itself. It carried another key, SHA256:abc (signed by another key than the box's)."
+  )
+  t.match(claimText({ ...claim, keyFingerprint: 'SHA256:abc', sameKey: true, proof: 'REFUSED', proofProblem: 'this proof, or a newer one, was already used' }, at), /the box's own key SHA256:abc, but its proof was refused: this proof/)
 })

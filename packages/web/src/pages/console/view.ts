@@ -1,6 +1,6 @@
 // The console's decisions that need no browser: which form field a 400 names, a box's online dot,
 // the order and filters of the box list. Tested beside this file.
-import type { ReplayServer, ReplayServerStatus } from '@club/contract'
+import type { ReplayServer, ReplayServerClaim, ReplayServerStatus } from '@club/contract'
 
 /**
  * The form field a validation message names, as a dotted path (`cameras.0.distortion1`), or null when
@@ -31,6 +31,27 @@ export function closestField(path: string, exists: (path: string) => boolean): s
     tokens.pop()
   }
   return null
+}
+
+/**
+ * A pending claim in words, for the admin who decides on it: where and when the deviceId registered
+ * again, what it reported, and what it showed of the box key. `at` formats a timestamp.
+ */
+export function claimText(claim: ReplayServerClaim, at: (iso: string) => string): string {
+  const times = claim.registrations > 1 ? ` (${claim.registrations} times, first at ${at(claim.createdDate)})` : ''
+  const key =
+    claim.keyFingerprint === null
+      ? 'It carried no box key.'
+      : claim.sameKey
+        ? `It carried the box's own key ${claim.keyFingerprint}, but its proof was refused: ${claim.proofProblem ?? 'no proof'}.`
+        : `It carried another key, ${claim.keyFingerprint}${claim.proofProblem ? ` (${claim.proofProblem})` : ', without a proof'}.`
+  const reported = [claim.serverUrl && `serverUrl ${claim.serverUrl}`, claim.hostname && `hostname ${claim.hostname}`, claim.version && `version ${claim.version}`]
+    .filter(Boolean)
+    .join(', ')
+  return (
+    `This device id registered again from ${claim.sourceIp} at ${at(claim.updatedDate)}${times}, ` +
+    `reporting ${reported || 'nothing about itself'}. ${key}`
+  )
 }
 
 /** What a box is called in lists: the admin's name, else what the box says it is. */
