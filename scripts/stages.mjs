@@ -84,6 +84,7 @@ export const NODE24_FILES = {
     'src/payments/stripe-provider.test.ts': "the HTTP client (fetch) against a local server",
     'src/replay-servers/snapshot.test.ts': 'the HTTP client calling a box, streamed bodies',
     'src/agent-releases/agent-releases.test.ts': 'crypto (Ed25519 signatures) and streamed uploads',
+    'src/replay-servers/claims.test.ts': "crypto: Ed25519 proofs of a box's key, raw keys imported from base64",
     'src/logging.test.ts': "pino's streams",
     'src/plugins/rate-limit-redis.test.ts': 'net sockets (the Redis client) and timers'
   },
@@ -95,6 +96,7 @@ export const NODE24_FILES = {
     'src/http.test.ts': "the box's HTTP server",
     'src/control/poller-http.test.ts': 'the HTTP client and timers of the poll loop',
     'src/access/access.test.ts': 'crypto: the local password hash',
+    'src/control/box-key.test.ts': "crypto and files: the box key's Ed25519 pair made once, its file's mode, the link that keeps the first",
     'src/control/state.test.ts': 'file modes and symbolic links of the state folder'
   }
 }

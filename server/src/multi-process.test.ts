@@ -221,7 +221,13 @@ t.test('two servers and the CLI on one database', async (t) => {
       const polls = await Promise.all(
         both.map((r) => call(a.base, 'status', `/apis/v2/replay-servers/device/${r.body.serverId}/status`))
       )
-      t.same(statuses(polls), [200, 404], `round ${round}: exactly one serverId survives`)
+      // The deviceId is no secret, so the second registration never replaces the first: it is a
+      // pending claim beside the box (replay-servers/claims.ts), whichever process took which.
+      t.same(statuses(polls), [200, 200], `round ${round}: both serverIds answer`)
+      t.same(polls.map((p) => p.body.status), ['PENDING', 'PENDING'])
+      const listed = await call(a.base, 'admin list', `/apis/v2/admin/replay-servers?deviceId=${deviceId}`, { headers: bearer })
+      t.equal(listed.body._total, 1, `round ${round}: exactly one box record`)
+      t.equal(listed.body.items[0].claims.length, 1, `round ${round}: the other registration is a claim beside it`)
     }
     const all = await call(b.base, 'admin list', '/apis/v2/admin/replay-servers?ipp=100', { headers: bearer })
     t.equal(all.body._total, 40 + ROUNDS, 'one record per box')
