@@ -42,7 +42,10 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayServerDeviceRoutes.register,
     config: routeRateLimit({ max: app.config.REPLAY_REGISTRATION_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'replay-server registrations' }),
-    handler: async (request) => registerReplayServer(app.db, request.body, request.ip, deps)
+    // The audience a key proof must name: this server's origin as the box addressed it (behind a
+    // proxy, what TRUST_PROXY lets the forwarded headers say).
+    handler: async (request) =>
+      registerReplayServer(app.db, request.body, { sourceIp: request.ip, audience: new URL(`${request.protocol}://${request.host}`).origin }, deps)
   })
 
   app.route({
