@@ -150,3 +150,15 @@ t.test('each registration carries the box key and a fresh proof of it', async (t
     t.ok(verify(null, Buffer.from(text), key, Buffer.from(body.keyProof.signature, 'base64')), 'the server can check it with the public key alone')
   }
 })
+
+t.test('a registration the server refuses (a clock off by minutes) is retried with backoff, reached, not "unreachable"', async (t) => {
+  const boxKey = loadOrCreateBoxKey(tempDir(t, 'club-agent-key-'))
+  const stale: Handler = (_req, res) =>
+    json(res, 400, { statusCode: 400, error: 'Bad Request', message: "body.keyProof: the proof's timestamp is not within 120 s of the server's clock" })
+  const f = await fixture(t, [stale, stale, registered], { boxKey })
+  t.same([await f.poller.step(), await f.poller.step()], [2_000, 4_000], 'backs off as for any failure')
+  t.equal(f.poller.connected, true, 'the server was reached: it said why')
+  t.equal(f.state.load().serverId, undefined, 'nothing to poll meanwhile: no claim to wait on')
+  t.equal(await f.poller.step(), 0, 'once the clock is right, registered')
+  t.equal(f.state.load().serverId, 'sid-1')
+})

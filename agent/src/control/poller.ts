@@ -6,7 +6,7 @@ import { systemClock, type Clock } from '../clock.js'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
 import { keyAdoptionFor, keyProofFor, type BoxKey } from './box-key.js'
-import type { ControlClient } from './client.js'
+import { RequestRefusedError, type ControlClient } from './client.js'
 import type { StateStore } from './state.js'
 
 const DEFAULT_POLL_SECONDS = 30
@@ -113,7 +113,14 @@ export class StatusPoller {
       this.connected = false
       this.failures += 1
       const delay = backoffDelay(this.failures, this.random)
-      log.warn({ err: (err as Error).message, attempt: this.failures, retryInMs: delay }, 'server unreachable; recording goes on with the last approved configuration')
+      if (err instanceof RequestRefusedError) {
+        // The server answered and said why (a registration with a stale clock, a proof already used):
+        // an installer reading the log can act on it.
+        this.connected = true
+        log.warn({ err: err.message, attempt: this.failures, retryInMs: delay }, 'the server refused this request; recording goes on with the last approved configuration')
+      } else {
+        log.warn({ err: (err as Error).message, attempt: this.failures, retryInMs: delay }, 'server unreachable; recording goes on with the last approved configuration')
+      }
       return delay
     }
   }
