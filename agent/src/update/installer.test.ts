@@ -210,3 +210,23 @@ t.test('a crash mid-install still lets the installer go back; a rollback restore
   t.match(await new UpdateInstaller({ ...base, clock: manualClock(), packages: silent }).run('1.1.0'), { state: 'ROLLED_BACK' })
   t.equal(readFileSync(recordFile, 'utf8'), before, 'the record as it was before the rolled-back install')
 })
+
+t.test("a package whose size is not the release's is refused before it is read; the request is read only from a real folder", async (t) => {
+  const { base, files, current, next } = setUp(t)
+  const installed: string[] = []
+  const installer = new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: async (f) => void installed.push(f) } })
+  // The agent's user grows the file (a huge one would be read whole by root otherwise).
+  writeFileSync(files.path(updateFiles.complete('1.1.0')), Buffer.concat([next, Buffer.alloc(1024)]))
+  t.match(await installer.run('1.1.0'), { state: 'FAILED', reason: new RegExp(`is ${next.length + 1024} bytes, not the release's ${next.length}`) })
+  t.same(installed, [])
+
+  // The whole folder a link to another, whose request would be obeyed: refused before reading it.
+  const other = join(base.stateDir, 'other-updates')
+  mkdirSync(other)
+  writeFileSync(join(other, updateFiles.complete('1.1.0')), next)
+  writeFileSync(join(other, updateFiles.request), JSON.stringify({ release: release('1.1.0', next), rollback: release('1.0.0', current) }))
+  rmSync(files.dir, { recursive: true })
+  symlinkSync(other, files.dir)
+  t.match(await installer.run('1.1.0'), { state: 'FAILED', reason: /is not a folder of its own/ })
+  t.same(installed, [])
+})

@@ -74,6 +74,12 @@ export class UpdateInstaller {
 
   private async install(version: string, copies: string): Promise<UpdateRecord | undefined> {
     const { log, clock } = this.options
+    // The folder first: the request is read only from the agent's own folder, not through a link.
+    try {
+      assertRealDirectory(this.files.dir)
+    } catch (err) {
+      return this.finish({ version, state: 'FAILED', reason: `${this.files.dir} is not a folder of its own (${(err as Error).message})` })
+    }
     const request = this.files.request()
     const wellFormed = request && Value.Check(ReleaseDownload, request.release) && (!request.rollback || Value.Check(ReleaseDownload, request.rollback))
     if (!wellFormed || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
@@ -136,7 +142,9 @@ export class UpdateInstaller {
     let bytes: Buffer
     try {
       assertRealDirectory(this.files.dir)
-      bytes = readPlainFile(file)
+      bytes = readPlainFile(file, { size: release.size })
+      // Checked again after the open: a folder swapped for a link meanwhile is refused.
+      assertRealDirectory(this.files.dir)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if (code === 'ENOENT') return { refused: `the package of ${release.version} is not in ${this.files.dir}` }
