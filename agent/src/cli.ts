@@ -5,7 +5,7 @@ import { DEFAULT_CONFIG_PATH, envName, AgentConfigSchema } from './config.js'
 export type CliCommand =
   | { kind: 'run'; configPath?: string }
   | { kind: 'local-password'; configPath?: string }
-  | { kind: 'setup'; configPath?: string; server: string; name?: string; releaseKey?: string; start: boolean }
+  | { kind: 'setup'; configPath?: string; server: string; name?: string; releaseKey?: string; fingerprints?: string[]; start: boolean }
   | { kind: 'install-update'; configPath?: string; version: string }
   | { kind: 'help' }
   | { kind: 'version' }
@@ -20,6 +20,7 @@ export function parseCli(argv: string[]): CliCommand {
       server: { type: 'string' },
       name: { type: 'string' },
       'release-key': { type: 'string' },
+      fingerprint: { type: 'string', multiple: true },
       'no-start': { type: 'boolean' }
     },
     allowPositionals: true,
@@ -38,6 +39,7 @@ export function parseCli(argv: string[]): CliCommand {
       server: values.server,
       ...(values.name ? { name: values.name } : {}),
       ...(values['release-key'] ? { releaseKey: values['release-key'] } : {}),
+      ...(values.fingerprint?.length ? { fingerprints: values.fingerprint } : {}),
       start: !values['no-start']
     }
   }
@@ -53,8 +55,9 @@ export function usage(): string {
     'Usage: club-agent [--config FILE]                  run the agent',
     '       club-agent local-password [--config FILE]   print a new one-time password for the local API',
     '                                                   (ends every session signed in with the previous one)',
-    '       club-agent setup --server URL [--name NAME] [--release-key FILE] [--no-start]',
+    '       club-agent setup --server URL [--name NAME] [--release-key FILE] [--fingerprint F]... [--no-start]',
     '                                                   first-time setup: writes the configuration and the release key,',
+    '                                                   (--fingerprint, recommended: refuses any release key not listed)',
     '                                                   checks the server and ffmpeg, starts the service, prints the deviceId',
     '       club-agent install-update VERSION           (root, from club-agent-update@.service) installs a checked package,',
     '                                                   puts the previous one back if the new one does not reach the server',

@@ -38,7 +38,7 @@ async function main(): Promise<number> {
     const run = promisify(execFile)
     try {
       await setup(
-        { configPath: command.configPath ?? DEFAULT_CONFIG_PATH, server: command.server, ...(command.name ? { name: command.name } : {}), ...(command.releaseKey ? { releaseKey: command.releaseKey } : {}) },
+        { configPath: command.configPath ?? DEFAULT_CONFIG_PATH, server: command.server, ...(command.name ? { name: command.name } : {}), ...(command.releaseKey ? { releaseKey: command.releaseKey } : {}), ...(command.fingerprints ? { fingerprints: command.fingerprints } : {}) },
         {
           fetch,
           checkFfmpeg: (config) => new FfmpegRunner({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath }).check(),

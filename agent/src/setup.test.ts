@@ -138,3 +138,29 @@ t.test('every key the server trusts is pinned (a rotation), each fingerprint pri
   t.same(out.slice(0, 2), keys.map((k) => `release key: ${keyPath}, SHA-256 fingerprint ${k.fingerprint}`))
   t.same(publicKeysOf(readFileSync(keyPath, 'utf8')).map((k) => k.export({ type: 'spki', format: 'pem' })), [PUBLIC_KEY, ROTATED])
 })
+
+t.test('--fingerprint: setup pins only keys listed, refusing the whole setup for any other', async (t) => {
+  const { configPath, keyPath, deps } = box(t)
+  writeFileSync(configPath, JSON.stringify({ releaseKeyPath: keyPath }))
+  await setup({ configPath, server: 'http://10.0.0.2:3000', fingerprints: [FINGERPRINT.toUpperCase().replace(/(..)(?=.)/g, '$1:')] }, deps)
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'the listed key, written as colon-separated upper case too')
+
+  // The server (or someone on the plain-http path) adds a key of its own beside the club's.
+  const intruder = generateKeyPairSync('ed25519').publicKey
+  const INTRUDER = intruder.export({ type: 'spki', format: 'pem' }).toString()
+  const intruderFingerprint = createHash('sha256').update(intruder.export({ type: 'spki', format: 'der' })).digest('hex')
+  const keys = [{ publicKey: PUBLIC_KEY, fingerprint: FINGERPRINT }, { publicKey: INTRUDER, fingerprint: intruderFingerprint }]
+  const answer = JSON.stringify({ ...keys[0], keys })
+  const before = readFileSync(configPath, 'utf8')
+  const withIntruder = { ...deps, fetch: async () => new Response(answer, { status: 200, headers: { 'content-type': 'application/json' } }) }
+  await t.rejects(setup({ configPath, server: 'http://10.0.0.9:3000', fingerprints: [FINGERPRINT] }, withIntruder), {
+    name: 'SetupError',
+    message: `release key ${intruderFingerprint} is not one of --fingerprint: nothing pinned, the configuration left as it was`
+  })
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'the pinned keys unchanged')
+  t.equal(readFileSync(configPath, 'utf8'), before, 'the configuration unchanged')
+  await t.rejects(setup({ configPath, server: 'http://10.0.0.2:3000', fingerprints: ['abc'] }, deps), { message: /--fingerprint abc is not a SHA-256 fingerprint/ })
+  // Without --fingerprint it still works, pinning what the server answers (README: compare, or better pass it).
+  await setup({ configPath, server: 'http://10.0.0.9:3000' }, withIntruder)
+  t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY + INTRUDER)
+})

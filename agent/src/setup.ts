@@ -15,6 +15,8 @@ interface SetupOptions {
   name?: string
   /** A release key file to trust instead of the one the server answers. */
   releaseKey?: string
+  /** --fingerprint (repeatable): the release keys' SHA-256 fingerprints the admin gave; any other key is refused. */
+  fingerprints?: string[]
 }
 
 export interface SetupDeps {
@@ -59,6 +61,7 @@ export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ d
       const fetched = await fetchReleaseKeys(config.serverUrl, deps)
       releaseKeys = fetched?.map((pem) => releaseKeyOf(pem, `the release key the server at ${config.serverUrl} answered`))
     }
+    if (options.fingerprints) checkFingerprints(releaseKeys ?? [], options.fingerprints)
     renameSync(candidate, options.configPath)
   } finally {
     rmSync(candidate, { force: true })
@@ -84,6 +87,21 @@ export async function setup(options: SetupOptions, deps: SetupDeps): Promise<{ d
   deps.out(`box key: ${boxKey.fingerprint} (the console shows it for this box: compare before approving it or accepting a claim)`)
   deps.out('Ask the admin to approve this box: club devices list --status PENDING, then club devices approve ID --area AREA_ID')
   return identity
+}
+
+/**
+ * Refuses the keys unless every one is among `expected` (the fingerprints the admin got from keygen,
+ * colons and case ignored): a server, or anyone between it and the box over plain http, could
+ * otherwise add a key of its own to those the box pins.
+ */
+function checkFingerprints(keys: ReleaseKey[], expected: string[]): void {
+  const wanted = new Set(expected.map((f) => f.toLowerCase().replace(/[:\s]/g, '')))
+  for (const f of wanted) if (!/^[0-9a-f]{64}$/.test(f)) throw new SetupError(`--fingerprint ${f} is not a SHA-256 fingerprint (64 hex digits)`)
+  if (keys.length === 0) throw new SetupError('no release key to compare with --fingerprint: the server trusts none yet')
+  const unknown = keys.filter((k) => !wanted.has(k.fingerprint))
+  if (unknown.length > 0) {
+    throw new SetupError(`release key ${unknown.map((k) => k.fingerprint).join(', ')} is not one of --fingerprint: nothing pinned, the configuration left as it was`)
+  }
 }
 
 /** The new configuration as the agent will read it; the file alone, as the service has not this shell's environment. */

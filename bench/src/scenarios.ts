@@ -156,7 +156,7 @@ export async function seedReplayServers(db: Db, count: number, venue: Venue): Pr
     const { serverId } = await registerReplayServer(
       db,
       { deviceId: `bench-box-${i}`, hostname: `box-${i}`, version: '1.0.0', localIp: `10.0.${i >> 8}.${i & 255}` },
-      '127.0.0.1',
+      { sourceIp: '127.0.0.1', audience: 'http://127.0.0.1' },
       deps
     )
     if (i % 10 === 9) continue

@@ -161,7 +161,7 @@ export const ConfigSchema = Type.Object({
   BOX_NETWORKS: Type.String({
     default: '',
     description:
-      "Comma-separated CIDRs (10.20.0.0/16, fd00::/64) where the server may call a box that polls from another address (behind NAT or a VPN); empty: a box is called only at the address its polls come from"
+      "Comma-separated CIDRs (10.20.0.0/16, fd00::/64), containing only boxes, where the server may call a box that polls from another address (behind NAT, a VPN or a proxy it cannot vouch for); empty: a box is called only at the address its polls come from. Link-local, unspecified, multicast and loopback addresses are never called through it"
   }),
   REPLAY_SNAPSHOT_TIMEOUT_MS: Int({
     default: 5000,

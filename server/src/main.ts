@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Reads the configuration, builds the app, listens, and closes with grace on SIGINT/SIGTERM.
 import { buildApp } from './app.js'
+import { leftoverReleaseKeyWarnings } from './agent-releases/keys.js'
 import { ConfigError, loadConfig } from './config.js'
 import { consoleStream } from './logging.js'
 
@@ -17,6 +18,8 @@ async function main(): Promise<void> {
     throw err
   }
   const app = await buildApp({ config, logStream: consoleStream(process.stdout.isTTY === true) })
+  // An upgraded server may still hold the release key it used to sign with: say so at every start.
+  for (const warning of leftoverReleaseKeyWarnings(process.env, process.cwd())) app.log.warn({ setting: 'AGENT_RELEASE_PUBLIC_KEYS' }, warning)
   let closing = false
   const shutdown = async (signal: string) => {
     if (closing) return

@@ -2,11 +2,10 @@
 // mode 0600). The server keeps its public half with the box's record; a registration signed with it
 // replaces the box's serverId without an admin, so a reinstalled agent or a lost serverId heals
 // itself while a stranger who only knows the deviceId gets no more than a pending claim.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
-import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto'
+import { chmodSync, closeSync, constants, fchownSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { boxKeyProofText, type BoxKeyProof } from '@club/contract'
-import { writeFileAtomically } from './state.js'
+import { boxKeyAdoptionText, boxKeyProofText, type BoxKeyProof } from '@club/contract'
 
 export const BOX_KEY_FILE = 'box-key.pem'
 
@@ -34,13 +33,29 @@ export function boxKeyOf(pem: string): BoxKey {
 
 /**
  * The registration fields that prove the box key: the key and a signature of boxKeyProofText made
- * now. A proof is good once and for two minutes (the server refuses a replayed or stale one), so a
- * fresh one goes with every registration.
+ * now, for the server at `audience` (the origin of the URL the box registers with). A proof is good
+ * once and for two minutes (the server refuses a replayed or stale one), so a fresh one goes with
+ * every registration.
  */
-export function keyProofFor(key: BoxKey, registration: { deviceId: string; serverUrl?: string }, now: Date): { publicKey: string; keyProof: BoxKeyProof } {
+export function keyProofFor(
+  key: BoxKey,
+  registration: { deviceId: string; serverUrl?: string; audience: string },
+  now: Date
+): { publicKey: string; keyProof: BoxKeyProof } {
   const timestamp = now.toISOString()
-  const text = boxKeyProofText({ deviceId: registration.deviceId, publicKey: key.publicKey, timestamp, serverUrl: registration.serverUrl })
+  const text = boxKeyProofText({ ...registration, publicKey: key.publicKey, timestamp })
   return { publicKey: key.publicKey, keyProof: { timestamp, signature: sign(null, Buffer.from(text), key.privateKey).toString('base64') } }
+}
+
+/**
+ * The status query fields that let a record made before the box had a key adopt it: the key and a
+ * signature of boxKeyAdoptionText over the poll's serverId, made now. The box cannot see whether its
+ * record holds a key, so every poll carries them (one signature; the server checks it only to adopt).
+ */
+export function keyAdoptionFor(key: BoxKey, serverId: string, now: Date): { publicKey: string; keyTimestamp: string; keySignature: string } {
+  const keyTimestamp = now.toISOString()
+  const text = boxKeyAdoptionText({ serverId, publicKey: key.publicKey, timestamp: keyTimestamp })
+  return { publicKey: key.publicKey, keyTimestamp, keySignature: sign(null, Buffer.from(text), key.privateKey).toString('base64') }
 }
 
 /**
@@ -55,13 +70,42 @@ export function loadOrCreateBoxKey(stateDir: string): BoxKey {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err
     const { privateKey } = generateKeyPairSync('ed25519')
-    pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()
     mkdirSync(stateDir, { recursive: true, mode: 0o700 })
-    writeFileAtomically(stateDir, path, pem, ownerForRoot(stateDir))
+    pem = createOnce(path, privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), ownerForRoot(stateDir))
     return boxKeyOf(pem)
   }
   if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600)
   return boxKeyOf(pem)
+}
+
+/**
+ * Writes `text` to `path` unless a file is there already, and answers what `path` holds then. The
+ * setup (root) and the running agent may both make a key at first start: a rename would let the last
+ * one win, after the first had registered with its own. A link fails on an existing name instead, so
+ * the first key written is the one both keep. Written whole to a fresh temporary file first, so a
+ * reader never meets half a key.
+ */
+export function createOnce(path: string, text: string, owner?: { uid: number; gid: number }): string {
+  const temporary = `${path}.${randomBytes(8).toString('hex')}.tmp`
+  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+  try {
+    const bytes = Buffer.from(text)
+    let written = 0
+    while (written < bytes.length) written += writeSync(fd, bytes, written)
+    if (owner) fchownSync(fd, owner.uid, owner.gid)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    linkSync(temporary, path)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+    return readFileSync(path, 'utf8')
+  } finally {
+    unlinkSync(temporary)
+  }
+  return text
 }
 
 function ownerForRoot(dir: string): { uid: number; gid: number } | undefined {

@@ -48,6 +48,11 @@ export class ControlClient {
     this.fetch = options.fetch ?? fetch
   }
 
+  /** The server's origin, as a key proof names it (its audience). */
+  get origin(): string {
+    return new URL(this.options.baseUrl).origin
+  }
+
   async register(body: ReplayServerRegistrationRequest): Promise<RegisterResult> {
     const res = await this.call(replayServerDeviceRoutes.register.url, {
       method: 'POST',

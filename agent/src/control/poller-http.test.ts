@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { createPublicKey, verify } from 'node:crypto'
-import { boxKeyProofText, type ReplayServerStatusAnswer } from '@club/contract'
+import { boxKeyAdoptionText, boxKeyProofText, type ReplayServerStatusAnswer } from '@club/contract'
 import { ManualClock } from '../clock.js'
 import { tempDir } from '../temp-dir.fixture.js'
 import { loadOrCreateBoxKey } from './box-key.js'
@@ -49,8 +49,11 @@ async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handle
     onStatus: (answer) => void statuses.push(answer),
     ...extra
   })
-  return { poller, state, seen, statuses }
+  return { poller, state, seen, statuses, port: (server.address() as AddressInfo).port }
 }
+
+const boxPublicKeyObject = (publicKey: string) =>
+  createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey, 'base64').toString('base64url') }, format: 'jwk' })
 
 function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
   res.writeHead(status, { 'content-type': 'application/json', ...headers })
@@ -125,16 +128,37 @@ t.test('each registration carries the box key and a fresh proof of it', async (t
   await f.poller.step()
   await f.poller.step()
   const bodies = [f.seen[0]!, f.seen[2]!].map((s) => JSON.parse(s.body!))
-  t.equal(new URL(f.seen[1]!.url!, 'http://x').searchParams.get('publicKey'), boxKey.publicKey, 'polls report the key, for a record made before it')
+  const polled = new URL(f.seen[1]!.url!, 'http://x').searchParams
+  t.equal(polled.get('publicKey'), boxKey.publicKey, 'polls report the key, for a record made before it')
+  const adoption = boxKeyAdoptionText({ serverId: 'sid-1', publicKey: boxKey.publicKey, timestamp: polled.get('keyTimestamp')! })
+  t.ok(verify(null, Buffer.from(adoption), boxPublicKeyObject(boxKey.publicKey), Buffer.from(polled.get('keySignature')!, 'base64')), 'signed over its serverId')
   t.same(
     bodies.map((b) => b.keyProof.timestamp),
     ['2026-03-01T10:00:00.000Z', '2026-03-01T10:01:30.000Z'],
     'made at each registration, by the clock'
   )
-  const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(boxKey.publicKey, 'base64').toString('base64url') }, format: 'jwk' })
+  const key = boxPublicKeyObject(boxKey.publicKey)
   for (const body of bodies) {
     t.equal(body.publicKey, boxKey.publicKey)
-    const text = boxKeyProofText({ deviceId: 'box-1', publicKey: body.publicKey, timestamp: body.keyProof.timestamp, serverUrl: 'http://10.0.0.5:8090' })
+    const text = boxKeyProofText({
+      deviceId: 'box-1',
+      publicKey: body.publicKey,
+      timestamp: body.keyProof.timestamp,
+      serverUrl: 'http://10.0.0.5:8090',
+      audience: `http://127.0.0.1:${f.port}`
+    })
     t.ok(verify(null, Buffer.from(text), key, Buffer.from(body.keyProof.signature, 'base64')), 'the server can check it with the public key alone')
   }
+})
+
+t.test('a registration the server refuses (a clock off by minutes) is retried with backoff, reached, not "unreachable"', async (t) => {
+  const boxKey = loadOrCreateBoxKey(tempDir(t, 'club-agent-key-'))
+  const stale: Handler = (_req, res) =>
+    json(res, 400, { statusCode: 400, error: 'Bad Request', message: "body.keyProof: the proof's timestamp is not within 120 s of the server's clock" })
+  const f = await fixture(t, [stale, stale, registered], { boxKey })
+  t.same([await f.poller.step(), await f.poller.step()], [2_000, 4_000], 'backs off as for any failure')
+  t.equal(f.poller.connected, true, 'the server was reached: it said why')
+  t.equal(f.state.load().serverId, undefined, 'nothing to poll meanwhile: no claim to wait on')
+  t.equal(await f.poller.step(), 0, 'once the clock is right, registered')
+  t.equal(f.state.load().serverId, 'sid-1')
 })

@@ -5,8 +5,8 @@ import type { ItemRef, ReplayServerRegistrationRequest, ReplayServerStatus, Repl
 import { systemClock, type Clock } from '../clock.js'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
-import { keyProofFor, type BoxKey } from './box-key.js'
-import type { ControlClient } from './client.js'
+import { keyAdoptionFor, keyProofFor, type BoxKey } from './box-key.js'
+import { RequestRefusedError, type ControlClient } from './client.js'
 import type { StateStore } from './state.js'
 
 const DEFAULT_POLL_SECONDS = 30
@@ -87,7 +87,9 @@ export class StatusPoller {
     try {
       const saved = state.load()
       if (!saved.serverId) return await this.register()
-      const result = await client.status(saved.serverId, this.report(), this.etag)
+      const { boxKey, clock = systemClock } = this.options
+      const report = { ...this.report(), ...(boxKey ? keyAdoptionFor(boxKey, saved.serverId, clock.now()) : {}) }
+      const result = await client.status(saved.serverId, report, this.etag)
       this.reached()
       const interval = (saved.pollInterval ?? DEFAULT_POLL_SECONDS) * 1000
       switch (result.kind) {
@@ -111,7 +113,14 @@ export class StatusPoller {
       this.connected = false
       this.failures += 1
       const delay = backoffDelay(this.failures, this.random)
-      log.warn({ err: (err as Error).message, attempt: this.failures, retryInMs: delay }, 'server unreachable; recording goes on with the last approved configuration')
+      if (err instanceof RequestRefusedError) {
+        // The server answered and said why (a registration with a stale clock, a proof already used):
+        // an installer reading the log can act on it.
+        this.connected = true
+        log.warn({ err: err.message, attempt: this.failures, retryInMs: delay }, 'the server refused this request; recording goes on with the last approved configuration')
+      } else {
+        log.warn({ err: (err as Error).message, attempt: this.failures, retryInMs: delay }, 'server unreachable; recording goes on with the last approved configuration')
+      }
       return delay
     }
   }
@@ -170,20 +179,19 @@ export class StatusPoller {
   private registration(): ReplayServerRegistrationRequest {
     const { identity, displayName, boxKey, clock = systemClock } = this.options
     const { version, serverUrl, localIp } = this.report()
-    const proof = boxKey ? keyProofFor(boxKey, { deviceId: identity.deviceId, serverUrl }, clock.now()) : {}
+    const audience = this.options.client.origin
+    const proof = boxKey ? keyProofFor(boxKey, { deviceId: identity.deviceId, serverUrl, audience }, clock.now()) : {}
     return { deviceId: identity.deviceId, hostname: identity.hostname, version, displayName, serverUrl, localIp, ...proof }
   }
 
   private report(): ReplayServerStatusQuery {
-    const { identity, publicUrl, boxKey } = this.options
+    const { identity, publicUrl } = this.options
     return {
       version: identity.version,
       ...(publicUrl ? { serverUrl: publicUrl } : {}),
       ...(identity.localIp ? { localIp: identity.localIp } : {}),
       ...(identity.architecture ? { architecture: identity.architecture } : {}),
-      ...this.options.extraReport?.(),
-      // Last: a record from before the box had a key adopts it (the registration carries it already).
-      ...(boxKey ? { publicKey: boxKey.publicKey } : {})
+      ...this.options.extraReport?.()
     }
   }
 }

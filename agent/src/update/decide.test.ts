@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createHash, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
 import { releaseSignedText } from '@club/contract'
-import { busyReason, compareVersions, downgradeRefusal, nextStep, packageMismatch, recordAfterStart } from './decide.js'
+import { busyReason, compareVersions, downgradeRefusal, installedRecords, nextStep, packageMismatch, recordAfterStart } from './decide.js'
 
 const now = new Date('2026-03-01T10:00:00.000Z')
 const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString()
@@ -61,4 +61,11 @@ t.test('versions are ordered as semantic versions; an older one is installed onl
   t.equal(downgradeRefusal('1.1.0', '1.2.0', '1.1.0'), undefined, 'the recorded previous')
   t.match(downgradeRefusal('1.0.0', '1.2.0', '1.1.0'), /1\.0\.0 is older than the installed 1\.2\.0, and not the version this installer replaced \(1\.1\.0\)/)
   t.match(downgradeRefusal('1.10.0-rc.1', '1.10.0', undefined), /older/)
+})
+
+t.test("the installer's record names the version to go back to from before the install; a rollback restores the earlier one", async (t) => {
+  const earlier = { installed: '1.1.0', previous: '1.0.0' }
+  t.same(installedRecords(earlier, '1.1.0', '1.2.0'), { during: { installed: '1.2.0', previous: '1.1.0' }, afterRollback: earlier })
+  t.same(installedRecords(undefined, '1.1.0', '1.2.0'), { during: { installed: '1.2.0', previous: '1.1.0' }, afterRollback: undefined }, 'none before: none after a rollback')
+  t.same(installedRecords(earlier, '1.1.0', '1.1.0'), { during: earlier, afterRollback: earlier }, 'the same version again changes nothing')
 })

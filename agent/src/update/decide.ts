@@ -131,6 +131,27 @@ export function downgradeRefusal(requested: string, installed: string, recordedP
   return `club-agent ${requested} is older than the installed ${installed}, and not the version this installer replaced (${recordedPrevious ?? 'none recorded'})`
 }
 
+/** What the installer remembers itself (installerStateDir): the version it installed and the one that one replaced. */
+export interface InstalledRecord {
+  installed: string
+  previous?: string
+}
+
+/**
+ * The installer's own records around installing `version` over `installed`: `during` is written
+ * before the package manager runs, so a power cut or crash mid-install leaves a record that still lets
+ * the installer go back to `installed`; `afterRollback` (the record as it was, undefined: none) is
+ * written once `installed` is back. Installing the same version again changes nothing.
+ */
+export function installedRecords(
+  earlier: InstalledRecord | undefined,
+  installed: string,
+  version: string
+): { during: InstalledRecord | undefined; afterRollback: InstalledRecord | undefined } {
+  if (version === installed) return { during: earlier, afterRollback: earlier }
+  return { during: { installed: version, previous: installed }, afterRollback: earlier }
+}
+
 /** What a poll reports of the update (the status query's updateState, updateVersion, updateReason). */
 export function updateReport(record: UpdateRecord | undefined): Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'> {
   if (!record) return {}

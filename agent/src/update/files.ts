@@ -10,15 +10,26 @@ export class NotAPlainFile extends Error {
   override name = 'NotAPlainFile'
 }
 
+/** The largest JSON file of the update read (request, record, word of the new version). */
+const MAX_JSON_BYTES = 64 * 1024
+
 /**
  * The bytes of `path`, opened without following a symbolic link (O_NOFOLLOW) nor blocking on a FIFO,
- * and only if it is a regular file. The installer runs as root over a folder the agent's user
- * writes: a link there must not make it read another file (a root-only one, a device).
+ * and only if it is a regular file of `size` bytes (at most `maxBytes`) checked before reading. The
+ * installer runs as root over a folder the agent's user writes: a link there must not make it read
+ * another file (a root-only one, a device). O_NOFOLLOW guards only the last name, so the file opened
+ * must also be the very one the path names now, compared by device and inode with lstat: a folder
+ * swapped for a link around the open would show another file.
  */
-export function readPlainFile(path: string): Buffer {
+export function readPlainFile(path: string, expected: { size?: number; maxBytes?: number } = {}): Buffer {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   try {
-    if (!fstatSync(fd).isFile()) throw new NotAPlainFile(`${path} is not a regular file`)
+    const opened = fstatSync(fd)
+    if (!opened.isFile()) throw new NotAPlainFile(`${path} is not a regular file`)
+    const named = lstatSync(path)
+    if (named.dev !== opened.dev || named.ino !== opened.ino) throw new NotAPlainFile(`${path} changed while it was opened`)
+    if (expected.size !== undefined && opened.size !== expected.size) throw new NotAPlainFile(`${path} is ${opened.size} bytes, not the release's ${expected.size}`)
+    if (expected.maxBytes !== undefined && opened.size > expected.maxBytes) throw new NotAPlainFile(`${path} is larger than ${expected.maxBytes} bytes`)
     return readFileSync(fd)
   } finally {
     closeSync(fd)
@@ -43,7 +54,7 @@ export class UpdateFiles {
 
   private read<T>(path: string): T | undefined {
     try {
-      return JSON.parse(readPlainFile(path).toString('utf8')) as T
+      return JSON.parse(readPlainFile(path, { maxBytes: MAX_JSON_BYTES }).toString('utf8')) as T
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       // ELOOP: a symbolic link, which O_NOFOLLOW refuses; read as no file at all.

@@ -4,7 +4,7 @@
 // one never reaches the server. The packages are real (dpkg-deb reads their control files), if tiny.
 import { execFileSync } from 'node:child_process'
 import { createHash, generateKeyPairSync, sign } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import t from 'tap'
@@ -185,5 +185,48 @@ t.test('a package file that is a symbolic link, or an updates folder that is one
   writeFileSync(join(other, updateFiles.complete('1.1.0')), next)
   symlinkSync(other, files.dir)
   t.match(await installer.run('1.1.0'), { state: 'FAILED', reason: /is not a directory \(a symbolic link\?\)/ })
+  t.same(installed, [])
+})
+
+t.test('a crash mid-install still lets the installer go back; a rollback restores its earlier record', async (t) => {
+  const { base, files, current, next, installerStateDir } = setUp(t)
+  const recordFile = join(installerStateDir, 'installed.json')
+  // The power goes out while apt-get runs: the install never ends, nothing after it happens.
+  void new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: () => new Promise<void>(() => {}) } }).run('1.1.0')
+  for (let i = 0; i < 200 && !existsSync(recordFile); i++) await new Promise((r) => setTimeout(r, 25))
+  t.same(JSON.parse(readFileSync(recordFile, 'utf8')), { installed: '1.1.0', previous: '1.0.0' }, 'written before the install')
+
+  // After the restart 1.1.0 is installed and fails; the agent asks for 1.0.0 back, and gets it.
+  const installed: string[] = []
+  files.saveRequest({ release: release('1.0.0', current), rollback: release('1.1.0', next) })
+  const polledAfterInstall = { install: async (f: string) => { installed.push(basename(f)); files.savePolled(/_(\d+\.\d+\.\d+)\.deb$/.exec(f)![1]!, new Date()) } }
+  t.equal(await new UpdateInstaller({ ...base, installedVersion: '1.1.0', clock: manualClock(), packages: polledAfterInstall }).run('1.0.0'), undefined)
+  t.same(installed, ['club-agent_1.0.0.deb'])
+
+  // An update that never reaches the server is rolled back: the record is the one from before it.
+  const before = readFileSync(recordFile, 'utf8')
+  files.saveRequest({ release: release('1.1.0', next), rollback: release('1.0.0', current) })
+  const silent = { install: async (f: string) => void installed.push(basename(f)) }
+  t.match(await new UpdateInstaller({ ...base, clock: manualClock(), packages: silent }).run('1.1.0'), { state: 'ROLLED_BACK' })
+  t.equal(readFileSync(recordFile, 'utf8'), before, 'the record as it was before the rolled-back install')
+})
+
+t.test("a package whose size is not the release's is refused before it is read; the request is read only from a real folder", async (t) => {
+  const { base, files, current, next } = setUp(t)
+  const installed: string[] = []
+  const installer = new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: async (f) => void installed.push(f) } })
+  // The agent's user grows the file (a huge one would be read whole by root otherwise).
+  writeFileSync(files.path(updateFiles.complete('1.1.0')), Buffer.concat([next, Buffer.alloc(1024)]))
+  t.match(await installer.run('1.1.0'), { state: 'FAILED', reason: new RegExp(`is ${next.length + 1024} bytes, not the release's ${next.length}`) })
+  t.same(installed, [])
+
+  // The whole folder a link to another, whose request would be obeyed: refused before reading it.
+  const other = join(base.stateDir, 'other-updates')
+  mkdirSync(other)
+  writeFileSync(join(other, updateFiles.complete('1.1.0')), next)
+  writeFileSync(join(other, updateFiles.request), JSON.stringify({ release: release('1.1.0', next), rollback: release('1.0.0', current) }))
+  rmSync(files.dir, { recursive: true })
+  symlinkSync(other, files.dir)
+  t.match(await installer.run('1.1.0'), { state: 'FAILED', reason: /is not a folder of its own/ })
   t.same(installed, [])
 })

@@ -16,7 +16,7 @@ import { promisify } from 'node:util'
 import { ReleaseDownload } from '@club/contract'
 import { Value } from 'typebox/value'
 import { writeFileAtomically } from '../control/state.js'
-import { HEALTHY_WITHIN_MS, downgradeRefusal, packageMismatch, updateFiles, type UpdateRecord } from './decide.js'
+import { HEALTHY_WITHIN_MS, downgradeRefusal, installedRecords, packageMismatch, updateFiles, type InstalledRecord, type UpdateRecord } from './decide.js'
 import { UpdateFiles, assertRealDirectory, readPlainFile } from './files.js'
 
 const run = promisify(execFile)
@@ -34,11 +34,7 @@ export interface InstallerClock {
 /** The installer's own folder in the package (club-agent-update@.service's StateDirectory). */
 export const INSTALLER_STATE_DIR = '/var/lib/club-agent-installer'
 
-/** What the installer remembers itself, in its own folder: the version it installed and the one that one replaced. */
-export interface InstalledRecord {
-  installed: string
-  previous?: string
-}
+export type { InstalledRecord }
 
 export interface InstallerOptions {
   /** The agent's state folder (its user writes it): the request and the packages. */
@@ -78,11 +74,18 @@ export class UpdateInstaller {
 
   private async install(version: string, copies: string): Promise<UpdateRecord | undefined> {
     const { log, clock } = this.options
+    // The folder first: the request is read only from the agent's own folder, not through a link.
+    try {
+      assertRealDirectory(this.files.dir)
+    } catch (err) {
+      return this.finish({ version, state: 'FAILED', reason: `${this.files.dir} is not a folder of its own (${(err as Error).message})` })
+    }
     const request = this.files.request()
     const wellFormed = request && Value.Check(ReleaseDownload, request.release) && (!request.rollback || Value.Check(ReleaseDownload, request.rollback))
     if (!wellFormed || request.release.version !== version) return this.finish({ version, state: 'FAILED', reason: `no request to install ${version}` })
     const installed = this.options.installedVersion
-    const refusal = downgradeRefusal(version, installed, this.installedRecord()?.previous)
+    const earlier = this.installedRecord()
+    const refusal = downgradeRefusal(version, installed, earlier?.previous)
     if (refusal) return this.finish({ version, state: 'FAILED', reason: refusal })
     const checked = await this.checkedCopy(request.release, copies)
     if ('refused' in checked) return this.finish({ version, state: 'FAILED', reason: checked.refused })
@@ -90,30 +93,35 @@ export class UpdateInstaller {
     const rollback =
       request.rollback?.version === installed ? await this.checkedCopy(request.rollback, copies) : { refused: `no package of the installed ${installed} to put back` }
     const rollbackFile = 'file' in rollback ? rollback.file : undefined
+    const records = installedRecords(earlier, installed, version)
     const since = clock.now()
     // Only a word written after this install counts: the file is gone until the new version writes it.
     this.files.forgetPolled()
+    // Before the install: a crash from here on still finds the version to go back to.
+    this.saveInstalledRecord(records.during)
+    const putBack = { file: rollbackFile, record: records.afterRollback }
     log(`installing club-agent ${version}`)
     try {
       await this.options.packages.install(checked.file)
     } catch (err) {
-      return this.rollBack(version, `the package did not install: ${firstLine(err)}`, rollbackFile)
+      return this.rollBack(version, `the package did not install: ${firstLine(err)}`, putBack)
     }
     const deadline = since.getTime() + HEALTHY_WITHIN_MS
     for (;;) {
       const polled = this.files.polled()
       if (polled && polled.version === version) {
         log(`club-agent ${version} reached the server: the update is done`)
-        if (version !== installed) this.saveInstalledRecord({ installed: version, previous: installed })
         return this.finish(undefined)
       }
       if (clock.now().getTime() >= deadline) break
       await clock.sleep(this.options.checkEveryMs ?? 2000)
     }
-    return this.rollBack(version, `club-agent ${version} did not reach the server within 5 minutes of its install`, rollbackFile)
+    return this.rollBack(version, `club-agent ${version} did not reach the server within 5 minutes of its install`, putBack)
   }
 
-  private async rollBack(version: string, reason: string, rollbackFile: string | undefined): Promise<UpdateRecord> {
+  /** Puts the previous package back, then the installer's record as it was before; a failure keeps `during`. */
+  private async rollBack(version: string, reason: string, rollback: { file: string | undefined; record: InstalledRecord | undefined }): Promise<UpdateRecord> {
+    const rollbackFile = rollback.file
     if (!rollbackFile) return this.finish({ version, state: 'FAILED', reason: `${reason}; nothing to put back` })
     this.options.log(`${reason}: putting the previous version back`)
     try {
@@ -121,6 +129,7 @@ export class UpdateInstaller {
     } catch (err) {
       return this.finish({ version, state: 'FAILED', reason: `${reason}; putting the previous version back failed too: ${firstLine(err)}` })
     }
+    this.saveInstalledRecord(rollback.record)
     return this.finish({ version, state: 'ROLLED_BACK', reason })
   }
 
@@ -133,7 +142,9 @@ export class UpdateInstaller {
     let bytes: Buffer
     try {
       assertRealDirectory(this.files.dir)
-      bytes = readPlainFile(file)
+      bytes = readPlainFile(file, { size: release.size })
+      // Checked again after the open: a folder swapped for a link meanwhile is refused.
+      assertRealDirectory(this.files.dir)
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code
       if (code === 'ENOENT') return { refused: `the package of ${release.version} is not in ${this.files.dir}` }
@@ -161,7 +172,8 @@ export class UpdateInstaller {
     }
   }
 
-  private saveInstalledRecord(record: InstalledRecord): void {
+  private saveInstalledRecord(record: InstalledRecord | undefined): void {
+    if (!record) return rmSync(this.installedRecordPath(), { force: true })
     mkdirSync(this.options.installerStateDir, { recursive: true, mode: 0o700 })
     writeFileAtomically(this.options.installerStateDir, this.installedRecordPath(), JSON.stringify(record, null, 2))
   }

@@ -91,12 +91,22 @@ export const BoxKeyProof = Type.Object(
 export type BoxKeyProof = Static<typeof BoxKeyProof>
 
 /**
- * What a box key signs to prove a registration: purpose, deviceId, public key, timestamp and the
- * serverUrl the registration reports (empty when none), one a line. The serverUrl is signed because
- * the server calls the box there with its access token.
+ * What a box key signs to prove a registration: purpose, deviceId, public key, timestamp, the
+ * serverUrl the registration reports (empty when none) and the server it is meant for (the origin of
+ * the URL the box registers with, e.g. `https://club.example`), one a line. The serverUrl is signed
+ * because the server calls the box there with its access token; the server's origin so that a proof
+ * sent to one server is worth nothing at another.
  */
-export function boxKeyProofText(proof: { deviceId: string; publicKey: string; timestamp: string; serverUrl?: string }): string {
-  return `club-box-registration\n${proof.deviceId}\n${proof.publicKey}\n${proof.timestamp}\n${proof.serverUrl ?? ''}`
+export function boxKeyProofText(proof: { deviceId: string; publicKey: string; timestamp: string; serverUrl?: string; audience: string }): string {
+  return `club-box-registration\n${proof.deviceId}\n${proof.publicKey}\n${proof.timestamp}\n${proof.serverUrl ?? ''}\n${proof.audience}`
+}
+
+/**
+ * What a box key signs on a status poll so that a record without a key may adopt it: purpose, the
+ * poll's serverId, the public key and a timestamp (within two minutes of the server's clock).
+ */
+export function boxKeyAdoptionText(proof: { serverId: string; publicKey: string; timestamp: string }): string {
+  return `club-box-key-adoption\n${proof.serverId}\n${proof.publicKey}\n${proof.timestamp}`
 }
 
 export const ReplayServerRegistrationRequest = Type.Object(
@@ -152,7 +162,14 @@ export const ReplayServerStatusQuery = Type.Object(
     updateVersion: Type.Optional(Semver),
     updateReason: Type.Optional(Type.String({ maxLength: 500, description: 'Why the update was ROLLED_BACK or FAILED' })),
     publicKey: Type.Optional(
-      Type.String({ ...BoxPublicKey, description: 'The box key; kept only by a record that has none yet (a box registered before it had one)' })
+      Type.String({
+        ...BoxPublicKey,
+        description: 'The box key; kept only by a record that has none yet (a box registered before it had one), and only with keyTimestamp and keySignature'
+      })
+    ),
+    keyTimestamp: Type.Optional(DateTime({ description: 'When keySignature was made (ISO 8601, UTC): within two minutes of the server\'s clock' })),
+    keySignature: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'Ed25519 signature (64 bytes), base64, by publicKey of boxKeyAdoptionText' })
     )
   },
   { additionalProperties: false }
@@ -227,9 +244,15 @@ export const UpdateWindow = Type.String({ pattern: '^([01]\\d|2[0-3]):[0-5]\\d-(
 export const ReplayServerClaim = Type.Object({
   id: Type.String(),
   sourceIp: Type.String({ description: 'The address the registration came from' }),
-  keyFingerprint: Nullable(Type.String({ description: "The presented key's fingerprint; null: no key" })),
-  sameKey: Type.Boolean({ description: "Whether the presented key is the box's own (then its proof failed: see proofProblem)" }),
-  proof: Type.Enum(['NONE', 'REFUSED'], { description: 'NONE: no key proof was sent; REFUSED: one was sent and did not prove the box key' }),
+  keyFingerprint: Nullable(Type.String({ description: "The fingerprint of the key the claimant proved it holds; null: no key, or one it did not prove" })),
+  sameKey: Type.Boolean({
+    description: "Whether the claim's key is the box's own: only when the box's key changed after the claim was made (such a claim cannot be accepted)"
+  }),
+  proof: Type.Enum(['NONE', 'REFUSED', 'PROVEN'], {
+    description:
+      'NONE: no key proof was sent; REFUSED: one was sent and failed (proofProblem says why), the key is not kept; ' +
+      'PROVEN: the claimant holds the key keyFingerprint names (another than the box\'s)'
+  }),
   proofProblem: Nullable(Type.String()),
   hostname: Nullable(Type.String()),
   displayName: Nullable(Type.String()),
@@ -265,6 +288,8 @@ export const ReplayServer = Type.Object({
   keyFingerprint: Nullable(
     Type.String({ description: "The box key's fingerprint (SHA256:<base64>), as `club-agent setup` and the box's page show it; null: registered without a key" })
   ),
+  keyAdoptedDate: Nullable(DateTime({ description: "When a box registered without a key adopted the one its own poll proved; null: it never did" })),
+  keyAdoptedFrom: Nullable(Type.String({ description: 'The address that poll came from' })),
   claims: Type.Array(ReplayServerClaim, {
     maxItems: 5,
     description: 'Registrations of this deviceId that did not prove the box key, oldest first: pending until an admin accepts or rejects them'
@@ -286,11 +311,13 @@ export const replayServerDeviceRoutes = defineRoutes({
         'No authorization. A new deviceId is a new PENDING record. A known deviceId never changes its record: ' +
         'with a keyProof by the box key the record holds, the answer is a new serverId that replaces the old one and keeps the status ' +
         '(a revoked box goes back to PENDING); otherwise it is a pending claim beside the record (one per deviceId and key, at most five), ' +
-        'answered PENDING, which an admin accepts or rejects. A malformed publicKey or keyProof is 400. Rate limited per client IP.',
+        'answered PENDING, which an admin accepts or rejects. The box\'s own key with a proof that fails is no claim: 400 naming why ' +
+        '(no proof, the clock is off, a bad signature), 409 for a proof already used; nothing is stored. ' +
+        'A malformed publicKey or keyProof is 400. Rate limited per client IP.',
       tags: ['replay-servers'],
       security: noSecurity,
       body: ReplayServerRegistrationRequest,
-      response: { 200: ReplayServerRegistration, 400: ErrorBody, 429: ErrorBody }
+      response: { 200: ReplayServerRegistration, 400: ErrorBody, 409: ErrorBody, 429: ErrorBody }
     }
   },
   status: {
@@ -485,10 +512,12 @@ export const replayServerAdminRoutes = defineRoutes({
         'Accept a claim as the box',
         "The claim's serverId replaces the box's: the old serverId answers 404 and its token fails at once; the new one " +
           'polls with the same status, area and configuration and a new token (a revoked box goes back to PENDING). The key, ' +
-          "hostname, version and addresses the claim reported become the box's. Other claims stay. 404: no such box or claim."
+          "hostname, version and addresses the claim reported become the box's. Other claims stay. 404: no such box or claim " +
+          '(a claim registered again since it was shown has a new id: look again); 409: the claim carries the box\'s own key ' +
+          '(the box proves that key by itself, so such a claim is not the box).'
       ),
       params: ReplayServerClaimParams,
-      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors }
+      response: { 200: ReplayServer, 400: ErrorBody, ...adminErrors, 409: ErrorBody }
     }
   },
   rejectClaim: {

@@ -3,12 +3,13 @@
 // box's download with Range (a cut download resumes).
 import { execFileSync } from 'node:child_process'
 import { createHash, createPublicKey, generateKeyPairSync, verify } from 'node:crypto'
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
 import { runCli } from '../cli.js'
 import { loadConfig } from '../config.js'
+import { leftoverReleaseKeyWarnings } from './keys.js'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { releaseSignature, testReleaseKey, trustedKeysSetting } from '../test-support/agent-releases.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
@@ -153,6 +154,21 @@ t.test('keygen writes the private key where the operator says, never in the serv
   t.equal(beside.code, 1, "beside the server's SQLite database")
   t.same(readdirSync(ctx.dir).filter((f) => f.endsWith('.pem')), [], 'no key written there')
 
+  // On PostgreSQL too, the default data folder ./data is the server's, reached by any path or link.
+  const cwd = process.cwd()
+  const serverRoot = mkdtempSync(join(tmpdir(), 'club-server-root-'))
+  t.teardown(() => { process.chdir(cwd); rmSync(serverRoot, { recursive: true, force: true }) })
+  mkdirSync(join(serverRoot, 'data'))
+  symlinkSync(join(serverRoot, 'data'), join(serverRoot, 'link-to-data'))
+  process.chdir(serverRoot)
+  for (const out of ['data/release-key.pem', join(serverRoot, 'link-to-data', 'new', 'release-key.pem')]) {
+    const onPostgres = await cli(['agent-releases', 'keygen', '--out', out], { DATABASE_URL: 'postgres://club@localhost/club' })
+    t.equal(onPostgres.code, 1, out)
+    t.match(onPostgres.err, /inside the server's data folder/)
+  }
+  t.same(readdirSync(join(serverRoot, 'data')), [], 'no key written in ./data')
+  process.chdir(cwd)
+
   const keyFile = join(offline, 'keys', 'release-key.pem')
   const made = await cli(['agent-releases', 'keygen', '--out', keyFile], {})
   t.equal(made.code, 0, made.err)
@@ -182,6 +198,18 @@ t.test('keygen writes the private key where the operator says, never in the serv
   const added = await cli(['agent-releases', 'add', deb], trusted)
   t.equal(added.code, 0, added.err)
   t.match(JSON.parse(added.out), { version: '3.0.0', architecture: 'amd64' })
+})
+
+t.test('a server upgraded from holding the release key warns while the old setting or key file is left', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'club-upgraded-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  t.same(leftoverReleaseKeyWarnings({}, root), [], 'a fresh server: nothing')
+  mkdirSync(join(root, 'data'))
+  writeFileSync(join(root, 'data', 'agent-release-key.pem'), 'old key')
+  const warnings = leftoverReleaseKeyWarnings({ AGENT_RELEASE_KEY_FILE: '/etc/club/key.pem' }, root)
+  t.equal(warnings.length, 2)
+  t.match(warnings[0], /AGENT_RELEASE_KEY_FILE is still set \(\/etc\/club\/key\.pem\).*rotate the release key/)
+  t.match(warnings[1], /a release key is still on the server at .*data\/agent-release-key\.pem: boxes trust it until it is rotated out/)
 })
 
 t.test('AGENT_RELEASE_PUBLIC_KEYS is checked at start: a private key or anything else is refused', async (t) => {

@@ -7,11 +7,15 @@ import type { Config } from '../config.js'
 import { makeReleaseKey } from './keys.js'
 import { addAgentRelease, listAgentReleases, signReleaseFile } from './service.js'
 
-/** Folders of the server's own data, where a release key must never be written. */
+/**
+ * Folders of the server's own data, where a release key must never be written: the default data
+ * folder ./data (the old key's home) whatever the database, the releases and a SQLite file's folder.
+ * makeReleaseKey compares real paths (through the symbolic links that exist).
+ */
 function serverFolders(config: Config): string[] {
   const database = config.DATABASE_URL
   const sqliteFile = database !== ':memory:' && !/^postgres(ql)?:\/\//.test(database)
-  return [config.AGENT_RELEASES_DIR, ...(sqliteFile ? [dirname(database)] : [])]
+  return ['data', config.AGENT_RELEASES_DIR, ...(sqliteFile ? [dirname(database)] : [])]
 }
 
 /** The signature file beside a package, as `sign` writes it and `add` reads it. */

@@ -3,7 +3,7 @@
 // trusts (AGENT_RELEASE_PUBLIC_KEYS), so neither a copy of its disk nor an admin's token can make a
 // package every box installs as root. Several keys may be trusted at once, so a key can be rotated.
 import { createHash, createPublicKey, generateKeyPairSync, verify, type KeyObject } from 'node:crypto'
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { dirname, relative, resolve, isAbsolute, sep } from 'node:path'
 import type { AgentReleaseKey } from '@club/contract'
 
@@ -92,4 +92,22 @@ export function makeReleaseKey(out: string, serverFolders: string[]): { keyFile:
     throw err
   }
   return { keyFile: out, publicKeySetting: settingOf(publicKey), ...publicHalf(publicKey) }
+}
+
+/** Where the server kept its release key before keys went offline (the old AGENT_RELEASE_KEY_FILE's default). */
+export const OLD_RELEASE_KEY_FILE = 'data/agent-release-key.pem'
+
+/**
+ * What is left of the time the server held a release key, one warning each: the old setting still
+ * set, or a key file still where the server wrote it. Either means the key every box trusts may have
+ * been copied with the server's disk: the upgrade is a rotation (README.md), not a move.
+ */
+export function leftoverReleaseKeyWarnings(env: Record<string, string | undefined>, cwd: string): string[] {
+  const warnings: string[] = []
+  const setting = env.AGENT_RELEASE_KEY_FILE
+  if (setting) warnings.push(`AGENT_RELEASE_KEY_FILE is still set (${setting}): the server no longer reads it; rotate the release key (README.md, "Upgrading from a server that held the private key") and remove the setting`)
+  for (const file of new Set([setting, OLD_RELEASE_KEY_FILE].filter((f): f is string => !!f).map((f) => resolve(cwd, f)))) {
+    if (existsSync(file)) warnings.push(`a release key is still on the server at ${file}: boxes trust it until it is rotated out (README.md); delete it from this machine`)
+  }
+  return warnings
 }

@@ -552,6 +552,9 @@ export interface ReplayServersTable {
   public_key: string | null
   /** When the last key proof accepted for this record was made: a proof must be newer (no replay). */
   key_proof_at: string | null
+  /** When a record without a key adopted the one its own poll proved (ISO), and that poll's address. */
+  key_adopted_at: string | null
+  key_adopted_from: string | null
   last_seen_at: string | null
   created_at: string
   updated_at: string
@@ -563,10 +566,14 @@ export interface ReplayServerClaimsTable {
   replay_server_id: string
   /** SHA-256 of the claim's own serverId. */
   server_id_hash: string
-  /** The presented key's fingerprint, or 'none': one claim per box and key. */
+  /**
+   * The proven key's fingerprint (one claim per box and key), or 'none:<source address>' for a claim
+   * without a proven key (one per box and address; rows from before migration 0020's code say 'none').
+   */
   key_id: string
+  /** Kept only when the claimant proved it holds it. */
   public_key: string | null
-  proof: 'NONE' | 'REFUSED'
+  proof: 'NONE' | 'REFUSED' | 'PROVEN'
   proof_problem: string | null
   source_ip: string
   hostname: string | null

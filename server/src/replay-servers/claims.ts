@@ -2,10 +2,16 @@
 // carry of it, and the pending claims a known deviceId registered again without that proof leaves
 // beside its record (Mender's "authentication sets": nothing a stranger sends changes a known box).
 import { createHash, createPublicKey, randomUUID, verify, type KeyObject } from 'node:crypto'
-import { sql } from 'kysely'
-import { boxKeyProofText, type ReplayServerClaim, type ReplayServerRegistrationRequest } from '@club/contract'
+import { sql, type ExpressionBuilder } from 'kysely'
+import {
+  boxKeyAdoptionText,
+  boxKeyProofText,
+  type ReplayServerClaim,
+  type ReplayServerRegistrationRequest,
+  type ReplayServerStatusQuery
+} from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
-import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
+import type { Database, ReplayServerClaimsTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 
 /** How far a proof's timestamp may be from the server's clock, either way. */
@@ -18,13 +24,17 @@ export function keyFingerprint(publicKey: string): string {
   return `SHA256:${createHash('sha256').update(Buffer.from(publicKey, 'base64')).digest('base64').replace(/=+$/, '')}`
 }
 
-/** The key object of a base64 raw Ed25519 public key, or a 400 naming the field. */
+/**
+ * The key object of a base64 raw Ed25519 public key, or a 400 naming the field. Only the canonical
+ * encoding is accepted: Node's decoder ignores the unused low bits of the last character, so four
+ * texts name the same 32 bytes, and the stored text (which records compare) must name one key.
+ */
 export function boxPublicKey(publicKey: string, field = 'body.publicKey'): KeyObject {
-  try {
-    return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(publicKey, 'base64').toString('base64url') }, format: 'jwk' })
-  } catch {
-    throw new BadRequestError(`${field} is not an Ed25519 public key`)
+  const raw = Buffer.from(publicKey, 'base64')
+  if (raw.length !== 32 || raw.toString('base64') !== publicKey) {
+    throw new BadRequestError(`${field} is not an Ed25519 public key in canonical base64 (32 bytes)`)
   }
+  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: raw.toString('base64url') }, format: 'jwk' })
 }
 
 /** The input checks a schema cannot say: a keyProof needs its publicKey, which must be a usable key. */
@@ -33,54 +43,76 @@ export function checkKeyInput(input: ReplayServerRegistrationRequest): void {
   if (input.publicKey !== undefined) boxPublicKey(input.publicKey)
 }
 
+/** `problem` null: no proof was sent. */
 export type KeyProofVerdict = { proven: true; at: string } | { proven: false; problem: string | null }
 
-/**
- * Whether a registration proves the box key the record holds. `problem` null: no proof was sent.
- * A proof must be made by the record's key, within KEY_PROOF_WINDOW_MS of `now`, and be newer than
- * the last one accepted (the caller's write makes that last check atomic).
- */
-export function checkKeyProof(
-  record: Pick<ReplayServersTable, 'public_key' | 'key_proof_at'>,
-  input: ReplayServerRegistrationRequest,
-  now: Date
-): KeyProofVerdict {
-  const { keyProof, publicKey } = input
-  if (!keyProof || publicKey === undefined) return { proven: false, problem: null }
-  if (record.public_key === null) return { proven: false, problem: 'the box has no key on record' }
-  if (publicKey !== record.public_key) return { proven: false, problem: "signed by another key than the box's" }
-  const at = new Date(keyProof.timestamp)
-  if (Number.isNaN(at.getTime()) || Math.abs(at.getTime() - now.getTime()) > KEY_PROOF_WINDOW_MS) {
-    return { proven: false, problem: `the proof's timestamp is not within ${KEY_PROOF_WINDOW_MS / 1000} s of the server's clock` }
-  }
-  const text = boxKeyProofText({ deviceId: input.deviceId, publicKey, timestamp: keyProof.timestamp, serverUrl: input.serverUrl })
-  if (!verify(null, Buffer.from(text), boxPublicKey(publicKey), Buffer.from(keyProof.signature, 'base64'))) {
-    return { proven: false, problem: 'the signature does not verify with the box key' }
-  }
-  if (record.key_proof_at !== null && at.toISOString() <= record.key_proof_at) return { proven: false, problem: REPLAYED }
-  return { proven: true, at: at.toISOString() }
+const outOfWindow = (timestamp: string, now: Date): boolean => {
+  const at = new Date(timestamp).getTime()
+  return Number.isNaN(at) || Math.abs(at - now.getTime()) > KEY_PROOF_WINDOW_MS
 }
 
+export const STALE = `the proof's timestamp is not within ${KEY_PROOF_WINDOW_MS / 1000} s of the server's clock: set the box's clock (NTP)`
+export const BAD_SIGNATURE = 'the signature does not verify with the key sent (signed for another deviceId, serverUrl or server?)'
 export const REPLAYED = 'this proof, or a newer one, was already used'
 
 /**
- * Records a registration that did not prove the box key as a claim beside the record: one row per
- * box and presented key (a repeat replaces its serverId and counts), at most MAX_CLAIMS_PER_BOX,
- * the least recently registered dropped first (its serverId answers 404 and its sender registers again).
+ * Whether a registration's keyProof was made by the publicKey it sends, for this server (`audience`,
+ * its origin), within KEY_PROOF_WINDOW_MS of `now`. Says nothing of the record: whether that key is
+ * the box's, and whether the proof is newer than the last one accepted, is the caller's to decide.
+ */
+export function checkKeyProof(input: ReplayServerRegistrationRequest, audience: string, now: Date): KeyProofVerdict {
+  const { keyProof, publicKey } = input
+  if (!keyProof || publicKey === undefined) return { proven: false, problem: null }
+  if (outOfWindow(keyProof.timestamp, now)) return { proven: false, problem: STALE }
+  const text = boxKeyProofText({ deviceId: input.deviceId, publicKey, timestamp: keyProof.timestamp, serverUrl: input.serverUrl, audience })
+  if (!verify(null, Buffer.from(text), boxPublicKey(publicKey), Buffer.from(keyProof.signature, 'base64'))) {
+    return { proven: false, problem: BAD_SIGNATURE }
+  }
+  return { proven: true, at: new Date(keyProof.timestamp).toISOString() }
+}
+
+/**
+ * Whether a status poll proves the key it reports (a record without a key adopts only such a key):
+ * a signature by that key of boxKeyAdoptionText over the poll's own serverId, made within
+ * KEY_PROOF_WINDOW_MS of `now`. The serverId is the poll's bearer secret; the signature shows the
+ * key's holder is the one polling with it.
+ */
+export function provesPolledKey(serverId: string, reported: ReplayServerStatusQuery, now: Date): boolean {
+  const { publicKey, keyTimestamp, keySignature } = reported
+  if (publicKey === undefined || keyTimestamp === undefined || keySignature === undefined) return false
+  if (outOfWindow(keyTimestamp, now)) return false
+  const text = boxKeyAdoptionText({ serverId, publicKey, timestamp: keyTimestamp })
+  return verify(null, Buffer.from(text), boxPublicKey(publicKey, 'querystring.publicKey'), Buffer.from(keySignature, 'base64'))
+}
+
+/** Open claims kept per box from one source address: one address alone cannot push the others out. */
+export const MAX_CLAIMS_PER_SOURCE = 2
+
+/**
+ * Records a registration that did not prove the box key as a claim beside the record. Its key is
+ * kept only when the registration proved it holds it (then one row per box and key); a claim
+ * without a proven key is one row per box and source address. A repeat replaces the row's serverId,
+ * counts, and gives the claim a new id, so an admin's Accept of what they saw before answers 404.
+ * At most MAX_CLAIMS_PER_SOURCE per source address and MAX_CLAIMS_PER_BOX per box are kept: the
+ * least recent go first, claims without a proven key before those with one (the sender of a dropped
+ * claim finds its serverId answers 404 and registers again).
  */
 export async function recordClaim(
   tx: DbOrTx,
   replayServerId: string,
   serverIdHash: string,
   input: ReplayServerRegistrationRequest,
-  verdict: { problem: string | null },
+  verdict: KeyProofVerdict,
   sourceIp: string,
   now: string
 ): Promise<void> {
+  const publicKey = verdict.proven ? input.publicKey! : null
   const reported = {
+    id: randomUUID(),
     server_id_hash: serverIdHash,
-    proof: verdict.problem === null ? ('NONE' as const) : ('REFUSED' as const),
-    proof_problem: verdict.problem,
+    public_key: publicKey,
+    proof: verdict.proven ? ('PROVEN' as const) : verdict.problem === null ? ('NONE' as const) : ('REFUSED' as const),
+    proof_problem: verdict.proven ? null : verdict.problem,
     source_ip: sourceIp,
     hostname: input.hostname ?? null,
     display_name: input.displayName ?? null,
@@ -92,10 +124,8 @@ export async function recordClaim(
   await tx
     .insertInto('replay_server_claims')
     .values({
-      id: randomUUID(),
       replay_server_id: replayServerId,
-      key_id: input.publicKey === undefined ? 'none' : keyFingerprint(input.publicKey),
-      public_key: input.publicKey ?? null,
+      key_id: publicKey === null ? `none:${sourceIp}` : keyFingerprint(publicKey),
       registrations: 1,
       created_at: now,
       ...reported
@@ -104,17 +134,36 @@ export async function recordClaim(
       oc.columns(['replay_server_id', 'key_id']).doUpdateSet({ ...reported, registrations: sql`replay_server_claims.registrations + 1` })
     )
     .execute()
+  // The claim just recorded always stays; of the others, the most recent (proven keys first) fill the rest.
+  const others = (eb: ExpressionBuilder<Database, 'replay_server_claims'>) =>
+    eb.and([eb('replay_server_id', '=', replayServerId), eb('server_id_hash', '<>', serverIdHash)])
   await tx
     .deleteFrom('replay_server_claims')
-    .where('replay_server_id', '=', replayServerId)
+    .where(others)
+    .where('source_ip', '=', sourceIp)
     .where('id', 'not in', (eb) =>
       eb
         .selectFrom('replay_server_claims')
         .select('id')
-        .where('replay_server_id', '=', replayServerId)
+        .where(others)
+        .where('source_ip', '=', sourceIp)
         .orderBy('updated_at', 'desc')
         .orderBy('id', 'desc')
-        .limit(MAX_CLAIMS_PER_BOX)
+        .limit(MAX_CLAIMS_PER_SOURCE - 1)
+    )
+    .execute()
+  await tx
+    .deleteFrom('replay_server_claims')
+    .where(others)
+    .where('id', 'not in', (eb) =>
+      eb
+        .selectFrom('replay_server_claims')
+        .select('id')
+        .where(others)
+        .orderBy(sql`public_key is null`)
+        .orderBy('updated_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(MAX_CLAIMS_PER_BOX - 1)
     )
     .execute()
 }

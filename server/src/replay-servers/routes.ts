@@ -4,8 +4,10 @@ import fp from 'fastify-plugin'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { replayServerDeviceRoutes } from '@club/contract'
 import { routeRateLimit } from '../plugins/rate-limit.js'
+import { parseTrustProxy } from '../config.js'
 import { sendJson } from '../reply.js'
 import { registerAdminRoutes } from './admin-routes.js'
+import { pollAddressOf } from './box-call.js'
 import { deviceTokenKey, registerReplayServer, type ReplayServerDeps } from './service.js'
 import { matchesIfNoneMatch, StatusPolls } from './status-polls.js'
 
@@ -39,10 +41,21 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
     unrecordedSightings: polls
   }
 
+  // Where a box's requests come from, as far as the server can vouch for it (box-call.ts).
+  const trustProxy = parseTrustProxy(app.config.TRUST_PROXY)
   app.route({
     ...replayServerDeviceRoutes.register,
     config: routeRateLimit({ max: app.config.REPLAY_REGISTRATION_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'replay-server registrations' }),
-    handler: async (request) => registerReplayServer(app.db, request.body, request.ip, deps)
+    // The audience a key proof must name: this server's origin as the box addressed it (behind a
+    // proxy, what TRUST_PROXY lets the forwarded headers say). The source counts as the box's address
+    // only as pollAddressOf allows (box-call.ts).
+    handler: async (request) =>
+      registerReplayServer(
+        app.db,
+        request.body,
+        { sourceIp: pollAddressOf(request, trustProxy), audience: new URL(`${request.protocol}://${request.host}`).origin },
+        deps
+      )
   })
 
   app.route({
@@ -54,13 +67,13 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
     // 304 costs clearly less than a full poll. Anything else goes on to the handler.
     onRequest: async (request, reply) => {
       const params = request.params as { serverId: string }
-      const etag = await polls.notModified(params.serverId, request.query, request.headers['if-none-match'], request.ip)
+      const etag = await polls.notModified(params.serverId, request.query, request.headers['if-none-match'], pollAddressOf(request, trustProxy))
       if (etag === undefined) return
       // No payload at all, as below.
       return reply.header('etag', etag).header('cache-control', 'no-store').code(304).send(undefined as never)
     },
     handler: async (request, reply) => {
-      const { sent, changed } = await polls.poll(request.params.serverId, request.query, request.ip, (answer) => reply.serialize(answer) as string)
+      const { sent, changed } = await polls.poll(request.params.serverId, request.query, pollAddressOf(request, trustProxy), (answer) => reply.serialize(answer) as string)
       const { body, etag } = sent
       if (changed) request.changedSomething = true
       // The answer may carry the access token: no shared cache may keep it.

@@ -27,7 +27,6 @@ import { valueValidator } from '../plugins/validation.js'
 import { findRelease, refuseBuildMetadata } from '../agent-releases/service.js'
 import { checkKeyInput, checkKeyProof, claimsOf, isPendingClaim, keyFingerprint, recordClaim, REPLAYED, toReplayServerClaim } from './claims.js'
 
-
 /** A box's stored configuration (written by setReplayServerConfig after the contract checked it), or null. */
 export function parseConfig(json: string | null): ReplayServerConfig | null {
   return json === null ? null : (JSON.parse(json) as ReplayServerConfig)
@@ -108,6 +107,8 @@ export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number,
     updateVersion: row.update_version,
     updateReason: row.update_reason,
     keyFingerprint: row.public_key === null ? null : keyFingerprint(row.public_key),
+    keyAdoptedDate: row.key_adopted_at,
+    keyAdoptedFrom: row.key_adopted_from,
     claims: claims.map((claim) => toReplayServerClaim(claim, row.public_key)),
     createdDate: row.created_at,
     updatedDate: row.updated_at,
@@ -120,32 +121,44 @@ export function onlineSince(now: Date, pollIntervalSeconds: number): string {
   return new Date(now.getTime() - 3 * pollIntervalSeconds * 1000).toISOString()
 }
 
+/** Where a registration came from, as the route sees it. */
+export interface RegistrationOrigin {
+  /** The client's address: a claim's source, and the address a proven box now polls from (see reportedChanges). */
+  sourceIp: string
+  /** This server's origin as the box addressed it (`https://club.example`): what a key proof must name. */
+  audience: string
+}
+
 /**
- * Registers a box. A new deviceId is a new PENDING record, holding the box key if one was sent. A
- * known deviceId never changes its record on its own word (the deviceId is not secret): only a
- * registration that proves the box key the record holds replaces the serverId (the old one and its
- * token stop working) and the reported fields, keeping the status, area and configuration (a
- * revoked box goes back to PENDING). Any other is a pending claim beside the record, answered
- * PENDING with the record's display name, for an admin to accept or reject.
+ * Registers a box. A new deviceId is a new PENDING record, holding the box key when the registration
+ * proves it. A known deviceId never changes its record on its own word (the deviceId is not secret):
+ * only a registration that proves the box key the record holds replaces the serverId (the old one
+ * and its token stop working) and the reported fields, keeping the status, area and configuration
+ * (a revoked box goes back to PENDING). The record's key with a proof that fails is refused (400, or
+ * 409 for a proof already used), storing nothing: the key is public, so such a registration is no
+ * evidence of anything, and a box whose clock is off learns why. Any other registration is a pending
+ * claim beside the record, answered PENDING with the record's display name, for an admin to decide.
  */
 export async function registerReplayServer(
   db: Db,
   input: ReplayServerRegistrationRequest,
-  /** Where the registration came from: a claim's source, and the address a proven box now polls from (see reportedChanges). */
-  sourceIp: string,
+  origin: RegistrationOrigin,
   deps: ReplayServerDeps
 ): Promise<ReplayServerRegistration> {
   checkKeyInput(input)
+  const { sourceIp } = origin
   const serverId = randomToken()
   const serverIdHash = sha256Hex(serverId)
   const clockNow = deps.clock.now()
   const now = clockNow.toISOString()
+  const verdict = checkKeyProof(input, origin.audience, clockNow)
   const { status, displayName } = await db.transaction().execute(async (tx) => {
-    const existing = await tx.selectFrom('replay_servers').selectAll().where('device_id', '=', input.deviceId).executeTakeFirst()
+    const known = () => tx.selectFrom('replay_servers').selectAll().where('device_id', '=', input.deviceId).executeTakeFirst()
+    let existing = await known()
     if (!existing) {
       const id = randomUUID()
       const key = { id, server_id_hash: serverIdHash, token_generation: 1 }
-      await tx
+      const inserted = await tx
         .insertInto('replay_servers')
         .values({
           ...key,
@@ -166,49 +179,78 @@ export async function registerReplayServer(
           update_state: null,
           update_version: null,
           update_reason: null,
-          public_key: input.publicKey ?? null,
-          key_proof_at: null,
+          // Only a key the registration proved: the public key is no secret, anyone could send the box's.
+          public_key: verdict.proven ? input.publicKey! : null,
+          key_proof_at: verdict.proven ? verdict.at : null,
+          key_adopted_at: null,
+          key_adopted_from: null,
           last_seen_at: now,
           created_at: now,
           updated_at: now
         })
-        .execute()
-      return { status: 'PENDING' as const, displayName: input.displayName ?? null }
+        // Two first registrations of one deviceId at once: the second waits for the first to commit,
+        // inserts nothing, and goes on as a registration of a known deviceId (a claim, or a proof).
+        .onConflict((oc) => oc.column('device_id').doNothing())
+        .executeTakeFirst()
+      if (Number(inserted.numInsertedOrUpdatedRows) === 1) return { status: 'PENDING' as const, displayName: input.displayName ?? null }
+      existing = (await known())!
     }
     const displayName = existing.display_name ?? input.displayName ?? null
-    let verdict = checkKeyProof(existing, input, clockNow)
-    if (verdict.proven) {
-      const at = verdict.at
-      const key = { id: existing.id, server_id_hash: serverIdHash, token_generation: existing.token_generation + 1 }
-      const status: ReplayServerStatus = existing.status === 'REVOKED' ? 'PENDING' : existing.status
-      const replaced = await tx
-        .updateTable('replay_servers')
-        .set({
-          server_id_hash: serverIdHash,
-          token_generation: key.token_generation,
-          token_hash: tokenHashOf(deps.tokenKey, key),
-          status,
-          display_name: displayName,
-          hostname: input.hostname ?? existing.hostname,
-          version: input.version ?? existing.version,
-          local_ip: input.localIp ?? existing.local_ip,
-          server_url: input.serverUrl ?? existing.server_url,
-          poll_address: sourceIp,
-          key_proof_at: at,
-          last_seen_at: now,
-          updated_at: now
-        })
-        .where('id', '=', existing.id)
-        // The same proof sent twice at once: only one of them is newer than the last one accepted.
-        .where((eb) => eb.or([eb('key_proof_at', 'is', null), eb('key_proof_at', '<', at)]))
-        .executeTakeFirst()
-      if (Number(replaced.numUpdatedRows) === 1) return { status, displayName }
-      verdict = { proven: false, problem: REPLAYED }
+    if (existing.public_key === null || input.publicKey !== existing.public_key) {
+      await recordClaim(tx, existing.id, serverIdHash, input, verdict, sourceIp, now)
+      return { status: 'PENDING' as const, displayName }
     }
-    await recordClaim(tx, existing.id, serverIdHash, input, verdict, sourceIp, now)
-    return { status: 'PENDING' as const, displayName }
+    if (!verdict.proven) {
+      throw new BadRequestError(`body.keyProof: ${verdict.problem ?? "missing: the box's own key is taken only with a proof of it"}`)
+    }
+    const at = verdict.at
+    if (existing.key_proof_at !== null && at <= existing.key_proof_at) throw new ConflictError(`body.keyProof: ${REPLAYED}`)
+    const status = await replaceByProof(tx, existing, { input, proofAt: at, serverIdHash, sourceIp, now, displayName }, deps)
+    if (status === null) throw new ConflictError(`body.keyProof: ${REPLAYED}, or the box changed meanwhile: register again`)
+    return { status, displayName }
   })
   return { serverId, status, pollInterval: deps.pollIntervalSeconds, ...(displayName !== null ? { displayName } : {}) }
+}
+
+/**
+ * A proven registration's write: the new serverId (and so a new token) and what the box reports, over
+ * the record as `existing` read it. Null when the record moved on since (an admin accepted a claim
+ * with another key or serverId, or another proof of the same time or newer got there first), which
+ * then wins: "once" holds across processes, whatever the database's locking.
+ */
+export async function replaceByProof(
+  tx: DbOrTx,
+  existing: Row,
+  proven: { input: ReplayServerRegistrationRequest; proofAt: string; serverIdHash: string; sourceIp: string; now: string; displayName: string | null },
+  deps: Pick<ReplayServerDeps, 'tokenKey'>
+): Promise<ReplayServerStatus | null> {
+  const { input, proofAt, serverIdHash, now } = proven
+  if (existing.public_key === null) return null
+  const key = { id: existing.id, server_id_hash: serverIdHash, token_generation: existing.token_generation + 1 }
+  const status: ReplayServerStatus = existing.status === 'REVOKED' ? 'PENDING' : existing.status
+  const replaced = await tx
+    .updateTable('replay_servers')
+    .set({
+      server_id_hash: serverIdHash,
+      token_generation: key.token_generation,
+      token_hash: tokenHashOf(deps.tokenKey, key),
+      status,
+      display_name: proven.displayName,
+      hostname: input.hostname ?? existing.hostname,
+      version: input.version ?? existing.version,
+      local_ip: input.localIp ?? existing.local_ip,
+      server_url: input.serverUrl ?? existing.server_url,
+      poll_address: proven.sourceIp,
+      key_proof_at: proofAt,
+      last_seen_at: now,
+      updated_at: now
+    })
+    .where('id', '=', existing.id)
+    .where('public_key', '=', existing.public_key)
+    .where('server_id_hash', '=', existing.server_id_hash)
+    .where((eb) => eb.or([eb('key_proof_at', 'is', null), eb('key_proof_at', '<', proofAt)]))
+    .executeTakeFirst()
+  return Number(replaced.numUpdatedRows) === 1 ? status : null
 }
 
 /** The status poll's look-up by serverId hash: every column its answer and its sighting check read. */
@@ -292,7 +334,7 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
 export type PollReport = Partial<
   Pick<
     ReplayServersTable,
-    'version' | 'server_url' | 'local_ip' | 'poll_address' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason' | 'public_key'
+    'version' | 'server_url' | 'local_ip' | 'poll_address' | 'token_hash' | 'architecture' | 'update_state' | 'update_version' | 'update_reason'
   >
 >
 
@@ -307,8 +349,6 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery,
   const serverUrl = reported.serverUrl !== undefined && reported.serverUrl !== row.server_url
   const localIp = reported.localIp !== undefined && reported.localIp !== row.local_ip
   const architecture = reported.architecture !== undefined && reported.architecture !== row.architecture
-  // A record without a key adopts the one its own serverId reports, once; a key is never replaced by a poll.
-  const publicKey = reported.publicKey !== undefined && row.public_key === null
   const reportsUpdates = reported.architecture !== undefined
   const update = reportsUpdates
     ? { update_state: reported.updateState ?? null, update_version: reported.updateVersion ?? null, update_reason: reported.updateReason ?? null }
@@ -318,14 +358,13 @@ export function reportedChanges(row: PollRow, reported: ReplayServerStatusQuery,
     (update.update_state !== row.update_state || update.update_version !== row.update_version || update.update_reason !== row.update_reason)
   const moved = address !== row.poll_address
   // Nothing allocated for the usual poll, which reports what is already recorded.
-  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !publicKey && !moved) return null
+  if (!version && !serverUrl && !localIp && !architecture && !updateChanged && !moved) return null
   return {
     ...(moved ? { poll_address: address } : {}),
     ...(version ? { version: reported.version } : {}),
     ...(serverUrl ? { server_url: reported.serverUrl } : {}),
     ...(localIp ? { local_ip: reported.localIp } : {}),
     ...(architecture ? { architecture: reported.architecture } : {}),
-    ...(publicKey ? { public_key: reported.publicKey } : {}),
     ...(updateChanged ? update : {})
   }
 }
@@ -347,6 +386,22 @@ export async function recordReport(db: Db, row: SightedReplayServer, changes: Po
     .where('server_id_hash', '=', row.server_id_hash)
     .where('token_generation', '=', row.token_generation)
     .execute()
+}
+
+/**
+ * A record without a key adopts the key a poll of its current serverId proved (provesPolledKey), with
+ * when and from where. Its own statement, conditional on the record still having no key and that
+ * serverId: "once" holds across processes, and a key is never replaced by a poll. Answers whether it did.
+ */
+export async function adoptPolledKey(db: Db, row: SightedReplayServer, publicKey: string, address: string, at: Date): Promise<boolean> {
+  const result = await db
+    .updateTable('replay_servers')
+    .set({ public_key: publicKey, key_adopted_at: at.toISOString(), key_adopted_from: address })
+    .where('id', '=', row.id)
+    .where('server_id_hash', '=', row.server_id_hash)
+    .where('public_key', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
 }
 
 /**
@@ -471,12 +526,16 @@ async function takeClaim(tx: DbOrTx, id: string, claimId: string): Promise<Repla
 export async function approveReplayServerClaim(db: Db, id: string, claimId: string, deps: ReplayServerDeps) {
   return change(db, id, deps, async (row, tx) => {
     const claim = await takeClaim(tx, id, claimId)
+    if (claim.public_key !== null && claim.public_key === row.public_key) {
+      // The box proves its own key by itself: a claim with it is someone else (or stale), never the box.
+      throw new ConflictError(`claim ${quote(claimId)} carries the box's own key: the box proves that key by itself, so reject the claim`)
+    }
     return {
       server_id_hash: claim.server_id_hash,
       token_generation: row.token_generation + 1,
       status: row.status === 'REVOKED' ? 'PENDING' : row.status,
       public_key: claim.public_key,
-      key_proof_at: null,
+      // Kept: it only ever increases, so no proof made before this decision becomes good again.
       hostname: claim.hostname ?? row.hostname,
       version: claim.version ?? row.version,
       local_ip: claim.local_ip ?? row.local_ip,

@@ -6,7 +6,8 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import t from 'tap'
 import { errorOf, userWithToken, testApp, type TestApp } from '../test-support/app.js'
 import { loadConfig, parseBoxNetworks } from '../config.js'
-import { mayCall } from './box-call.js'
+import { BoxCallError, boxCallDeps, callBox, mayCall, pollAddressOf, type BoxResolver } from './box-call.js'
+import { parseTrustProxy } from '../config.js'
 import { ADMIN, adminOf, approve, area, camera, poll, putConfig, registeredBox, statusUrl } from './test-helpers.js'
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4, 0xff, 0xd9])
@@ -143,11 +144,126 @@ t.test("whatever the box answers instead of a JPEG is the same 502: nothing of i
   t.same(errorOf(await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })), expected, 'a refused credential too')
 })
 
-/** Moves where the box's polls come from, as a poll from `address` does. */
-async function pollFrom(ctx: TestApp, serverId: string, address: string) {
-  const res = await ctx.app.inject({ method: 'GET', url: statusUrl(serverId), remoteAddress: address })
+/** Moves where the box's polls come from, as a poll from `address` (with `headers`) does. */
+async function pollFrom(ctx: TestApp, serverId: string, address: string, headers: Record<string, string> = {}) {
+  const res = await ctx.app.inject({ method: 'GET', url: statusUrl(serverId), remoteAddress: address, headers })
   if (res.statusCode !== 200) throw new Error(`poll failed: ${res.body}`)
 }
+
+const notThePicture = (id: string) => ({ statusCode: 502, error: 'Bad Gateway', message: `replay server ${id} did not send a picture` })
+
+t.test('with TRUST_PROXY=true, an X-Forwarded-For the box writes itself authorises no call', async (t) => {
+  const ctx = await testApp(t, { TRUST_PROXY: 'true', REPLAY_SNAPSHOT_TIMEOUT_MS: '60000' })
+  const loopbackService = await boxStandIn(t)
+  const { id, token, admin, serverId } = await approvedBox(ctx, loopbackService.url)
+  loopbackService.token = token
+  const cases = [
+    { claims: '127.0.0.1', serverUrl: loopbackService.url },
+    { claims: '169.254.169.254', serverUrl: 'http://169.254.169.254/' },
+    // An address no rule denies: only the header says the box is there.
+    { claims: '10.0.0.1', serverUrl: 'http://10.0.0.1:6379/' }
+  ]
+  for (const { claims, serverUrl } of cases) {
+    await pollFrom(ctx, serverId, '192.0.2.10', { 'x-forwarded-for': claims })
+    await ctx.app.db.updateTable('replay_servers').set({ server_url: serverUrl }).where('id', '=', id).execute()
+    const res = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
+    t.same(errorOf(res), notThePicture(id), `X-Forwarded-For: ${claims}`)
+  }
+  t.equal(loopbackService.seen.length, 0, "the server's loopback was never called")
+  t.equal(ctx.logs().match(/"reason":"not-the-box"/g)?.length, cases.length, 'each refused before any connection')
+})
+
+t.test("a box behind a reverse proxy on the server's machine is not on the server's loopback", async (t) => {
+  const ctx = await testApp(t, { REPLAY_SNAPSHOT_TIMEOUT_MS: '60000' })
+  const loopbackService = await boxStandIn(t)
+  const { id, token, admin, serverId } = await approvedBox(ctx, loopbackService.url)
+  loopbackService.token = token
+  t.equal((await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })).statusCode, 200, 'straight from loopback: the same machine')
+  for (const headers of [{ 'x-forwarded-for': '192.0.2.10' }, { forwarded: 'for=192.0.2.10' }, { 'x-forwarded-for': '127.0.0.1' }] as Array<Record<string, string>>) {
+    await pollFrom(ctx, serverId, '127.0.0.1', headers)
+    const res = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
+    t.same(errorOf(res), notThePicture(id), JSON.stringify(headers))
+  }
+  t.equal(loopbackService.seen.length, 1, 'only the call straight from loopback reached it')
+})
+
+t.test("the server never calls its own port on loopback, even for a box on its machine", async (t) => {
+  const box = await boxStandIn(t)
+  const ctx = await testApp(t, { PORT: new URL(box.url).port })
+  const { id, token, admin } = await approvedBox(ctx, box.url.replace('127.0.0.1', '127.0.0.2'))
+  box.token = token
+  t.same(errorOf(await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })), notThePicture(id))
+  t.match(ctx.logs(), /is the server itself/)
+  t.equal(box.seen.length, 0)
+})
+
+t.test('an answer larger than a snapshot is cut off: the same 502', async (t) => {
+  const ctx = await testApp(t)
+  const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0xff)
+  const box = await boxStandIn(t, (_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(big))
+  const { id, token, admin } = await approvedBox(ctx, box.url)
+  box.token = token
+  t.same(errorOf(await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })), notThePicture(id))
+  t.match(ctx.logs(), /"reason":"too-large"/)
+})
+
+/** Answers `answers` for every name, as a name server would; records the names asked. */
+function fakeResolver(answers: { v4?: string[]; v6?: string[] } | 'never') {
+  const asked: string[] = []
+  const pending: Array<() => void> = []
+  const answer = (list: string[] | undefined) => (host: string) => {
+    asked.push(host)
+    if (answers === 'never') return new Promise<string[]>((_, reject) => pending.push(() => reject(Object.assign(new Error('cancelled'), { code: 'ECANCELLED' }))))
+    return list ? Promise.resolve(list) : Promise.reject(Object.assign(new Error('no data'), { code: 'ENODATA' }))
+  }
+  const resolver = { resolve4: answer(answers === 'never' ? [] : answers.v4), resolve6: answer(answers === 'never' ? [] : answers.v6), cancel: () => pending.splice(0).forEach((cancel) => cancel()) }
+  return { asked, resolver: resolver as unknown as BoxResolver }
+}
+
+t.test('a hostname is resolved, and refused when it names an address the box may not own', async (t) => {
+  const box = await boxStandIn(t)
+  const port = new URL(box.url).port
+  const row = { id: 'b', server_id_hash: 'h', token_generation: 1, server_url: `http://box.example:${port}`, poll_address: '192.0.2.10' }
+  const deps = (answers: Parameters<typeof fakeResolver>[0], timeoutMs = 5000) => {
+    const fake = fakeResolver(answers)
+    return { fake, deps: { ...boxCallDeps({ REPLAY_SNAPSHOT_TIMEOUT_MS: timeoutMs, BOX_NETWORKS: '10.0.0.0/8', PORT: 3000 }, 'k'), resolver: () => fake.resolver } }
+  }
+  for (const v4 of [['127.0.0.1'], ['169.254.169.254'], ['224.0.0.1'], ['0.0.0.0']]) {
+    const { fake, deps: d } = deps({ v4, v6: ['fe80::1'] })
+    await t.rejects(callBox(d, row, 'x', { maxBytes: 10 }), { name: 'BoxCallError', reason: 'not-the-box' }, `${v4} refused`)
+    t.same(fake.asked, ['box.example', 'box.example'])
+  }
+  // Even inside BOX_NETWORKS a special address is refused.
+  const { deps: inside } = deps({ v4: ['169.254.169.254'] })
+  await t.rejects(callBox({ ...inside, boxNetworks: parseBoxNetworks('0.0.0.0/0') }, row, 'x', { maxBytes: 10 }), { name: 'BoxCallError', reason: 'not-the-box' })
+  const { deps: silent } = deps('never', 200)
+  await t.rejects(callBox(silent, row, 'x', { maxBytes: 10 }), { name: 'BoxCallError', reason: 'timeout' }, 'a silent name server is cancelled by the timeout')
+  const { deps: unknown } = deps({})
+  await t.rejects(callBox(unknown, row, 'x', { maxBytes: 10 }), { name: 'BoxCallError', reason: 'unreachable' })
+  // A box on the server's machine whose name resolves to loopback is called at exactly that address.
+  const { deps: local } = deps({ v4: ['127.0.0.1'] })
+  const answer = await callBox(local, { ...row, poll_address: '127.0.0.1' }, 'x', { maxBytes: 1000 }).catch((err: BoxCallError) => err)
+  t.equal((answer as { status: number }).status, 401, 'it reached the stand-in (which refuses the token)')
+  t.equal(box.seen.length, 1)
+})
+
+t.test('pollAddressOf: the peer, or what trusted proxies report; never a special address told in a header', async (t) => {
+  const req = (ip: string, remoteAddress: string, headers: Record<string, string> = {}) => ({ ip, headers, socket: { remoteAddress } })
+  const off = parseTrustProxy('false')
+  const on = parseTrustProxy('true')
+  const hop = parseTrustProxy('1')
+  t.equal(pollAddressOf(req('192.0.2.10', '192.0.2.10'), off), '192.0.2.10')
+  t.equal(pollAddressOf(req('127.0.0.1', '127.0.0.1'), off), '127.0.0.1', 'straight from loopback')
+  t.equal(pollAddressOf(req('127.0.0.1', '127.0.0.1', { 'x-forwarded-for': '192.0.2.10' }), off), '127.0.0.1 (forwarded, not verified)', 'a local proxy')
+  t.equal(pollAddressOf(req('192.0.2.1', '192.0.2.1', { forwarded: 'for=192.0.2.10' }), off), '192.0.2.1 (forwarded, not verified)')
+  t.equal(pollAddressOf(req('127.0.0.1', '192.0.2.10', { 'x-forwarded-for': '127.0.0.1' }), on), '127.0.0.1 (forwarded, not verified)', 'TRUST_PROXY=true')
+  t.equal(pollAddressOf(req('10.0.0.1', '192.0.2.10', { 'x-forwarded-for': '10.0.0.1' }), on), '10.0.0.1 (forwarded, not verified)')
+  t.equal(pollAddressOf(req('192.0.2.10', '127.0.0.1', { 'x-forwarded-for': '192.0.2.10' }), hop), '192.0.2.10', 'what a counted proxy reports')
+  t.equal(pollAddressOf(req('169.254.169.254', '127.0.0.1', { 'x-forwarded-for': '169.254.169.254' }), hop), '169.254.169.254 (forwarded, not verified)')
+  t.equal(pollAddressOf(req('127.0.0.1', '127.0.0.1', { 'x-forwarded-for': '127.0.0.1' }), hop), '127.0.0.1 (forwarded, not verified)')
+  t.equal(pollAddressOf(req('not an address', '127.0.0.1', { 'x-forwarded-for': 'not an address' }), hop), 'not an address (forwarded, not verified)')
+  t.notOk(mayCall('192.0.2.10', '192.0.2.10 (forwarded, not verified)', parseBoxNetworks('')), 'a marked address authorises nothing')
+})
 
 t.test("a box polling from elsewhere cannot make the server call the server's loopback or a private address", async (t) => {
   // A long timeout: a refusal that waited for a connection would be a 504, not an immediate 502.
@@ -178,16 +294,14 @@ t.test("a box polling from elsewhere cannot make the server call the server's lo
   t.notMatch(ctx.logs(), token)
 })
 
-t.test('the box is called at the address its polls come from, or inside BOX_NETWORKS', async (t) => {
+t.test("BOX_NETWORKS never opens the server's loopback to a box polling from elsewhere", async (t) => {
   const ctx = await testApp(t, { BOX_NETWORKS: '192.0.2.0/24, 127.0.0.0/8' })
   const box = await boxStandIn(t)
   const { id, token, admin, serverId } = await approvedBox(ctx, box.url)
   box.token = token
   await pollFrom(ctx, serverId, '192.0.2.10')
-  const res = await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })
-  t.equal(res.statusCode, 200, 'a box behind NAT whose serverUrl is inside BOX_NETWORKS')
-  t.same(res.rawPayload, JPEG)
-  t.equal(box.seen.length, 1)
+  t.same(errorOf(await ctx.app.inject({ method: 'GET', url: snapshotUrl(id), headers: { authorization: admin } })), notThePicture(id))
+  t.equal(box.seen.length, 0)
 })
 
 t.test('mayCall: the address polled from (IPv4-mapped or not, any loopback for a box on loopback) or BOX_NETWORKS, nothing else', async (t) => {
@@ -198,6 +312,11 @@ t.test('mayCall: the address polled from (IPv4-mapped or not, any loopback for a
   t.ok(mayCall('::ffff:a00:5', '10.0.0.5', none), 'the hex form the URL parser writes')
   t.notOk(mayCall('::ffff:7f00:1', '10.0.0.5', none))
   t.ok(mayCall('::1', '127.0.0.1', none), 'a box on the server\'s machine')
+  t.notOk(mayCall('169.254.169.254', '169.254.169.254', none), 'link-local: never, even polled from')
+  const everything = parseBoxNetworks('0.0.0.0/0,::/0')
+  for (const special of ['169.254.169.254', 'fe80::1', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255', '127.0.0.1', '::1']) {
+    t.notOk(mayCall(special, '192.0.2.10', everything), `${special}: never, even inside BOX_NETWORKS`)
+  }
   t.notOk(mayCall('127.0.0.1', '10.0.0.5', none))
   t.notOk(mayCall('10.0.0.6', '10.0.0.5', none))
   t.notOk(mayCall('10.0.0.5', null, none), 'a box that never polled')

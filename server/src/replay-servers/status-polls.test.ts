@@ -74,7 +74,7 @@ t.test('a change another process makes to the database is seen by the very next 
   await rejectReplayServer(other.db, id, other.deps)
   t.same(await next('rejected'), { status: 'REJECTED' })
 
-  const again = await registerReplayServer(other.db, { deviceId: 'box-1' }, '203.0.113.9', other.deps)
+  const again = await registerReplayServer(other.db, { deviceId: 'box-1' }, { sourceIp: '203.0.113.9', audience: 'http://localhost' }, other.deps)
   t.same((await poll(ctx, again.serverId)).json(), { status: 'PENDING' }, 're-registered: a pending claim')
   t.equal((await poll(ctx, serverId, '', { 'if-none-match': etag })).statusCode, 304, "a claim changes nothing of the box's answer")
   const claim = await other.db.selectFrom('replay_server_claims').select('id').executeTakeFirstOrThrow()

@@ -8,6 +8,7 @@ import type { PendingUpdate, ReplayServerStatusAnswer, ReplayServerStatusQuery }
 import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import {
+  adoptPolledKey,
   findPolledReplayServer,
   recordReport,
   recordSightings,
@@ -17,7 +18,7 @@ import {
   type PollRow,
   type ReplayServerDeps
 } from './service.js'
-import { boxPublicKey } from './claims.js'
+import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 
 /** A status answer as sent: its JSON and the ETag that is its hash. */
@@ -45,7 +46,21 @@ export interface StatusPollsOptions {
 }
 
 /** What a poll's query may hold: what the box reports about itself (ReplayServerStatusQuery). */
-const REPORTED_FIELDS = new Set(['version', 'serverUrl', 'localIp', 'architecture', 'updateState', 'updateVersion', 'updateReason', 'publicKey'])
+const REPORTED_FIELDS = new Set([
+  'version',
+  'serverUrl',
+  'localIp',
+  'architecture',
+  'updateState',
+  'updateVersion',
+  'updateReason',
+  'publicKey',
+  'keyTimestamp',
+  'keySignature'
+])
+
+/** Whether a poll offers a key its record may adopt: the record has none and the poll signed one. */
+const offersKey = (row: PollRow, reported: ReplayServerStatusQuery): boolean => row.public_key === null && reported.keySignature !== undefined
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -113,14 +128,21 @@ export class StatusPolls {
     // A pending claim's serverId: PENDING and nothing else until an admin decides (never kept: rare).
     if (entry === null) return { sent: sent(serialize, CLAIM_ANSWER), changed }
     const now = this.deps.clock.now()
+    // A record from before the box had a key adopts the one this poll proves it holds, once. The key
+    // is no part of the answer and moves no counter: the kept entry goes, so the next poll sees it.
+    if (offersKey(entry.row, reported) && provesPolledKey(serverId, reported, now)) {
+      if (await adoptPolledKey(this.db, entry.row, reported.publicKey!, address, now)) {
+        this.entries.delete(serverId)
+        changed = true
+      }
+    }
     const report = reportedChanges(entry.row, reported, address)
     if (report) {
-      if (report.public_key) boxPublicKey(report.public_key, 'querystring.publicKey')
       // Rare (a new version or address): the write also moves the change counter, so the next poll
-      // reads the record afresh. The key and the poll's own address are no part of the answer and
-      // move no counter: the kept entry goes instead, or every later poll would write them again.
+      // reads the record afresh. The poll's own address is no part of the answer and moves no
+      // counter: the kept entry goes instead, or every later poll would write it again.
       await recordReport(this.db, entry.row, report, now)
-      if (report.public_key || report.poll_address !== undefined) this.entries.delete(serverId)
+      if (report.poll_address !== undefined) this.entries.delete(serverId)
       changed = true
     } else {
       this.sighted(entry, now)
@@ -153,6 +175,8 @@ export class StatusPolls {
     }
     const entry = this.kept(serverId, await this.statusChanges())
     if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
+    // A key to adopt goes to the full route, which checks its signature.
+    if (offersKey(entry.row, reported as ReplayServerStatusQuery)) return undefined
     // A box with an update pending goes to the full route: its answer is made per poll.
     if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
     const answer = entry.sent

@@ -247,7 +247,11 @@ t.test('the replay notice goes only to an address the box could own: not to the 
   t.equal(await notify({}), false, 'refused')
   t.same(seen, [], 'before any connection')
   t.match(ctx.logs(), /"reason":"not-the-box"/)
-  t.equal(await notify({ BOX_NETWORKS: '127.0.0.0/8' }), true, 'inside BOX_NETWORKS: told')
+  t.equal(await notify({ BOX_NETWORKS: '127.0.0.0/8' }), false, "not even inside BOX_NETWORKS: the server's loopback is only for a box on its machine")
+  t.same(seen, [])
+  // Polling straight from loopback again (no proxy header): the box is on the server's machine.
+  t.equal((await ctx.app.inject({ method: 'GET', url: statusUrl(serverId), remoteAddress: '127.0.0.1' })).statusCode, 200)
+  t.equal(await notify({}), true, 'told')
   t.same(seen, ['/replay-requests'])
 })
 

@@ -336,7 +336,15 @@ function facts(box: ReplayServer, names: Map<string, string>): HTMLElement {
     fact('Online', onlineDot(box), 'online'),
     fact('Last seen', box.lastSeenAt ? `${formatAgo(box.lastSeenAt, now)} (${formatTime(box.lastSeenAt)})` : 'never', 'lastSeen'),
     fact('Device id', box.deviceId, 'deviceId'),
-    fact('Box key', box.keyFingerprint ?? 'none (registered without a key)', 'keyFingerprint'),
+    fact(
+      'Box key',
+      box.keyFingerprint === null
+        ? 'none (registered without a key)'
+        : box.keyAdoptedDate
+          ? `${box.keyFingerprint} (adopted from a poll from ${box.keyAdoptedFrom ?? '?'} at ${formatTime(box.keyAdoptedDate)})`
+          : box.keyFingerprint,
+      'keyFingerprint'
+    ),
     fact('Hostname', box.hostname ?? '—', 'hostname'),
     fact('Area', box.area ? names.get(box.area.id) ?? box.area.id : 'none yet', 'area'),
     fact('Version', box.version ?? 'unknown', 'version'),
@@ -391,8 +399,10 @@ export const boxPage: PageView = (ctx, main, id) => {
       h(
         'p',
         { class: 'hint' },
-        'The box goes on as it is. Accept a claim only when the box was reinstalled and the installer reads you the same key fingerprint ' +
-          '(club-agent setup or the box page); the old serverId then stops. Reject anything you do not recognise.'
+        'The box goes on as it is, and a box that kept its key comes back by itself: it never needs a claim. Accept a claim only when ' +
+          'the box was reinstalled with a new key and the installer reads you the fingerprint the claim proved (club-agent setup or ' +
+          "the box page); the old serverId then stops. A claim without a proven key cannot be told from a stranger's, and one with the " +
+          "box's own key is not the box (the box proves its key by itself): reject them."
       ),
       h(
         'ul',

@@ -49,6 +49,8 @@ const box = (over: Partial<ReplayServer>): ReplayServer => ({
   updateVersion: null,
   updateReason: null,
   keyFingerprint: null,
+  keyAdoptedDate: null,
+  keyAdoptedFrom: null,
   claims: [],
   createdDate: '2026-03-01T10:00:00.000Z',
   updatedDate: '2026-03-01T10:00:00.000Z',
@@ -136,11 +138,13 @@ t.test('a claim in words: where from, when, what it reported and what it showed 
   const at = (iso: string) => iso.slice(11, 16)
   t.equal(
     claimText(claim, at),
-    'This device id registered again from 203.0.113.9 at 10:05, reporting serverUrl http://attacker.example/, hostname evil. It carried no box key.'
+    'This device id registered again from 203.0.113.9 at 10:05, reporting serverUrl http://attacker.example/, hostname evil. It proved no box key.'
   )
   t.equal(
-    claimText({ ...claim, registrations: 30, hostname: null, serverUrl: null, keyFingerprint: 'SHA256:abc', proof: 'REFUSED', proofProblem: "signed by another key than the box's" }, at),
-    "This device id registered again from 203.0.113.9 at 10:05 (30 times, first at 10:00), reporting nothing about itself. It carried another key, SHA256:abc (signed by another key than the box's)."
+    claimText({ ...claim, registrations: 30, hostname: null, serverUrl: null, keyFingerprint: 'SHA256:abc', proof: 'PROVEN' }, at),
+    'This device id registered again from 203.0.113.9 at 10:05 (30 times, first at 10:00), reporting nothing about itself. ' +
+      "It proved it holds another key, SHA256:abc: accept only when the box's installer reads you this fingerprint."
   )
-  t.match(claimText({ ...claim, keyFingerprint: 'SHA256:abc', sameKey: true, proof: 'REFUSED', proofProblem: 'this proof, or a newer one, was already used' }, at), /the box's own key SHA256:abc, but its proof was refused: this proof/)
+  t.match(claimText({ ...claim, proof: 'REFUSED', proofProblem: 'the signature does not verify' }, at), /no key it could prove \(the signature does not verify\)/)
+  t.match(claimText({ ...claim, keyFingerprint: 'SHA256:abc', sameKey: true, proof: 'PROVEN' }, at), /the box's own key SHA256:abc, which the box proves by itself: this claim is not the box; reject it/)
 })

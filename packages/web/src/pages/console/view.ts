@@ -39,12 +39,15 @@ export function closestField(path: string, exists: (path: string) => boolean): s
  */
 export function claimText(claim: ReplayServerClaim, at: (iso: string) => string): string {
   const times = claim.registrations > 1 ? ` (${claim.registrations} times, first at ${at(claim.createdDate)})` : ''
+  // Only a proven key is ever shown: a key is public, so naming one proves nothing.
   const key =
     claim.keyFingerprint === null
-      ? 'It carried no box key.'
+      ? claim.proof === 'REFUSED'
+        ? `It showed no key it could prove (${claim.proofProblem ?? 'its proof was refused'}).`
+        : 'It proved no box key.'
       : claim.sameKey
-        ? `It carried the box's own key ${claim.keyFingerprint}, but its proof was refused: ${claim.proofProblem ?? 'no proof'}.`
-        : `It carried another key, ${claim.keyFingerprint}${claim.proofProblem ? ` (${claim.proofProblem})` : ', without a proof'}.`
+        ? `It holds the box's own key ${claim.keyFingerprint}, which the box proves by itself: this claim is not the box; reject it.`
+        : `It proved it holds another key, ${claim.keyFingerprint}: accept only when the box's installer reads you this fingerprint.`
   const reported = [claim.serverUrl && `serverUrl ${claim.serverUrl}`, claim.hostname && `hostname ${claim.hostname}`, claim.version && `version ${claim.version}`]
     .filter(Boolean)
     .join(', ')
