@@ -75,10 +75,16 @@ function lines(stream, onLine) {
   createInterface({ input: stream, crlfDelay: Infinity }).on('line', onLine)
 }
 
+/** The runs under way, ended with the runner when it is stopped (a tap run left behind keeps its servers). */
+const children = new Set()
+
 /** Runs a command, its output lines prefixed; resolves with its exit code. */
 function runPrefixed(label, command, args, options) {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
+    // Its own process group, so that stopping it reaches tap's test processes and what they started.
+    const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'], detached: true })
+    children.add(child)
+    child.on('close', () => children.delete(child))
     const out = (line) => process.stdout.write(`[${label}] ${line}\n`)
     lines(child.stdout, options.fold ? options.fold(out) : out)
     lines(child.stderr, (line) => process.stderr.write(`[${label}] ${line}\n`))
@@ -129,6 +135,13 @@ function main() {
   // Ctrl-C: the children have it too; the cluster and the run's folder still go.
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.on(signal, () => {
+      for (const child of children) {
+        try {
+          process.kill(-child.pid, 'SIGKILL')
+        } catch {
+          // already gone
+        }
+      }
       for (const cleanup of cleanups.reverse()) cleanup()
       process.exit(130)
     })
