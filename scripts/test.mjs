@@ -155,10 +155,15 @@ function main() {
   let postgresEnv
   if (stages.includes('postgres')) {
     const since = Date.now()
-    const postgres = preparePostgres()
-    cleanups.push(postgres.stop)
-    postgresEnv = postgres.env
-    console.log(`test: throwaway PostgreSQL with a migrated template ready in ${seconds(since)} s`)
+    try {
+      const postgres = preparePostgres()
+      cleanups.push(postgres.stop)
+      postgresEnv = postgres.env
+      console.log(`test: throwaway PostgreSQL with a migrated template ready in ${seconds(since)} s`)
+    } catch (err) {
+      console.error(`test: ${err.message}`)
+      failures.push('PostgreSQL')
+    }
   }
   let nodeEnv
   if (stages.includes('node24')) {
@@ -188,7 +193,8 @@ function main() {
 
   const tapRun = async (run) => {
     const label = `${run.stage} ${run.pkg.name}${run.part ? ` ${run.part}` : ''}`
-    if (run.node === '24' && !nodeEnv) return
+    // What could not be prepared is already a failure, said once above.
+    if ((run.node === '24' && !nodeEnv) || (run.database === 'postgres' && !postgresEnv)) return
     const since = Date.now()
     let summary
     const args = ['--reporter=tap', `--jobs=${run.pkg.jobs ?? 2}`]
