@@ -69,15 +69,15 @@ t.test('two workers: the end-to-end runs in one chain first, then the longest, t
   const jobs = jobOrder(runs)
   t.same(jobs[0].map((run) => `${run.stage} ${run.pkg.name}`), ['sqlite e2e', 'postgres e2e'], 'one chain, never two at once')
   t.ok(jobs.slice(1).every((job) => job.length === 1 && job[0].pkg.name !== 'e2e'))
-  t.same(jobs.slice(1, 5).map(([run]) => `${run.stage} ${run.pkg.name} ${run.part}`), ['sqlite server 1/2', 'sqlite server 2/2', 'postgres server 1/2', 'postgres server 2/2'])
-  t.same(jobs.slice(5).map(([run]) => run.pkg.name), ['agent', 'contract', 'scripts', 'web'])
+  t.same(jobs.slice(1, 6).map(([run]) => `${run.stage} ${run.pkg.name} ${run.part ?? ''}`.trim()), ['sqlite agent', 'sqlite server 1/2', 'sqlite server 2/2', 'postgres server 1/2', 'postgres server 2/2'])
+  t.same(jobs.slice(6).map(([run]) => run.pkg.name), ['contract', 'scripts', 'web'])
   const server = runs.find((run) => run.pkg.name === 'server' && run.stage === 'sqlite')
   const halves = splitRun(server, 2)
   t.same([...halves[0].files, ...halves[1].files].sort(), server.files, 'no file lost or run twice')
   t.ok(Math.abs(halves[0].files.length - halves[1].files.length) <= 1)
   const small = { ...server, files: server.files.slice(0, 5) }
   t.same(splitRun(small, 2), [small], 'a small run stays whole')
-  t.same(jobOrder(planStage('fast', filesOf)).map(([run]) => run.pkg.name), ['server', 'server', 'agent', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
+  t.same(jobOrder(planStage('fast', filesOf)).map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
 })
 
 t.test("the audit: a file that opened a database must run on PostgreSQL or say why it cannot differ", async (t) => {

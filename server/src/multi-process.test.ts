@@ -21,6 +21,10 @@ const FORUM_SECRET = 'multi-process forum secret'
 const FORUM = 'https://forum.example.org'
 const REDIRECT = 'https://partner.example.org/callback'
 
+// Two servers, Redis and the CLI racing on one database: about a minute alone, two on PostgreSQL
+// while other suites run beside it. Past the suite's two minutes per file, it is slow, not broken.
+t.setTimeout(360_000)
+
 const dir = mkdtempSync(join(tmpdir(), 'club-multi-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
