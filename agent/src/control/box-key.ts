@@ -2,9 +2,10 @@
 // mode 0600). The server keeps its public half with the box's record; a registration signed with it
 // replaces the box's serverId without an admin, so a reinstalled agent or a lost serverId heals
 // itself while a stranger who only knows the deviceId gets no more than a pending claim.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto'
-import { chmodSync, closeSync, constants, fchownSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs'
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
+import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
+import { writePrivateTemporary } from './state.js'
 import { boxKeyAdoptionText, boxKeyProofText, type BoxKeyProof } from '@club/contract'
 
 export const BOX_KEY_FILE = 'box-key.pem'
@@ -86,17 +87,7 @@ export function loadOrCreateBoxKey(stateDir: string): BoxKey {
  * reader never meets half a key.
  */
 export function createOnce(path: string, text: string, owner?: { uid: number; gid: number }): string {
-  const temporary = `${path}.${randomBytes(8).toString('hex')}.tmp`
-  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
-  try {
-    const bytes = Buffer.from(text)
-    let written = 0
-    while (written < bytes.length) written += writeSync(fd, bytes, written)
-    if (owner) fchownSync(fd, owner.uid, owner.gid)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
+  const temporary = writePrivateTemporary(path, text, owner)
   try {
     linkSync(temporary, path)
   } catch (err) {

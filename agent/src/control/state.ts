@@ -58,18 +58,7 @@ export function writeFileAtomically(
   suffix: () => string = () => randomBytes(8).toString('hex')
 ): void {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const temporary = `${path}.${suffix()}.tmp`
-  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
-  try {
-    const bytes = Buffer.from(text)
-    let written = 0
-    while (written < bytes.length) written += writeSync(fd, bytes, written)
-    // Before the rename, so that the reader never meets the file with an owner it cannot read.
-    if (owner) fchownSync(fd, owner.uid, owner.gid)
-    fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
+  const temporary = writePrivateTemporary(path, text, owner, suffix)
   renameSync(temporary, path)
   // The rename itself lives in the folder's entry; without this a power cut can undo it.
   const dirFd = openSync(dir, 'r')
@@ -78,4 +67,29 @@ export function writeFileAtomically(
   } finally {
     closeSync(dirFd)
   }
+}
+
+/**
+ * A new file beside `path` (mode 0600, an unguessable name, never a link followed), written whole,
+ * chowned through its descriptor and synced: what a rename or a link then puts in place. Answers its path.
+ */
+export function writePrivateTemporary(
+  path: string,
+  text: string,
+  owner?: { uid: number; gid: number },
+  suffix: () => string = () => randomBytes(8).toString('hex')
+): string {
+  const temporary = `${path}.${suffix()}.tmp`
+  const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)
+  try {
+    const bytes = Buffer.from(text)
+    let written = 0
+    while (written < bytes.length) written += writeSync(fd, bytes, written)
+    // Before it is put in place, so that a reader never meets the file with an owner it cannot read.
+    if (owner) fchownSync(fd, owner.uid, owner.gid)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  return temporary
 }
