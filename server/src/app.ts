@@ -37,6 +37,7 @@ import requestId, { requestIdGenerator } from './plugins/request-id.js'
 import securityHeaders from './plugins/security-headers.js'
 import services from './plugins/services.js'
 import { createValidatorCompiler } from './plugins/validation.js'
+import { serializerCompiler } from './plugins/serialization.js'
 import replayServerRoutes from './replay-servers/routes.js'
 import agentReleaseRoutes from './agent-releases/routes.js'
 import signupRoutes from './signup/routes.js'
@@ -75,6 +76,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     forceCloseConnections: 'idle'
   }).withTypeProvider<TypeBoxTypeProvider>()
   app.setValidatorCompiler(createValidatorCompiler())
+  app.setSerializerCompiler(serializerCompiler)
 
   const db = options.db ?? openDatabase(config.DATABASE_URL, {
     readCacheEntries: config.READ_CACHE_ENTRIES,

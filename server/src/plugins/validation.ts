@@ -17,20 +17,44 @@ function createAjv(options: Options): Ajv {
   return ajv
 }
 
+/**
+ * One pair for the whole process, not one per app: Ajv keeps what it compiled by schema object, and
+ * the contract's schemas are the same objects in every app, so an app built after the first (the test
+ * suite builds ~200 in some 70 processes) compiles nothing again. Both are configured once and never
+ * changed, so sharing them shares nothing else.
+ */
+let ajvs: { coercing: Ajv; strict: Ajv } | undefined
+const sharedAjvs = () => (ajvs ??= { coercing: createAjv({ coerceTypes: 'array' }), strict: createAjv({ coerceTypes: false }) })
+
+type Check = (data: unknown) => true | { error: Array<Partial<ErrorObject>> }
+
+function compileCheck(schema: object, httpPart: string | undefined): Check {
+  const { coercing, strict } = sharedAjvs()
+  if (httpPart !== 'body') {
+    const validate = coercing.compile(schema)
+    return (data) => (validate(data) ? true : { error: validate.errors ?? [] })
+  }
+  const validate = strict.compile(schema)
+  // Every valid body passes the text check too, so no route can store what it refuses. After the
+  // schema: a field's own rule (a pattern) says more than the general one.
+  return (data) => {
+    if (!validate(data)) return { error: validate.errors ?? [] }
+    const fault = findTextFault(data)
+    if (fault) return { error: [{ keyword: 'text', instancePath: fault.path, message: fault.message, params: {} }] }
+    return true
+  }
+}
+
+/**
+ * Each route's validator is compiled on the route's first request, not when the app starts: an app
+ * has some 200 routes and a process serves a few of them before it is replaced (every test file, every
+ * CLI command), and compiling them all was a second of CPU each time. The first request of a route
+ * in a server's life pays a few milliseconds once.
+ */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const coercing = createAjv({ coerceTypes: 'array' })
-  const strict = createAjv({ coerceTypes: false })
   return ({ schema, httpPart }) => {
-    if (httpPart !== 'body') return coercing.compile(schema as object) as ReturnType<FastifySchemaCompiler<unknown>>
-    const validate = strict.compile(schema as object)
-    // Every valid body passes the text check too, so no route can store what it refuses. After the
-    // schema: a field's own rule (a pattern) says more than the general one.
-    return ((data: unknown) => {
-      if (!validate(data)) return { error: validate.errors ?? [] }
-      const fault = findTextFault(data)
-      if (fault) return { error: [{ keyword: 'text', instancePath: fault.path, message: fault.message, params: {} }] }
-      return true
-    }) as ReturnType<FastifySchemaCompiler<unknown>>
+    let check: Check | undefined
+    return ((data: unknown) => (check ??= compileCheck(schema as object, httpPart))(data)) as ReturnType<FastifySchemaCompiler<unknown>>
   }
 }
 
@@ -99,11 +123,8 @@ export function describeValidationErrors(errors: Array<Partial<ErrorObject>>, co
  * Checks a value that arrives outside a request body (a file given to the CLI) by the same rules as a
  * body: no coercion, defaults filled in, a BadRequestError naming the field under `context`.
  */
-let valuesAjv: Ajv | undefined
-
 export function valueValidator<T extends TSchema>(schema: T, context: string): (value: unknown) => Static<T> {
-  valuesAjv ??= createAjv({ coerceTypes: false })
-  const check = valuesAjv.compile(schema as object)
+  const check = sharedAjvs().strict.compile(schema as object)
   return (value) => {
     const fault = findTextFault(value)
     if (fault) throw new BadRequestError(describeValidationErrors([{ instancePath: fault.path, message: fault.message }], context))
