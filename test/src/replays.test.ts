@@ -115,7 +115,8 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
   })
 
   await t.test('no footage: FAILED no_footage and the item given back', async (t) => {
-    const created = await ask(courtA, { end: new Date(Date.now() - 3_600_000).toISOString() })
+    // Nine minutes ago: within REPLAY_MAX_AGE_SECONDS for a member, before the box began recording.
+    const created = await ask(courtA, { end: new Date(Date.now() - 9 * 60_000).toISOString() })
     t.equal(created.status, 201)
     t.equal(await remaining(), 0, 'taken while it is cut')
     const failed = await waitFor('FAILED', async () => {
