@@ -80,10 +80,12 @@ export const footageAccessRoutes = defineRoutes({
     schema: {
       operationId: 'getFootageNotice',
       summary: 'What is recorded of the courts and for how long, and whom to ask',
-      description: 'No authorization: the notice is for anyone filmed. The court page writes the same figures into its own words.',
+      description:
+        'No authorization: the notice is for anyone filmed. The court page writes the same figures into its own words. 429: a request ' +
+        'with an API key past API_KEY_RATE_LIMIT_MAX, like any other.',
       tags: ['replays'],
       security: noSecurity,
-      response: { 200: FootageNotice }
+      response: { 200: FootageNotice, 429: ErrorBody }
     }
   }
 })
