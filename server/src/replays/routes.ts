@@ -73,8 +73,9 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     })
   ]
   // A member pays with a package item too (createReplay), and is limited per hour and per court, so
-  // that no one keeps the boxes' decoders busy or watches a court all day. Staff and admins are not
-  // limited: what they see is for a reason they type, and logged.
+  // that no one keeps the boxes' decoders busy or watches a court all day. Every request counts, a
+  // refused one too (probing is asking). Staff and admins are not limited: each of their looks is
+  // logged, and older footage takes their typed reason.
   const memberLimits = [
     keyedRateLimit(app, {
       max: config.REPLAY_MEMBER_RATE_LIMIT_MAX,
