@@ -11,6 +11,7 @@
   var GUEST = 'club.replays.guest' // localStorage: a guest's replays stay on this phone
   var PENDING = 'club.replays.pending' // localStorage: taps not yet answered survive a reload
   var POLL_MS = 1000
+  var MAX_AGE_MINUTES = Math.floor(cfg.maxAgeSeconds / 60)
 
   function $(id) {
     return document.getElementById(id)
@@ -49,7 +50,9 @@
   // Credentials: a member's tokens in memory and sessionStorage (never in a URL), a guest's token in
   // localStorage when the club lets guests in.
   var auth = read(sessionStorage, AUTH)
+  // A guest session is bound to the court whose page made it: another court's page makes its own.
   var guest = cfg.guests ? read(localStorage, GUEST) : null
+  if (guest && guest.court !== cfg.court.id) guest = null
 
   function NetworkError() {}
   function NeedSignIn() {}
@@ -112,7 +115,7 @@
         throw err
       })
       return res.json().then(function (answer) {
-        guest = answer
+        guest = { token: answer.token, expiresAt: answer.expiresAt, court: cfg.court.id }
         write(localStorage, GUEST, guest)
         return guest.token
       })
@@ -236,7 +239,7 @@
         })
       })
       .catch(function () {
-        $('signin-error').textContent = t('offline.waiting', { time: clock(Date.now()) })
+        $('signin-error').textContent = t('offline.waiting', { time: clock(Date.now()), minutes: MAX_AGE_MINUTES })
       })
       .then(function () {
         button.disabled = false
@@ -263,11 +266,27 @@
     write(localStorage, PENDING, list)
     flush()
   }
+  function forgetTap(key) {
+    write(
+      localStorage,
+      PENDING,
+      pending().filter(function (p) {
+        return p.key !== key
+      })
+    )
+  }
   var flushing = false
   function flush() {
     if (flushing) return
     var next = pending()[0]
     if (!next) return
+    // A member or guest may ask only for the last REPLAY_MAX_AGE_SECONDS (on the server's clock): a tap
+    // kept offline longer is not sent, and the player is told why in words.
+    if (Date.now() + offset - Date.parse(next.end) > cfg.maxAgeSeconds * 1000) {
+      forgetTap(next.key)
+      notice(t('offline.tooOld', { time: clock(next.tapAt), minutes: MAX_AGE_MINUTES }), 'error')
+      return flush()
+    }
     flushing = true
     notice(t('sending'))
     api('POST', '/replays', { court: { id: next.court }, seconds: next.seconds, end: next.end })
@@ -279,13 +298,7 @@
             throw err
           })
         }
-        write(
-          localStorage,
-          PENDING,
-          pending().filter(function (p) {
-            return p.key !== next.key
-          })
-        )
+        forgetTap(next.key)
         if (res.status === 201) {
           notice('')
           return res.json().then(follow)
@@ -300,7 +313,7 @@
         function (err) {
           flushing = false
           if (err instanceof NetworkError) {
-            notice(t('offline.waiting', { time: clock(next.tapAt) }), 'offline')
+            notice(t('offline.waiting', { time: clock(next.tapAt), minutes: MAX_AGE_MINUTES }), 'offline')
           } else if (err && err.status >= 500) {
             notice(t('server.retrying', { time: clock(next.tapAt), status: err.status }), 'retrying')
           } else if (err instanceof NeedSignIn) {

@@ -14,6 +14,7 @@ import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
+import footageAccessRoutes from './footage-access/routes.js'
 import consoleRoutes from './console/routes.js'
 import replayPageRoutes from './replay-page/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
@@ -139,6 +140,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(jobRoutes)
   await app.register(productRoutes)
   await app.register(replayRoutes)
+  // Every look at footage, for admins (issue 33).
+  await app.register(footageAccessRoutes)
   // The court page players open from the sign's QR code (issue 25).
   await app.register(replayPageRoutes)
   // The admin console (issue 17): a page over the routes above.

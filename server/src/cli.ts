@@ -18,6 +18,7 @@ import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
 import { replayPageCommands } from './replay-page/cli.js'
+import { footageCommands } from './footage-access/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -198,6 +199,7 @@ export const commands: Record<string, Command> = {
 
   ...venueCommands,
   ...replayPageCommands,
+  ...footageCommands,
   ...membershipCommands,
   ...jobCommands,
   ...productCommands
@@ -205,6 +207,10 @@ export const commands: Record<string, Command> = {
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
 export const commandHelp: Record<string, string> = {
+  'footage log': [
+    'Every look at footage (replays asked for, download links issued, camera snapshots), newest first, kept FOOTAGE_LOG_RETENTION_DAYS.',
+    '--user takes an id or an e-mail address; --from and --to (ISO 8601) select looks at footage overlapping that interval.'
+  ].join('\n'),
   'payment-methods set': ["Sets a user's default payment method (no card number: what a payment provider would keep).", TEST_CARDS_HELP].join('\n'),
   'products create': [
     'Adds a product to the catalogue (or --file product.json, the body of POST /apis/v2/admin/products).',

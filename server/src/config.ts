@@ -171,6 +171,25 @@ export const ConfigSchema = Type.Object({
   }),
   REPLAY_DEFAULT_SECONDS: Int({ default: 30, minimum: 1, maximum: 3600, description: 'Length of a replay when the request names none' }),
   REPLAY_MAX_SECONDS: Int({ default: 300, minimum: 1, maximum: 3600, description: 'Longest replay a player may ask for' }),
+  REPLAY_MAX_AGE_SECONDS: Int({
+    default: 600,
+    minimum: 1,
+    maximum: 86400,
+    description: "A member's or guest's replay must end within this many seconds of now; older footage is for staff and admins, with a reason"
+  }),
+  REPLAY_MEMBER_RATE_LIMIT_MAX: Int({ default: 30, minimum: 1, description: 'Replays a member may ask for per hour (429 past it)' }),
+  REPLAY_COURT_RATE_LIMIT_MAX: Int({ default: 10, minimum: 1, description: "Members' replays of one court per minute (429 past it)" }),
+  FOOTAGE_LOG_RETENTION_DAYS: Int({
+    default: 180,
+    minimum: 1,
+    maximum: 3650,
+    description: 'How long the footage access log (every look at footage) is kept; the replays/cleanup job deletes older rows'
+  }),
+  FOOTAGE_CONTACT: Type.String({
+    default: '',
+    maxLength: 200,
+    description: "Whom a filmed person asks about footage (an e-mail address or a page), shown by the court page and the console; empty: ask at the club's desk"
+  }),
   REPLAY_URL_TTL_SECONDS: Int({ default: 900, minimum: 1, maximum: 604800, description: "How long a READY replay's downloadUrl stays valid" }),
   REPLAY_REQUEST_TIMEOUT_SECONDS: Int({
     default: 120,

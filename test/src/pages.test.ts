@@ -134,6 +134,19 @@ t.test('the console approves and configures a box; the box page follows it', asy
     t.same(consolePage.foreignRequests(server.url), [], 'the console loads nothing from another origin')
   })
 
+  await t.test('the console: the footage log lists each look at footage, under the notice of what is kept', async (t) => {
+    const { page } = consolePage
+    const courtId = (await server.call('GET', `${ADMIN}/${registered.id}`, admin.authorization)).json.config.cameras[0].courtIds[0]
+    t.equal((await server.call('POST', '/apis/v2/replays', admin.authorization, { court: { id: courtId }, seconds: 10 })).status, 201)
+    await page.getByRole('link', { name: 'Footage log' }).click()
+    await page.getByRole('heading', { name: 'Footage log' }).waitFor()
+    await page.locator('#footage-notice', { hasText: 'kept 180 days' }).waitFor()
+    const row = page.locator('table.list tbody tr').first()
+    await row.waitFor()
+    t.match(await row.innerText(), new RegExp(`admin ${admin.id}[\\s\\S]*replay[\\s\\S]*${courtId}[\\s\\S]*cam-1`))
+    await consolePage.screenshot('console-footage-log')
+  })
+
   await t.test('the console: its tokens stay out of URLs and localStorage; signing out revokes them', async (t) => {
     const { page, requests } = consolePage
     const session = await page.evaluate(() => JSON.parse(sessionStorage.getItem('club.console.session')!))

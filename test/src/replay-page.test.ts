@@ -300,11 +300,28 @@ t.test('a player gets a replay from the court page on a phone: signed in, offlin
     const guest = await page.evaluate(() => JSON.parse(localStorage.getItem('club.replays.guest')!))
     t.match(guest.token, /^guest\./, 'the guest token is kept on the phone')
 
-    // A tap older than the footage the box keeps (kept while the phone was offline for an hour): the
-    // server takes it, the box cannot cut it, and the page says why in words.
-    await page.evaluate(({ courtId, end }) => {
-      localStorage.setItem('club.replays.pending', JSON.stringify([{ key: 'old', court: courtId, seconds: 30, tapAt: Date.parse(end), end }]))
-    }, { courtId: court.id, end: new Date(Date.now() - 3_600_000).toISOString() })
+    t.equal(guest.court, court.id, "the guest session is this court's")
+
+    // A tap kept while the phone was offline for an hour: past REPLAY_MAX_AGE_SECONDS, so the page
+    // does not send it and says why in words.
+    const keepTap = (ageMs: number) =>
+      page.evaluate(({ courtId, end }) => {
+        localStorage.setItem('club.replays.pending', JSON.stringify([{ key: end, court: courtId, seconds: 30, tapAt: Date.parse(end), end }]))
+      }, { courtId: court.id, end: new Date(Date.now() - ageMs).toISOString() })
+    // Replays asked for, as the footage access log counts them (the page's own list issues download links too).
+    const replaysLogged = async () =>
+      (await server.call('GET', '/apis/v2/admin/footage-access?ipp=100', admin)).json.items.filter((row: { purpose: string }) => row.purpose === 'REPLAY').length
+    const asked = await replaysLogged()
+    await keepTap(3_600_000)
+    await page.reload()
+    await page.waitForSelector('#notice[data-kind="error"]')
+    t.match(await page.textContent('#notice'), /waited too long for the network: a replay can be asked for only within 10 min of the moment, so it was not sent/)
+    t.equal(await page.evaluate(() => localStorage.getItem('club.replays.pending')), '[]', 'the tap is dropped')
+    t.equal(await replaysLogged(), asked, 'and never reached the server')
+    await screenshot('replay-page-too-old')
+
+    // Nine minutes old: within the limit, but before the box started recording; the page says why.
+    await keepTap(9 * 60_000)
     await page.reload()
     await page.waitForSelector('#current[data-status="FAILED"]', { timeout: 60_000 })
     t.match(await page.textContent('#message'), 'The camera has no footage of that moment')

@@ -137,6 +137,7 @@ export const apiTags = {
   'agent-releases': "Recording box software: its packages, signed with the club's release key, and that key",
   memberships: 'Membership plans, subscriptions, enrollments and the membership jobs',
   replays: "A player's replay of a court: asked for, cut and uploaded by the box, downloaded",
+  'footage-access (admin)': 'The footage access log: every look at footage of people (admins)',
   packages: 'Packages of redeemable items (court bookings, guest passes, replays) and their redemptions',
   products: 'The product catalogue, products on sale and buying them',
   'product-offerings': 'Product offerings (deprecated)',

@@ -19,8 +19,18 @@ export const ReplayRequest = Type.Object(
   {
     court: ItemRef,
     seconds: Type.Optional(Type.Integer({ minimum: 1, description: 'How much to cut before `end` (default REPLAY_DEFAULT_SECONDS, at most REPLAY_MAX_SECONDS)' })),
-    end: Type.Optional(DateTime({ description: 'Where the replay ends (default now; not in the future)' })),
-    cameraId: Type.Optional(CameraId)
+    end: Type.Optional(
+      DateTime({ description: "Where the replay ends (default now; not in the future). A member's or guest's within REPLAY_MAX_AGE_SECONDS of now" })
+    ),
+    cameraId: Type.Optional(CameraId),
+    accessReason: Type.Optional(
+      Type.String({
+        minLength: 3,
+        maxLength: 500,
+        pattern: '\\S',
+        description: 'Staff and admins only: why they need footage ending more than REPLAY_MAX_AGE_SECONDS ago (required then; recorded in the footage access log)'
+      })
+    )
   },
   { additionalProperties: false }
 )
@@ -106,12 +116,16 @@ export const replayRoutes = defineRoutes({
       operationId: 'createReplay',
       summary: 'Ask for a replay of a court',
       description:
-        'A member for themself (staff too). The box filming the court is told at once. 402: REPLAYS_REQUIRE_PACKAGE is on and ' +
-        'no REPLAY package item is left; 409: no camera films the court (or the named camera does not).',
+        'A member for themself (staff too). The box filming the court is told at once. A member or guest asks for footage ' +
+        'ending within REPLAY_MAX_AGE_SECONDS of now (400 naming the limit otherwise); staff and admins may ask for older ' +
+        'footage with an `accessReason`, which a member or guest may not send (403). A guest asks only for the court whose page ' +
+        'made their session (403). Members are limited to REPLAY_MEMBER_RATE_LIMIT_MAX per hour and REPLAY_COURT_RATE_LIMIT_MAX ' +
+        'per court per minute (429 with Retry-After). Every request is written to the footage access log. 402: ' +
+        'REPLAYS_REQUIRE_PACKAGE is on and no REPLAY package item is left; 409: no camera films the court (or the named camera does not).',
       tags: ['replays'],
       security: apiKeyOrBearerSecurity,
       body: ReplayRequest,
-      response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody }
+      response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody, 429: ErrorBody }
     }
   },
   list: {

@@ -10,6 +10,8 @@ import type {
   PhoneVerificationStatus,
   ReplayServerStatus,
   ReplayStatus,
+  FootageActor,
+  FootagePurpose,
   SubscriptionCondition,
   SubscriptionStatus,
   TemplateStatus,
@@ -669,6 +671,8 @@ export interface SummariesTable {
 export interface ReplayGuestsTable {
   id: string
   token_hash: string
+  /** The court whose page made the session (0021); null for one made before: it may ask for nothing. */
+  court_id: string | null
   created_at: string
   expires_at: string
 }
@@ -693,6 +697,24 @@ export interface ReplaysTable {
   redemption_id: string | null
   created_at: string
   updated_at: string
+}
+
+/** One look at footage (migration 0022): kept FOOTAGE_LOG_RETENTION_DAYS, read only by admins. */
+export interface FootageAccessTable {
+  id: string
+  actor: FootageActor
+  user_id: string | null
+  guest_id: string | null
+  purpose: FootagePurpose
+  reason: string | null
+  court_id: string | null
+  replay_server_id: string | null
+  camera_id: string
+  replay_id: string | null
+  start_at: string
+  end_at: string
+  address: string | null
+  created_at: string
 }
 
 export interface Database {
@@ -745,4 +767,5 @@ export interface Database {
   summaries: SummariesTable
   replays: ReplaysTable
   replay_guests: ReplayGuestsTable
+  footage_access: FootageAccessTable
 }

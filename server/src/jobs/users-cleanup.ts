@@ -2,26 +2,11 @@
 // batches of BATCH_SIZE rows per transaction (a large table is never locked for long), and erases
 // the accounts whose deletion was asked USER_DELETION_GRACE_DAYS ago, one account per transaction.
 import { sql, type RawBuilder } from 'kysely'
-import { rowidOf, type Db, type DbOrTx } from '../db/database.js'
+import type { DbOrTx } from '../db/database.js'
 import { DAY_MS } from '../instants.js'
 import { endEnrollments } from '../memberships/enrollment-rows.js'
 import type { JobResult } from './runs.js'
-import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'
-
-/** Deletes the rows of `table` matching `condition`, BATCH_SIZE at a time; answers how many. */
-async function purge(db: Db, table: string, condition: RawBuilder<unknown>): Promise<number> {
-  let total = 0
-  for (;;) {
-    const result = await db
-      .transaction()
-      .execute((tx) =>
-        sql`delete from ${sql.table(table)} where ${rowidOf(tx)} in (select ${rowidOf(tx)} from ${sql.table(table)} where ${condition} limit ${BATCH_SIZE})`.execute(tx)
-      )
-    const deleted = Number(result.numAffectedRows ?? 0n)
-    total += deleted
-    if (deleted < BATCH_SIZE) return total
-  }
-}
+import { count, purge, type ScheduledJobDeps } from './deps.js'
 
 /** The e-mail an erased account keeps: unique (the column is), unroutable (RFC 2606's .invalid). */
 const erasedEmail = (userId: string) => `erased-${userId}@erased.invalid`

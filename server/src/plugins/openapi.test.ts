@@ -105,6 +105,7 @@ const servedOperationIds = [
   'getCurrentUser',
   'getCurrentUserPaymentMethod',
   'getEvent',
+  'getFootageNotice',
   'getLiveness',
   'getMembership',
   'getMembershipEnrollment',
@@ -129,6 +130,7 @@ const servedOperationIds = [
   'listCourts',
   'listDeviceReplays',
   'listEvents',
+  'listFootageAccess',
   'listJobRuns',
   'listMembershipEnrollments',
   'listMembershipSubscriptionEnrollments',
@@ -231,9 +233,10 @@ t.test('every operation states its security; the open ones say so with []', asyn
   }
   // getReplayDownload: a file:// replay's signed link, the signature its credential. createReplayGuestSession: a
   // court page's guest (REPLAYS_GUEST), limited per address. revokeToken: the token to revoke is its own
-  // credential (RFC 7009). getAgentReleaseKey: the public key a box checks releases with.
+  // credential (RFC 7009). getAgentReleaseKey: the public key a box checks releases with. getFootageNotice: what
+  // the club records of its courts, for anyone filmed.
   t.same(open.sort(), [
-    'createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getLiveness', 'getReadiness', 'getReplayDownload',
+    'createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getFootageNotice', 'getLiveness', 'getReadiness', 'getReplayDownload',
     'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeToken'
   ])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.

@@ -1,9 +1,11 @@
-// The rate limits counted in a real Redis (REDIS_URL): shared by several server processes, failing
-// open while Redis is away. Without REDIS_URL the in-process limits are covered by auth.test.ts,
-// password-reset.test.ts and the other route tests, unchanged.
+// The rate limits counted in a real Redis (REDIS_URL): shared by several server processes (the
+// members' replay limit among them), failing open while Redis is away. Without REDIS_URL the
+// in-process limits are covered by auth.test.ts, password-reset.test.ts and the other route tests,
+// unchanged.
 import t from 'tap'
 import { errorOf, testApp, userWithApiKey, type TestApp } from '../test-support/app.js'
 import { redisServer } from '../test-support/redis-server.js'
+import { REPLAYS, filmedVenue } from '../replays/test-helpers.js'
 
 /** Waits for a condition the test can observe, checking every 20 ms, for at most 10 s. */
 async function until(condition: () => boolean, what: string): Promise<void> {
@@ -66,6 +68,22 @@ t.test("a route's own limit and a keyed limit are shared too (password reset per
   const perIp = await requestReset(a, 'third@example.org')
   t.equal(perIp.statusCode, 429, 'the eighth request from one IP, over both processes')
   t.match(errorOf(perIp).message, /Too many password reset requests: at most 7 per 1 hour/)
+})
+
+t.test("a member's replay limit is one count for every server process on the database", async (t) => {
+  const redis = await redisServer(t)
+  const env = { REDIS_URL: redis.url, REPLAY_MEMBER_RATE_LIMIT_MAX: '2' }
+  const a = await filmedVenue(t, env)
+  // The second process in a subtest, so that it closes before the first one's database is dropped.
+  await t.test('a second process', async (t) => {
+    const b = await testApp(t, { ...env, DATABASE_URL: a.ctx.config.DATABASE_URL })
+    const ask = (ctx: TestApp) =>
+      ctx.app.inject({ method: 'POST', url: REPLAYS, headers: { authorization: a.member.authorization }, payload: { court: { id: a.venue.court1.id }, seconds: 10 } })
+    const answers = [await ask(a.ctx), await ask(b), await ask(a.ctx)]
+    t.same(answers.map((r) => r.statusCode), [201, 201, 429], 'the third in an hour, whichever process it reaches')
+    t.match(errorOf(answers[2]!).message, /replays asked for by this member: at most 2 per 1 hour/)
+    t.ok(Number(answers[2]!.headers['retry-after']) > 0)
+  })
 })
 
 t.test('clubs sharing one Redis count apart under their REDIS_KEY_PREFIX', async (t) => {

@@ -1,6 +1,7 @@
 // The court page's HTML: the words of the chosen language written in on the server (the page reads
 // before its script runs), and the settings the script needs inline as JSON.
 import { escapeMarkup } from '../html.js'
+import type { FootageNotice } from '@club/contract'
 import { fill, type Strings } from './strings.js'
 
 /** JSON safe inside a <script> element: no "</script>" or "<!--" can close it. */
@@ -25,7 +26,9 @@ interface PageInput {
   seconds: number[]
   script: string
   style: string
-  settings: { guests: boolean; requirePackage: boolean; shopUrl: string; serverNow: number }
+  settings: { guests: boolean; requirePackage: boolean; shopUrl: string; serverNow: number; maxAgeSeconds: number }
+  /** What is recorded and for how long, said on the page (issue 33). */
+  notice: FootageNotice
 }
 
 export function pageHtml(input: PageInput): string {
@@ -50,6 +53,8 @@ export function pageHtml(input: PageInput): string {
     `<h2>${w('mine.title')}</h2><ul id="mine"></ul></section>` +
     `<p class="account"><span id="who" class="muted"></span> <button id="show-signin" type="button" class="link" hidden>${w('signin.show')}</button>` +
     `<button id="signout" type="button" class="link" hidden>${w('signout')}</button></p>` +
+    `<p id="footage-notice" class="muted">${w('footage.notice', { replayDays: input.notice.replayRetentionDays, logDays: input.notice.footageLogRetentionDays })} ` +
+    `${input.notice.contact ? w('footage.contact', { contact: input.notice.contact }) : w('footage.desk')}</p>` +
     '</main></body></html>'
   )
 }

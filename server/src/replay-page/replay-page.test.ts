@@ -91,9 +91,14 @@ t.test('the court page: its words in the asked language, small assets cached for
   t.match(page.body, '>Letzte 30 s</button>')
   t.match(page.body, '>Letzte 60 s</button>')
   t.notMatch(page.body, /https?:\/\//, 'the page names no other origin')
+  // What is recorded and for how long, in the page's language; no FOOTAGE_CONTACT: the desk.
+  t.match(page.body, '<p id="footage-notice" class="muted">Dieser Platz wird gefilmt. Eine Wiederholung wird 30 Tage aufbewahrt')
+  t.match(page.body, 'festgehalten und 180 Tage aufbewahrt. Fragen zu den Aufnahmen: bitte an der Rezeption des Clubs.</p>')
+  t.match(page.body, '"maxAgeSeconds":600', 'the script holds an offline tap to REPLAY_MAX_AGE_SECONDS')
 
   const english = await inject('GET', `/r/${venue.court1.slug}`, { headers: { 'accept-language': 'fr' } })
   t.match(english.body, '>Last 30 s</button>')
+  t.match(english.body, 'every look at the footage (who, when, which minutes) is recorded and kept 180 days')
 
   const paths = [...page.body.matchAll(/(?:src|href)="(\/r\/assets\/[^"]+)"/g)].map((m) => m[1]!)
   t.equal(paths.length, 2, 'one script, one style sheet')
@@ -118,6 +123,12 @@ t.test('the court page: its words in the asked language, small assets cached for
   t.match(person.headers['content-type'], /^text\/html/)
   t.match(person.body, 'Deze baan bestaat niet')
   t.equal((await inject('GET', '/r/..%2F..%2Fetc', { headers: { accept: 'application/json' } })).statusCode, 404)
+})
+
+t.test("the notice names FOOTAGE_CONTACT, escaped, in the page's words", async (t) => {
+  const { venue, inject } = await setup(t, { FOOTAGE_CONTACT: 'privacy@club.example.org <Mia & Jo>', FOOTAGE_LOG_RETENTION_DAYS: '60' })
+  const page = await inject('GET', `/r/${venue.court1.slug}`, { headers: { 'accept-language': 'nl' } })
+  t.match(page.body, 'wordt vastgelegd en 60 dagen bewaard. Vragen over de beelden: privacy@club.example.org &lt;Mia &amp; Jo&gt;.</p>')
 })
 
 t.test('guests off (the default): the page asks to sign in, guest sessions are refused', async (t) => {

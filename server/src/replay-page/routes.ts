@@ -11,6 +11,7 @@ import { Slug, replayPageRoutes } from '@club/contract'
 import { replayPageSeconds } from '../config.js'
 import { NotFoundError, quote } from '../errors.js'
 import { getVenueItem } from '../venue/service.js'
+import { footageNotice } from '../footage-access/service.js'
 import { PAGE_DIR, chooseLanguage, loadStrings, wordsFor, type Strings } from './strings.js'
 import { courtSign } from './sign.js'
 import { notFoundHtml, pageHtml } from './html.js'
@@ -68,8 +69,11 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
         requirePackage: config.REPLAYS_REQUIRE_PACKAGE,
         shopUrl: config.REPLAY_SHOP_URL,
         // The phone's clock is measured against this (so the page itself is never cached).
-        serverNow: app.clock.now().getTime()
-      }
+        serverNow: app.clock.now().getTime(),
+        // A tap kept offline longer than this is not sent: the page says so rather than be refused.
+        maxAgeSeconds: config.REPLAY_MAX_AGE_SECONDS
+      },
+      notice: footageNotice(config)
     })
     return reply
       .type('text/html; charset=utf-8')

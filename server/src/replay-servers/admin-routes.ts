@@ -19,6 +19,8 @@ import {
 } from './service.js'
 import { boxCallDeps } from './box-call.js'
 import { fetchCameraSnapshot } from './snapshots.js'
+import { recordSnapshotAccess } from '../footage-access/service.js'
+import { currentUser } from '../plugins/auth.js'
 
 export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServerDeps): void {
   const app = instance.withTypeProvider<TypeBoxTypeProvider>()
@@ -56,7 +58,10 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
     // Staff set up and check courts too; a picture of a court is not an admin's decision.
     onRequest: app.auth.bearer({ roles: ['admin', 'staff'] }),
     handler: async (request, reply) => {
-      const picture = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps, request.log)
+      const { picture, courtIds } = await fetchCameraSnapshot(db, request.params.id, request.params.cameraId, snapshotDeps, request.log)
+      // A picture of people on court is a look at footage: logged before it is handed over.
+      const viewer = { who: currentUser(request), address: request.ip }
+      await recordSnapshotAccess(db, viewer, { replayServerId: request.params.id, cameraId: request.params.cameraId, courtIds }, deps.clock.now())
       return reply.type('image/jpeg').header('cache-control', 'no-store').send(picture)
     }
   })

@@ -66,6 +66,17 @@ t.test("admin and staff see the box's picture; a member may not", async (t) => {
   errorOf(anonymous)
   t.equal(box.seen.length, 2, 'refused callers never reach the box')
   t.notMatch(ctx.logs(), token, 'the token is never logged')
+
+  // Each picture handed over is a look at footage in the log (a camera of no court: a look of no court).
+  const log = await ctx.app.inject({ method: 'GET', url: '/apis/v2/admin/footage-access', headers: { authorization: admin } })
+  const now = ctx.clock.now().toISOString()
+  t.equal(log.json()._total, 2)
+  // Both at the same instant of the test's clock: their order is not the point.
+  const looks = [...log.json().items].sort((a, b) => a.actor.localeCompare(b.actor))
+  t.match(looks, [
+    { purpose: 'SNAPSHOT', actor: 'admin', camera: { id: 'cam-1' } },
+    { purpose: 'SNAPSHOT', actor: 'staff', user: { id: staff.id }, camera: { id: 'cam-1' }, replayServer: { id }, court: null, start: now, end: now, address: '127.0.0.1' }
+  ])
 })
 
 t.test('an unreachable box is a 502, a silent one a 504 after the timeout; neither says more', async (t) => {

@@ -18,8 +18,17 @@ const MAX_SNAPSHOT_BYTES = 10 * 1024 * 1024
 export const snapshotFailed = (id: string) => new BadGatewayError(`replay server ${id} did not send a picture`)
 export const snapshotTimedOut = (id: string, timeoutMs: number) => new GatewayTimeoutError(`replay server ${id} did not send a picture within ${timeoutMs} ms`)
 
-/** The box's JPEG of one of its cameras, or the error that says why there is none. */
-export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: string, deps: SnapshotProxyDeps, log: FastifyBaseLogger): Promise<Buffer> {
+/**
+ * The box's JPEG of one of its cameras, with the courts that camera films (what the footage access log
+ * records of the look), or the error that says why there is none.
+ */
+export async function fetchCameraSnapshot(
+  db: DbOrTx,
+  id: string,
+  cameraId: string,
+  deps: SnapshotProxyDeps,
+  log: FastifyBaseLogger
+): Promise<{ picture: Buffer; courtIds: string[] }> {
   const row = await db
     .selectFrom('replay_servers')
     .select(['id', 'server_id_hash', 'token_generation', 'status', 'area_id', 'server_url', 'poll_address', 'config'])
@@ -27,7 +36,8 @@ export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: stri
     .executeTakeFirst()
   if (!row) throw new NotFoundError(`no replay server ${quote(id)}`)
   const config = parseConfig(row.config)
-  if (!config?.cameras.some((c) => c.id === cameraId)) throw new NotFoundError(`replay server ${quote(id)} has no camera ${quote(cameraId)}`)
+  const camera = config?.cameras.find((c) => c.id === cameraId)
+  if (!camera) throw new NotFoundError(`replay server ${quote(id)} has no camera ${quote(cameraId)}`)
   if (row.status !== 'APPROVED' || row.area_id === null) {
     throw new ConflictError(`replay server ${id} is ${row.status}: only an approved box can be asked for a picture`)
   }
@@ -37,7 +47,7 @@ export async function fetchCameraSnapshot(db: DbOrTx, id: string, cameraId: stri
   const box = { ...row, server_url: row.server_url }
   try {
     const answer = await callBox(deps, box, `cameras/${encodeURIComponent(cameraId)}/snapshot`, { accept: 'image/jpeg', maxBytes: deps.maxBytes ?? MAX_SNAPSHOT_BYTES })
-    if (answer.status === 200 && answer.contentType?.split(';')[0]?.trim().toLowerCase() === 'image/jpeg') return answer.body
+    if (answer.status === 200 && answer.contentType?.split(';')[0]?.trim().toLowerCase() === 'image/jpeg') return { picture: answer.body, courtIds: camera.courtIds ?? [] }
     log.info({ replayServerId: id, cameraId, status: answer.status, contentType: answer.contentType }, 'the box answered a snapshot request without a picture')
   } catch (err) {
     if (!(err instanceof BoxCallError)) throw err

@@ -31,14 +31,18 @@ function guestsOff(): ForbiddenError {
   return new ForbiddenError('this club does not let guests ask for replays (REPLAYS_GUEST): sign in with your account')
 }
 
-/** A new guest, for the court page of `courtId` (checked to exist: a page for no court makes no guest). */
+/** A new guest of the court page of `courtId` (checked to exist: a page for no court makes no guest), bound to that court. */
 export async function createGuestSession(db: Db, courtId: string, clock: Clock, settings: GuestSettings): Promise<ReplayGuestSession> {
   if (!settings.enabled) throw guestsOff()
   await checkPlace(db, 'courts', courtId, 'body.court.id')
   const token = `${GUEST_TOKEN_PREFIX}${randomToken(32)}`
   const now = clock.now()
   const expiresAt = new Date(now.getTime() + settings.ttlSeconds * 1000).toISOString()
-  await db.insertInto('replay_guests').values({ id: randomUUID(), token_hash: sha256Hex(token), created_at: now.toISOString(), expires_at: expiresAt }).execute()
+  // Bound to this court: the token asks for no other court's footage (createReplay).
+  await db
+    .insertInto('replay_guests')
+    .values({ id: randomUUID(), token_hash: sha256Hex(token), court_id: courtId, created_at: now.toISOString(), expires_at: expiresAt })
+    .execute()
   return { token, expiresAt }
 }
 

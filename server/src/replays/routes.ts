@@ -20,13 +20,14 @@ import {
   getReplay,
   listDeviceReplays,
   listReplays,
-  presentReplay,
+  presentNewReplay,
   replayDownloadFile,
   setDeviceReplayStatus,
   type ReplayDeps,
   type Requester
 } from './service.js'
 import { ReplayStorage } from './storage.js'
+import type { Viewer } from '../footage-access/service.js'
 
 const replays: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
@@ -36,6 +37,7 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     settings: {
       defaultSeconds: config.REPLAY_DEFAULT_SECONDS,
       maxSeconds: config.REPLAY_MAX_SECONDS,
+      maxAgeSeconds: config.REPLAY_MAX_AGE_SECONDS,
       urlTtlSeconds: config.REPLAY_URL_TTL_SECONDS,
       requestTimeoutSeconds: config.REPLAY_REQUEST_TIMEOUT_SECONDS,
       requirePackage: config.REPLAYS_REQUIRE_PACKAGE
@@ -51,6 +53,8 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   const player = app.auth.playerOrGuest()
   const requester = (request: FastifyRequest): Requester =>
     request.principal?.kind === 'guest' ? { guestId: request.principal.guestId } : currentUser(request)
+  // Who looks at footage, and from where: what the footage access log records.
+  const viewer = (request: FastifyRequest): Viewer => ({ who: requester(request), address: request.ip })
   // What a guest's free replays are limited by instead of package items: per court, and per address.
   const hour = 3_600_000
   // The address first: one phone over its limit does not use up the court's.
@@ -68,9 +72,28 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
       what: "guests' replays of this court"
     })
   ]
-  // A member pays with a package item instead (createReplay).
-  const guestReplayLimits: preHandlerAsyncHookHandler = async function guestReplayLimits(request, reply) {
-    if (request.principal?.kind === 'guest') for (const limit of guestLimits) await limit.call(this, request, reply)
+  // A member pays with a package item too (createReplay), and is limited per hour and per court, so
+  // that no one keeps the boxes' decoders busy or watches a court all day. Every request counts, a
+  // refused one too (probing is asking). Staff and admins are not limited: each of their looks is
+  // logged, and older footage takes their typed reason.
+  const memberLimits = [
+    keyedRateLimit(app, {
+      max: config.REPLAY_MEMBER_RATE_LIMIT_MAX,
+      timeWindowMs: hour,
+      keyGenerator: (request) => `member-replays-user:${currentUser(request).id}`,
+      what: 'replays asked for by this member'
+    }),
+    keyedRateLimit(app, {
+      max: config.REPLAY_COURT_RATE_LIMIT_MAX,
+      timeWindowMs: 60_000,
+      keyGenerator: (request) => `member-replays-court:${(request.body as { court: { id: string } }).court.id}`,
+      what: "members' replays of this court"
+    })
+  ]
+  const replayLimits: preHandlerAsyncHookHandler = async function replayLimits(request, reply) {
+    const principal = request.principal
+    const limits = principal?.kind === 'guest' ? guestLimits : principal?.kind === 'user' && principal.user.role === 'member' ? memberLimits : []
+    for (const limit of limits) await limit.call(this, request, reply)
   }
   const device = app.auth.device()
   const notifyDeps = { ...boxCallDeps(config, tokenKey), log: app.log }
@@ -90,16 +113,16 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayRoutes.create,
     onRequest: player,
-    preHandler: guestReplayLimits,
+    preHandler: replayLimits,
     handler: async (request, reply) => {
-      const row = await createReplay(app.db, request.body, requester(request), deps)
+      const row = await createReplay(app.db, request.body, viewer(request), deps)
       // Not awaited: the player's answer does not wait for the box.
       void notifyReplayServer(app.db, row.replay_server_id!, notifyDeps)
-      return reply.code(201).send(await presentReplay(row, deps))
+      return reply.code(201).send(presentNewReplay(row))
     }
   })
-  app.route({ ...replayRoutes.list, onRequest: player, handler: async (request) => listReplays(app.db, request.query, requester(request), deps) })
-  app.route({ ...replayRoutes.get, onRequest: player, handler: async (request) => getReplay(app.db, request.params.id, requester(request), deps) })
+  app.route({ ...replayRoutes.list, onRequest: player, handler: async (request) => listReplays(app.db, request.query, viewer(request), deps) })
+  app.route({ ...replayRoutes.get, onRequest: player, handler: async (request) => getReplay(app.db, request.params.id, viewer(request), deps) })
   app.route({
     ...replayRoutes.delete,
     onRequest: player,

@@ -11,11 +11,12 @@ import type {
   ReplayServerConfig,
   ReplayStatus
 } from '@club/contract'
-import { isStaff, type Actor } from '../actor.js'
+import { isStaff } from '../actor.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
+import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
+import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
 import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
@@ -25,6 +26,8 @@ import type { ReplayStorage } from './storage.js'
 export interface ReplaySettings {
   defaultSeconds: number
   maxSeconds: number
+  /** How far back a member's or guest's replay may end (REPLAY_MAX_AGE_SECONDS). */
+  maxAgeSeconds: number
   urlTtlSeconds: number
   requestTimeoutSeconds: number
   requirePackage: boolean
@@ -41,7 +44,7 @@ export interface ReplayDeps {
  * Who asks: a signed-in user (an Actor), or a guest of a court page (REPLAYS_GUEST), who sees only the
  * replays made with their token and pays with no package item.
  */
-export type Requester = Actor | { guestId: string }
+export type Requester = Viewer['who']
 
 const isGuest = (requester: Requester): requester is { guestId: string } => 'guestId' in requester
 
@@ -105,6 +108,47 @@ export function replayInterval(body: Pick<ReplayRequest, 'seconds' | 'end'>, now
   return { start: new Date(end.getTime() - seconds * 1000), end }
 }
 
+/**
+ * Who may ask for these minutes. A member or guest: footage ending within REPLAY_MAX_AGE_SECONDS of
+ * now ("that point a few minutes ago"), else 400 naming the limit. Staff and admins: older footage
+ * too, for a reason they type (400 without one). A reason from a member or guest is a claim to the
+ * staff's rule they cannot make: 403. Answers the reason to record, if any.
+ */
+export function replayAccessReason(
+  interval: { end: Date },
+  accessReason: string | undefined,
+  requester: Requester,
+  now: Date,
+  settings: Pick<ReplaySettings, 'maxAgeSeconds'>
+): string | null {
+  const staff = !isGuest(requester) && isStaff(requester)
+  if (accessReason !== undefined && !staff) {
+    throw new ForbiddenError('body.accessReason: only staff and admins give a reason to see older footage; leave it out')
+  }
+  const reason = accessReason?.trim() || null
+  const ageSeconds = Math.floor((now.getTime() - interval.end.getTime()) / 1000)
+  if (ageSeconds <= settings.maxAgeSeconds) return reason
+  if (!staff) {
+    throw new BadRequestError(
+      `body.end: a replay must end within the last ${settings.maxAgeSeconds} s (REPLAY_MAX_AGE_SECONDS); this one ends ${ageSeconds} s ago. Older footage is for the club's staff`
+    )
+  }
+  if (reason === null) {
+    throw new BadRequestError(
+      `body.accessReason: footage ending more than ${settings.maxAgeSeconds} s ago (REPLAY_MAX_AGE_SECONDS) is given to staff and admins for a reason: type it in accessReason`
+    )
+  }
+  return reason
+}
+
+/** A guest asks only for the court whose page made their session. */
+async function checkGuestCourt(db: DbOrTx, guestId: string, courtId: string): Promise<void> {
+  const guest = await db.selectFrom('replay_guests').select('court_id').where('id', '=', guestId).executeTakeFirst()
+  if (guest?.court_id !== courtId) {
+    throw new ForbiddenError(`body.court.id: this guest session was made on another court's page; a guest asks only for that court's replays (open the page of court ${courtId})`)
+  }
+}
+
 /** Whether a box may move a replay from `current` to `next`: only forward, never out of a final status. */
 export function transitionError(current: ReplayStatus, next: DeviceReplayStatusChange['status']): string | null {
   if (FINAL.includes(current)) return `the replay is ${current} already`
@@ -113,9 +157,13 @@ export function transitionError(current: ReplayStatus, next: DeviceReplayStatusC
   return null
 }
 
-export async function createReplay(db: Db, body: ReplayRequest, requester: Requester, deps: ReplayDeps): Promise<ReplaysTable> {
+/** A replay asked for by `viewer` (a member, staff, an admin or a guest), written with its footage log row. */
+export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, deps: ReplayDeps): Promise<ReplaysTable> {
+  const requester = viewer.who
   const now = deps.clock.now()
   const { start, end } = replayInterval(body, now, deps.settings)
+  const accessReason = replayAccessReason({ end }, body.accessReason, requester, now, deps.settings)
+  if (isGuest(requester)) await checkGuestCourt(db, requester.guestId, body.court.id)
   const court = await db.selectFrom('courts').select(['id', 'area_id']).where('id', '=', body.court.id).executeTakeFirst()
   if (!court) throw new BadRequestError(`body.court.id: no court ${quote(body.court.id)}`)
   const boxes = await db
@@ -169,6 +217,17 @@ export async function createReplay(db: Db, body: ReplayRequest, requester: Reque
       updated_at: now.toISOString()
     }
     await tx.insertInto('replays').values(row).execute()
+    const look: FootageLook = {
+      purpose: 'REPLAY',
+      reason: accessReason,
+      courtId: row.court_id,
+      replayServerId: row.replay_server_id,
+      cameraId: row.camera_id,
+      replayId: row.id,
+      start: row.start_at,
+      end: row.end_at
+    }
+    await recordFootageAccess(tx, viewer, [look], now)
     return row
   })
 }
@@ -220,18 +279,38 @@ async function visibleReplay(db: DbOrTx, id: string, requester: Requester): Prom
   return row
 }
 
-/** The replay as its owner sees it: with a fresh download link when READY. */
-export async function presentReplay(row: ReplaysTable, deps: ReplayDeps): Promise<Replay> {
-  if (row.status !== 'READY' || row.location === null) return toReplay(row)
-  return toReplay(row, await deps.storage.downloadLink(row.id, row.location, deps.clock.now(), deps.settings.urlTtlSeconds))
+/** A replay just asked for, as the requester sees it: not READY, so no link is issued. */
+export function presentNewReplay(row: ReplaysTable): Replay {
+  return toReplay(row)
 }
 
-export async function getReplay(db: Db, id: string, requester: Requester, deps: ReplayDeps): Promise<Replay> {
+/**
+ * Replays as `viewer` sees them: a READY one with a fresh download link, and each link issued is a
+ * look at footage, written to the log.
+ */
+async function presentReplays(db: Db, rows: readonly ReplaysTable[], viewer: Viewer, deps: ReplayDeps): Promise<Replay[]> {
+  const now = deps.clock.now()
+  const looks: FootageLook[] = []
+  const replays = await Promise.all(
+    rows.map(async (row) => {
+      if (row.status !== 'READY' || row.location === null) return toReplay(row)
+      const link = await deps.storage.downloadLink(row.id, row.location, now, deps.settings.urlTtlSeconds)
+      looks.push({ purpose: 'DOWNLOAD_LINK', courtId: row.court_id, replayServerId: row.replay_server_id, cameraId: row.camera_id, replayId: row.id, start: row.start_at, end: row.end_at })
+      return toReplay(row, link)
+    })
+  )
+  await recordFootageAccess(db, viewer, looks, now)
+  return replays
+}
+
+export async function getReplay(db: Db, id: string, viewer: Viewer, deps: ReplayDeps): Promise<Replay> {
   await failUnansweredReplays(db, deps)
-  return presentReplay(await visibleReplay(db, id, requester), deps)
+  const [replay] = await presentReplays(db, [await visibleReplay(db, id, viewer.who)], viewer, deps)
+  return replay!
 }
 
-export async function listReplays(db: Db, query: ReplayListQuery, requester: Requester, deps: ReplayDeps) {
+export async function listReplays(db: Db, query: ReplayListQuery, viewer: Viewer, deps: ReplayDeps) {
+  const requester = viewer.who
   await failUnansweredReplays(db, deps)
   const request = pageRequest(query)
   let filtered = db.selectFrom('replays')
@@ -250,7 +329,7 @@ export async function listReplays(db: Db, query: ReplayListQuery, requester: Req
     filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
     filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
   ])
-  const items = await Promise.all(rows.map((row) => presentReplay(row, deps)))
+  const items = await presentReplays(db, rows, viewer, deps)
   return paged(items, Number(count.total), request, PATH, { court: query.court, status: query.status, user: query.user })
 }
 

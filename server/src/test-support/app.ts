@@ -17,7 +17,7 @@ import { createTestPostgresDatabase } from './postgres.js'
 import { trustedKeysSetting } from './agent-releases.js'
 import type { UserRole } from '@club/contract'
 
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => unknown): void
 }
 

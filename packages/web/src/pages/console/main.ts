@@ -1,10 +1,11 @@
-// The admin console: sign-in, then the recording boxes, templates and replays, each at a #/ address
+// The admin console: sign-in, then the recording boxes, templates, replays and the footage log, each at a #/ address
 // (the address bar never carries a token). Staff and admins only; a member is told so.
 import type { User } from '@club/contract'
 import { h, show, field } from '../shared/dom.js'
 import { Session } from './api.js'
 import { boxList, boxPage } from './boxes.js'
 import { replayList } from './replays.js'
+import { footageLog } from './footage.js'
 import { templateList, templatePage } from './templates.js'
 
 export interface Context {
@@ -105,7 +106,8 @@ const routes: Array<{ pattern: RegExp; view: PageView; admin?: boolean }> = [
   { pattern: /^#\/boxes\/([^/]+)$/, view: boxPage, admin: true },
   { pattern: /^#\/templates\/?$/, view: templateList },
   { pattern: /^#\/templates\/([^/]+)$/, view: templatePage },
-  { pattern: /^#\/replays\/?$/, view: replayList }
+  { pattern: /^#\/replays\/?$/, view: replayList },
+  { pattern: /^#\/footage\/?$/, view: footageLog, admin: true }
 ]
 
 async function render(message?: string): Promise<void> {
@@ -132,7 +134,7 @@ async function render(message?: string): Promise<void> {
       'header',
       { class: 'top' },
       h('strong', {}, 'Club console'),
-      h('nav', { 'aria-label': 'Sections' }, isAdmin ? link('#/boxes', 'Boxes') : null, link('#/templates', 'Templates'), link('#/replays', 'Replays')),
+      h('nav', { 'aria-label': 'Sections' }, isAdmin ? link('#/boxes', 'Boxes') : null, link('#/templates', 'Templates'), link('#/replays', 'Replays'), isAdmin ? link('#/footage', 'Footage log') : null),
       h('span', { class: 'who' }, `${user.email} (${user.role})`, ' ', signOutButton())
     ),
     main
@@ -142,7 +144,7 @@ async function render(message?: string): Promise<void> {
     const match = route.pattern.exec(hash)
     if (!match) continue
     if (route.admin && !isAdmin) {
-      show(main, h('h1', {}, 'Admins only'), h('p', {}, 'Recording boxes are administered by admins; your account is staff.'))
+      show(main, h('h1', {}, 'Admins only'), h('p', {}, 'Recording boxes and the footage log are for admins; your account is staff.'))
       return
     }
     stop = route.view(ctx, main, match[1] ? decodeURIComponent(match[1]) : undefined) ?? undefined

@@ -1,9 +1,11 @@
-// Replays: every replay staff may see, by status, with its download link once it is ready.
+// Replays: every replay staff may see, by status, with its download link once it is ready (each link
+// handed out is a row of the footage access log), under the notice of what is recorded.
 import type { ReplayCollection, ReplayStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatBytes, formatTime } from '../shared/format.js'
 import type { PageView } from './main.js'
-import { pager } from './paging.js'
+import { footageNotice } from './footage.js'
+import { listTable, pager } from './paging.js'
 
 const IPP = 20
 const STATUSES: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED']
@@ -22,27 +24,17 @@ export const replayList: PageView = (ctx, main) => {
         results,
         answer.items.length === 0
           ? h('p', {}, 'No replay matches.')
-          : h(
-              'table',
-              { class: 'list' },
-              h('thead', {}, h('tr', {}, ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download'].map((c) => h('th', { scope: 'col' }, c)))),
-              h(
-                'tbody',
-                {},
-                answer.items.map((r) =>
-                  h(
-                    'tr',
-                    {},
-                    h('td', { 'data-label': 'Asked' }, formatTime(r.createdDate)),
-                    h('td', { 'data-label': 'Court' }, r.court.id),
-                    h('td', { 'data-label': 'Camera' }, r.camera.id),
-                    h('td', { 'data-label': 'Status' }, r.reason ? `${r.status} (${r.reason.replace(/_/g, ' ')})` : r.status),
-                    h('td', { 'data-label': 'Length' }, r.durationSeconds !== null ? `${r.durationSeconds.toFixed(1)} s` : '—'),
-                    h('td', { 'data-label': 'Size' }, r.sizeBytes !== null ? formatBytes(r.sizeBytes) : '—'),
-                    h('td', { 'data-label': 'Download' }, r.downloadUrl ? h('a', { href: r.downloadUrl, download: '' }, 'Download') : '—')
-                  )
-                )
-              )
+          : listTable(
+              ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download'],
+              answer.items.map((r) => [
+                formatTime(r.createdDate),
+                r.court.id,
+                r.camera.id,
+                r.reason ? `${r.status} (${r.reason.replace(/_/g, ' ')})` : r.status,
+                r.durationSeconds !== null ? `${r.durationSeconds.toFixed(1)} s` : '—',
+                r.sizeBytes !== null ? formatBytes(r.sizeBytes) : '—',
+                r.downloadUrl ? h('a', { href: r.downloadUrl, download: '' }, 'Download') : '—'
+              ])
             ),
         pager({ page, ipp: IPP, total: answer._total }, (next) => {
           page = next
@@ -57,6 +49,6 @@ export const replayList: PageView = (ctx, main) => {
     page = 1
     void load()
   })
-  show(main, heading('Replays'), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, results)
+  show(main, heading('Replays'), footageNotice(ctx), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, results)
   void load()
 }

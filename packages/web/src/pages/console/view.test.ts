@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
-import { boxName, claimText, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
+import { boxName, claimText, closestField, errorField, filterBoxes, footageNoticeText, footageViewerText, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
 
 t.test('a 400 message names its form field', async (t) => {
   const cases: Array<[string, string | null]> = [
@@ -147,4 +147,13 @@ t.test('a claim in words: where from, when, what it reported and what it showed 
   )
   t.match(claimText({ ...claim, proof: 'REFUSED', proofProblem: 'the signature does not verify' }, at), /no key it could prove \(the signature does not verify\)/)
   t.match(claimText({ ...claim, keyFingerprint: 'SHA256:abc', sameKey: true, proof: 'PROVEN' }, at), /the box's own key SHA256:abc, which the box proves by itself: this claim is not the box; reject it/)
+})
+
+t.test('the footage notice and who looked, in words', async (t) => {
+  const notice = { replayMaxAgeSeconds: 600, replayRetentionDays: 30, footageLogRetentionDays: 180, contact: '' }
+  t.match(footageNoticeText(notice), /the last 10 min; older footage is for staff and admins, for a reason they type\. A replay is kept 30 days\./)
+  t.match(footageNoticeText(notice), /kept 180 days\. Questions about the footage: the club's desk\.$/)
+  t.match(footageNoticeText({ ...notice, contact: 'privacy@club.example.org' }), /Questions about the footage: privacy@club\.example\.org\.$/)
+  t.equal(footageViewerText({ actor: 'staff', user: { id: 'u1' }, guestSession: null }), 'staff u1')
+  t.equal(footageViewerText({ actor: 'guest', user: null, guestSession: { id: 'g1' } }), 'guest g1')
 })

@@ -1,6 +1,6 @@
 // The console's decisions that need no browser: which form field a 400 names, a box's online dot,
-// the order and filters of the box list. Tested beside this file.
-import type { ReplayServer, ReplayServerClaim, ReplayServerStatus } from '@club/contract'
+// the order and filters of the box list, the footage notice and log in words. Tested beside this file.
+import type { FootageAccess, FootageNotice, ReplayServer, ReplayServerClaim, ReplayServerStatus } from '@club/contract'
 
 /**
  * The form field a validation message names, as a dotted path (`cameras.0.distortion1`), or null when
@@ -157,4 +157,21 @@ export function updateText(box: Pick<ReplayServer, 'updateState' | 'updateVersio
     default:
       return null
   }
+}
+
+/** What the club records and for how long, in the console's words (the court page says it in its own). */
+export function footageNoticeText(notice: FootageNotice): string {
+  const minutes = Math.round(notice.replayMaxAgeSeconds / 60)
+  return (
+    `The courts are filmed. Members and guests may ask only for the last ${minutes} min; older footage is for staff and admins, for a reason they type. ` +
+    `A replay is kept ${notice.replayRetentionDays} days. Every look at footage (a replay asked for, a download link, a camera snapshot) is recorded ` +
+    `with who, when and which minutes, and kept ${notice.footageLogRetentionDays} days. ` +
+    (notice.contact ? `Questions about the footage: ${notice.contact}.` : "Questions about the footage: the club's desk.")
+  )
+}
+
+/** Who looked, in a line: the role and the user's id, or the guest session's. */
+export function footageViewerText(row: Pick<FootageAccess, 'actor' | 'user' | 'guestSession'>): string {
+  if (row.actor === 'guest') return `guest ${row.guestSession?.id ?? ''}`.trim()
+  return `${row.actor} ${row.user?.id ?? ''}`.trim()
 }
