@@ -1,6 +1,6 @@
 import t from 'tap'
 import { fakeSmtp } from '../test-support/fake-smtp.js'
-import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { errorOf, testApp, userWithApiKey, userWithToken, type TestApp } from '../test-support/app.js'
 
 const requestReset = (ctx: TestApp, email: string, headers: Record<string, string> = {}) =>
   ctx.app.inject({ method: 'PATCH', url: '/apis/v2/oauth2/users/credentials', headers, payload: { email } })
@@ -90,6 +90,23 @@ t.test('a reset sets the password, revokes every token, tells the user, and work
 
   await ctx.app.background.idle()
   t.same((await outbox(ctx)).map((m) => m.kind), ['password_reset', 'password_changed'])
+})
+
+t.test('a reset revokes the API keys made with the old password, and the mails say so', async (t) => {
+  const ctx = await testApp(t)
+  const user = await userWithApiKey(ctx)
+  const withKey = () => ctx.app.inject({ method: 'GET', url: '/apis/v2/users/current', headers: { 'x-api-key': user.apiKey } })
+  t.equal((await withKey()).statusCode, 200, 'the key works before')
+  await requestReset(ctx, user.email)
+  await ctx.app.background.idle()
+  t.equal((await reset(ctx, mailedTokens(ctx)[0]!, 'a brand new password')).statusCode, 200)
+  const after = await withKey()
+  t.equal(after.statusCode, 401)
+  t.match(errorOf(after).message, /API key was revoked/)
+  await ctx.app.background.idle()
+  const bodies = logLines(ctx).filter((l) => l.msg === 'mail (development log mailer)').map((l) => String(l.mail.body))
+  t.match(bodies[0], /revokes the API keys of your account/, 'the reset mail warns before')
+  t.match(bodies[1], /every API key of the account\nwas revoked/, 'the notice says it happened')
 })
 
 t.test('unknown, expired and replaced tokens are refused', async (t) => {
