@@ -50,6 +50,25 @@ t.test('known and unknown addresses get the same answer; only the real user gets
   t.notOk(JSON.stringify(rows).includes(mailedTokens(ctx)[0]!), 'the token is stored only as a hash')
 })
 
+t.test('the mailed link opens the reset page, its script and style from this server', async (t) => {
+  const ctx = await testApp(t, { PUBLIC_BASE_URL: 'https://club.example.org' })
+  const user = await userWithToken(ctx)
+  await requestReset(ctx, user.email)
+  await ctx.app.background.idle()
+  const link = logLines(ctx).find((l) => l.msg === 'mail (development log mailer)')!.mail.body.match(/https:\S+/)[0] as string
+  const { pathname, search } = new URL(link)
+  const page = await ctx.app.inject({ url: `${pathname}${search}` })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  t.equal(page.headers['referrer-policy'], 'no-referrer', 'the token in the address goes to no other site')
+  t.match(page.headers['content-security-policy'], /default-src 'none'/)
+  const script = /src="([^"]+\/password-reset\/main\.js)"/.exec(page.body)?.[1]
+  const style = /href="([^"]+\/pages\.css)"/.exec(page.body)?.[1]
+  t.equal((await ctx.app.inject({ url: script! })).statusCode, 200, 'the script')
+  t.equal((await ctx.app.inject({ url: style! })).statusCode, 200, 'the style')
+  t.notOk(ctx.logs().split('\n').some((line) => line.includes('/password-reset?token=') && !line.includes('development log mailer')), 'the request log redacts the token')
+})
+
 t.test('the development mailer warns at start; the token appears in no other log line', async (t) => {
   const ctx = await testApp(t)
   const user = await userWithToken(ctx)
