@@ -1,7 +1,7 @@
 // Replays: a player asks for the last seconds of a court, the recording box filming it cuts the
 // clip and uploads it to the club's bucket, and the player downloads it through a short-lived link.
 import Type, { type Static } from 'typebox'
-import { AuthErrors, DateTime, ErrorBody, IdParams, ItemRef, Links, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes, noSecurity, scopedSecurity } from './common.js'
+import { AuthErrors, Collection, DateTime, ErrorBody, IdParams, ItemRef, Links, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes, noSecurity, scopedSecurity } from './common.js'
 import { CameraId } from './replay-servers.js'
 
 export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED'])
@@ -166,6 +166,10 @@ export const replayRoutes = defineRoutes({
   }
 })
 
+/** The platform's collection shape, unpaged: a box has a handful of replays waiting at most. */
+export const DeviceReplayCollection = Collection(DeviceReplay)
+export type DeviceReplayCollection = Static<typeof DeviceReplayCollection>
+
 export const replayDeviceRoutes = defineRoutes({
   list: {
     method: 'GET',
@@ -176,7 +180,7 @@ export const replayDeviceRoutes = defineRoutes({
       description: "The box's access token as Bearer. REQUESTED, EXPORTING and UPLOADING ones (a box restarted mid-way does them again).",
       tags: ['replay-servers'],
       security: bearerSecurity,
-      response: { 200: Type.Array(DeviceReplay), 401: ErrorBody }
+      response: { 200: DeviceReplayCollection, 401: ErrorBody }
     }
   },
   setStatus: {
