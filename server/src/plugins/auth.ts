@@ -1,5 +1,6 @@
 // Who is calling: Bearer access tokens (RFC 6750) and API keys (`x-api-key`), the role checks
-// routes declare, and the token's scope against the scopes the route's contract accepts. Routes opt in with `onRequest: app.auth.bearer({ roles: ['admin'] })`: as an
+// routes declare, and a token's scopes against those its route's contract accepts (`api` when it
+// names none). Routes opt in with `onRequest: app.auth.bearer({ roles: ['admin'] })`: as an
 // onRequest hook the guard answers 401/403 before the body is read or validated.
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
