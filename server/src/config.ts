@@ -35,6 +35,12 @@ export const ConfigSchema = Type.Object({
     maximum: 600000,
     description: "How long a write waits for another process's write lock (the CLI, a second server) before answering 503"
   }),
+  CLUB_ENV: Type.Enum(['development', 'production'], {
+    default: 'development',
+    description:
+      'production (also set by NODE_ENV=production) refuses to start with a setting meant for development only: ' +
+      'PAYMENT_PROVIDER=test, an empty DEVICE_TOKEN_SECRET or an empty METRICS_TOKEN; development warns about them once at start'
+  }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   TRUST_PROXY: Type.String({
     default: 'false',
@@ -318,6 +324,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = env[key]
     if (value !== undefined && value !== '') raw[key] = value
   }
+  // The usual Node switch means the same: a deployment that says production anywhere is held to it.
+  if (env.NODE_ENV === 'production') raw.CLUB_ENV = 'production'
   const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw)) as Record<string, unknown>
   const candidate = { ...converted, ...overrides }
   for (const key of keys) {
@@ -402,6 +410,20 @@ export function webhookSecrets(value: string): Buffer[] {
       }
       return key
     })
+}
+
+/**
+ * The defaults that make a developer's machine work and a real club unsafe, one sentence each naming
+ * its setting: a server started for real use refuses them (main.ts), a development one warns once.
+ */
+export function developmentOnlySettings(config: Pick<Config, 'PAYMENT_PROVIDER' | 'DEVICE_TOKEN_SECRET' | 'METRICS_TOKEN'>): string[] {
+  const found: string[] = []
+  if (config.PAYMENT_PROVIDER === 'test') found.push('PAYMENT_PROVIDER=test accepts any card but two and charges nobody: set PAYMENT_PROVIDER=stripe')
+  if (!config.DEVICE_TOKEN_SECRET) {
+    found.push('DEVICE_TOKEN_SECRET is empty: the key of every box token would sit in the database; set 32+ random characters')
+  }
+  if (!config.METRICS_TOKEN) found.push('METRICS_TOKEN is empty, so /metrics is open to anyone: set a token of 16+ characters')
+  return found
 }
 
 /** The payment settings that depend on each other; the secret key is named, never shown. */

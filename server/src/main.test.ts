@@ -45,3 +45,39 @@ t.test('a bad setting stops the start with one line naming it', async (t) => {
   t.equal(await server.exited, 1)
   t.equal(server.output().stderr, 'club server: PORT="abc" is not valid: expected a whole number >= 0 and <= 65535\n')
 })
+
+t.test('in production a development-only setting stops the start, naming each one', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'club-main-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const database = join(dir, 'club.db')
+  const server = start({ NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', DEVICE_TOKEN_SECRET: '', METRICS_TOKEN: '' })
+  t.equal(await server.exited, 1)
+  const { stderr, stdout } = server.output()
+  t.match(stderr, /^club server: refusing to start in production/)
+  t.match(stderr, /PAYMENT_PROVIDER=test accepts any card/)
+  t.match(stderr, /DEVICE_TOKEN_SECRET is empty/)
+  t.match(stderr, /METRICS_TOKEN is empty, so \/metrics is open/)
+  t.equal(stdout, '', 'nothing was started')
+  t.notOk(existsSync(database), 'not even the database')
+
+  // CLUB_ENV says the same; with only the payment provider left, it alone is named.
+  const secrets = { DEVICE_TOKEN_SECRET: 'd'.repeat(32), METRICS_TOKEN: 'm'.repeat(16) }
+  const testProvider = start({ CLUB_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', ...secrets })
+  t.equal(await testProvider.exited, 1)
+  t.equal(testProvider.output().stderr.trim().split('\n').length, 2, 'one line for the refusal, one for the setting')
+  t.match(testProvider.output().stderr, /PAYMENT_PROVIDER=test/)
+})
+
+t.test('in development the same settings are one warning at start', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'club-main-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const server = start({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: join(dir, 'club.db'), PAYMENT_PROVIDER: 'test', METRICS_TOKEN: 'm'.repeat(16), NODE_ENV: '', CLUB_ENV: '' })
+  await server.listening
+  server.child.kill('SIGTERM')
+  t.equal(await server.exited, 0)
+  const warnings = server.output().stdout.split('\n').filter((line) => line.includes('development settings in use'))
+  t.equal(warnings.length, 1, 'warned once')
+  t.match(warnings[0], /PAYMENT_PROVIDER=test/)
+  t.match(warnings[0], /DEVICE_TOKEN_SECRET is empty/)
+  t.notMatch(warnings[0], /METRICS_TOKEN/, 'a setting that is set is not named')
+})

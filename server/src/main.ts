@@ -2,7 +2,7 @@
 // Reads the configuration, builds the app, listens, and closes with grace on SIGINT/SIGTERM.
 import { buildApp } from './app.js'
 import { leftoverReleaseKeyWarnings } from './agent-releases/keys.js'
-import { ConfigError, loadConfig } from './config.js'
+import { ConfigError, developmentOnlySettings, loadConfig } from './config.js'
 import { consoleStream } from './logging.js'
 
 async function main(): Promise<void> {
@@ -16,6 +16,12 @@ async function main(): Promise<void> {
       return
     }
     throw err
+  }
+  const unsafe = developmentOnlySettings(config)
+  if (config.CLUB_ENV === 'production' && unsafe.length > 0) {
+    process.stderr.write(`club server: refusing to start in production (CLUB_ENV or NODE_ENV):\n${unsafe.map((line) => `  ${line}\n`).join('')}`)
+    process.exitCode = 1
+    return
   }
   const app = await buildApp({ config, logStream: consoleStream(process.stdout.isTTY === true) })
   // An upgraded server may still hold the release key it used to sign with: say so at every start.
@@ -42,6 +48,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'))
   process.once('SIGTERM', () => void shutdown('SIGTERM'))
   await app.listen({ port: config.PORT, host: config.HOST })
+  // Once, right after the start line: what would stop this server from starting in production.
+  if (unsafe.length > 0) app.log.warn({ settings: unsafe }, `development settings in use (refused with CLUB_ENV=production): ${unsafe.join('; ')}`)
   if (config.SCHEDULER === 'internal') {
     // Its catch-up runs in the background; the server already answers meanwhile.
     app.scheduler.start().then(

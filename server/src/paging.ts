@@ -51,3 +51,8 @@ export function paged<T>(
     _links: links
   }
 }
+
+/** The collection shape for a list answered whole (no pages): every item, their count, and `self`. */
+export function collection<T>(items: T[], self: string): { items: T[]; _total: number; _links: Links } {
+  return { items, _total: items.length, _links: { self: { href: self } } }
+}

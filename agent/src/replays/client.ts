@@ -1,11 +1,11 @@
 // The box's calls about replays to the server (its device routes, with its access token), at the
 // configuration's apiBaseUrl or else the server it registered with.
-import { DeviceReplay, replayDeviceRoutes, type DeviceReplayStatusChange } from '@club/contract'
+import { DeviceReplay, DeviceReplayCollection, replayDeviceRoutes, type DeviceReplayStatusChange } from '@club/contract'
 import Type from 'typebox'
 import { Value } from 'typebox/value'
 import { ServerUnavailableError, answerOf, serverCall } from '../control/client.js'
 
-const DeviceReplays = Type.Array(DeviceReplay)
+const OlderDeviceReplays = Type.Array(DeviceReplay)
 
 export interface ReplayClientOptions {
   baseUrl: () => string
@@ -18,8 +18,10 @@ export class ReplayClient {
 
   async waiting(): Promise<DeviceReplay[]> {
     const json = await this.call('GET', replayDeviceRoutes.list.url)
-    if (!Value.Check(DeviceReplays, json)) throw new ServerUnavailableError('the waiting replays do not match the contract')
-    return json
+    if (Value.Check(DeviceReplayCollection, json)) return json.items
+    // A server from before the collection shape answered the bare array: a box updated first keeps working.
+    if (Value.Check(OlderDeviceReplays, json)) return json
+    throw new ServerUnavailableError('the waiting replays do not match the contract')
   }
 
   async report(id: string, change: DeviceReplayStatusChange): Promise<void> {

@@ -2,14 +2,14 @@
 // made offline with one of the club's release keys (Ed25519), fetched by the boxes told to run them
 // (see PendingUpdate). The server holds only the public keys it trusts.
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+import { Collection, DateTime, ErrorBody, bearerSecurity, defineRoutes, noSecurity } from './common.js'
 import { Architecture, ReleaseDownload, Semver } from './replay-servers.js'
 
 /** A stored release as an admin sees it: what a box is told of it, and when it was uploaded. */
 export const AgentRelease = Type.Object({ ...ReleaseDownload.properties, createdDate: DateTime() })
 export type AgentRelease = Static<typeof AgentRelease>
 
-export const AgentReleaseList = Type.Object({ items: Type.Array(AgentRelease) })
+export const AgentReleaseList = Collection(AgentRelease)
 export type AgentReleaseList = Static<typeof AgentReleaseList>
 
 /** The package itself, sent as it is (application/vnd.debian.binary-package); never serialised. */

@@ -105,8 +105,40 @@ export type IdParams = Static<typeof IdParams>
  * The ways a caller proves who it is, as the OpenAPI document declares them. The device's access token
  * and the box's local API use `bearerAuth` too: to a client they are all a Bearer token.
  */
+/**
+ * The club's OAuth2 scopes (the reference leaves their values open; PROTOCOLS.md): what a token from the
+ * token endpoint may be used for. An API key is `api`.
+ */
+export const oauth2Scopes = {
+  api: "Everything the user's role allows; what the password grant gives when no scope is asked for",
+  read: 'GET and HEAD only, and not the staff or admin routes',
+  replays: 'The replay routes and GET users/current; a web view token has it',
+  profile: 'GET users/current only; a web view token has it'
+} as const
+export type OAuth2Scope = keyof typeof oauth2Scopes
+
+const tokenUrl = '/apis/v2/oauth2/token'
+
 export const securitySchemes = {
-  bearerAuth: { type: 'http', scheme: 'bearer', description: "An access token from the token endpoint, or a recording box's device token" },
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      "An access token from the token endpoint, or a recording box's device token. An operation that names no `oauth2` " +
+      'scope needs a token with the scope `api` (or `read`, for a GET or HEAD a member may call).'
+  },
+  oauth2: {
+    type: 'oauth2',
+    description:
+      'The scopes a token from the token endpoint carries. A token used beyond its scope is answered 403 with ' +
+      '`error: insufficient_scope` and `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"` (RFC 6750 section 3.1). ' +
+      'A client is registered with the scopes it may ask for; asking for more is `invalid_scope`. Staff and admin ' +
+      'operations need `api`. The authorization code grant (POST /apis/v2/oauth2/authorizations) gives the scopes the same way.',
+    flows: {
+      password: { tokenUrl, scopes: oauth2Scopes },
+      clientCredentials: { tokenUrl, scopes: oauth2Scopes }
+    }
+  },
   apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'An API key issued to an integration' },
   clientBasic: { type: 'http', scheme: 'basic', description: "An OAuth2 client's id and secret (RFC 6749 section 2.3.1)" },
   metricsToken: { type: 'http', scheme: 'bearer', description: "The server's METRICS_TOKEN, for a monitoring system's scrapes" },
@@ -181,3 +213,12 @@ export const bearerSecurity: SecurityRequirement[] = [{ bearerAuth: [] }]
 export const apiKeyOrBearerSecurity: SecurityRequirement[] = [{ apiKey: [] }, { bearerAuth: [] }]
 /** For routes anyone may call (registration, password reset, phone verification): stated, not left out. */
 export const noSecurity: SecurityRequirement[] = []
+/**
+ * A user's own routes that a narrower token than `api` may call as well: an API key, or a Bearer token with
+ * `api` or one of `narrower`. The server's auth guard reads the scopes from here, so this is the one place
+ * that says which scope a route needs; a route that names none needs `api`.
+ */
+export const scopedSecurity = (...narrower: OAuth2Scope[]): SecurityRequirement[] => [
+  { apiKey: [] },
+  ...(['api', ...narrower] as OAuth2Scope[]).map((scope) => ({ oauth2: [scope] }))
+]

@@ -24,7 +24,10 @@ export const TokenRequest = Type.Object({
   grant_type: Type.String({ description: 'password, refresh_token, client_credentials or authorization_code' }),
   username: Param("The user's e-mail (password grant)"),
   password: Param('password grant'),
-  scope: Param('Space-delimited scopes; defaults to what the client may have'),
+  scope: Param(
+    'Space-delimited scopes (api, read, replays, profile); a client may ask only for the scopes it is registered with. ' +
+      'Defaults to every scope the client is registered with; without a client, to api'
+  ),
   refresh_token: Param('refresh_token grant'),
   code: Param('authorization_code grant'),
   redirect_uri: Param('authorization_code grant: the redirect URI the code was issued for'),
@@ -75,7 +78,8 @@ export type Authorization = Static<typeof Authorization>
 
 export const WebviewTokenRequest = Type.Object({
   username: Type.String({ minLength: 1 }),
-  grant_type: Type.String({ description: 'mobile_webview_auth' })
+  grant_type: Type.String({ description: 'mobile_webview_auth' }),
+  scope: Type.Optional(Type.String({ description: 'Space-delimited, within `replays profile` (the default): a web view may ask for less, never more' }))
 })
 export type WebviewTokenRequest = Static<typeof WebviewTokenRequest>
 
@@ -110,7 +114,9 @@ export const EmptyObject = Type.Object({}, { additionalProperties: false })
 /** RFC 7009's revocation request: the token to end, and optionally which kind it is. */
 export const TokenRevocation = Type.Object({
   token: Type.String({ minLength: 1, maxLength: 512, writeOnly: true, description: 'An access or refresh token' }),
-  token_type_hint: Type.Optional(Type.Enum(['access_token', 'refresh_token']))
+  token_type_hint: Type.Optional(Type.Enum(['access_token', 'refresh_token'])),
+  client_id: Param('Client authentication in the body (instead of HTTP Basic)'),
+  client_secret: Param('Client authentication in the body (instead of HTTP Basic)')
 })
 export type TokenRevocation = Static<typeof TokenRevocation>
 
@@ -155,14 +161,17 @@ export const oauth2Routes = defineRoutes({
       operationId: 'revokeToken',
       summary: 'Sign out: revoke a token and every token of the same login (RFC 7009)',
       description:
-        'Not in the reference. Form-urlencoded, JSON also accepted. Holding the token is the credential. Answers 200 `{}` ' +
+        'Not in the reference. Form-urlencoded, JSON also accepted. A token issued to a client (a confidential client: every ' +
+        "client here has a secret) is revoked only with that client's authentication, as at the token endpoint (RFC 7009 " +
+        'section 2.1): none is 401 `invalid_client`, another client\'s is 400 `unauthorized_client` and the token stays valid. ' +
+        'A token issued without a client (the first-party password grant) needs no more than itself. Answers 200 `{}` ' +
         'whether or not the token was known or still valid (RFC 7009 section 2.2), so the answer tells nothing about it. ' +
         "The access and refresh tokens of the login stop working at once. Limited per client IP like the token endpoint.",
       tags: ['oauth2'],
-      security: noSecurity,
+      security: tokenSecurity,
       consumes: ['application/x-www-form-urlencoded', 'application/json'],
       body: TokenRevocation,
-      response: { 200: EmptyObject, 400: ErrorBody, 429: ErrorBody }
+      response: { 200: EmptyObject, 400: OAuth2Error, 401: OAuth2Error, 429: ErrorBody }
     }
   },
   authorizations: {
@@ -187,7 +196,9 @@ export const oauth2Routes = defineRoutes({
     schema: {
       operationId: 'createWebviewToken',
       summary: "A short-lived token for the app's embedded web view",
-      description: '`username` must be the signed-in user\'s own e-mail (403 otherwise); `grant_type` must be mobile_webview_auth.',
+      description:
+        '`username` must be the signed-in user\'s own e-mail (403 otherwise); `grant_type` must be mobile_webview_auth. ' +
+        'The token has the scopes `replays profile`, or fewer when `scope` asks for fewer; asking for any other is 400.',
       tags: ['oauth2'],
       security: bearerSecurity,
       body: WebviewTokenRequest,

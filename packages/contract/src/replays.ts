@@ -1,7 +1,7 @@
 // Replays: a player asks for the last seconds of a court, the recording box filming it cuts the
 // clip and uploads it to the club's bucket, and the player downloads it through a short-lived link.
 import Type, { type Static } from 'typebox'
-import { AuthErrors, DateTime, ErrorBody, IdParams, ItemRef, Links, Nullable, PageQuery, PagedCollection, apiKeyOrBearerSecurity, bearerSecurity, defineRoutes, noSecurity } from './common.js'
+import { AuthErrors, Collection, DateTime, ErrorBody, IdParams, ItemRef, Links, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes, noSecurity, scopedSecurity } from './common.js'
 import { CameraId } from './replay-servers.js'
 
 export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED'])
@@ -123,7 +123,7 @@ export const replayRoutes = defineRoutes({
         'per court per minute (429 with Retry-After). Every request is written to the footage access log. 402: ' +
         'REPLAYS_REQUIRE_PACKAGE is on and no REPLAY package item is left; 409: no camera films the court (or the named camera does not).',
       tags: ['replays'],
-      security: apiKeyOrBearerSecurity,
+      security: scopedSecurity('replays'),
       body: ReplayRequest,
       response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody, 429: ErrorBody }
     }
@@ -135,7 +135,7 @@ export const replayRoutes = defineRoutes({
       operationId: 'listReplays',
       summary: 'Replays, newest first: your own, or (staff) anyone\'s',
       tags: ['replays'],
-      security: apiKeyOrBearerSecurity,
+      security: scopedSecurity('replays'),
       querystring: ReplayListQuery,
       response: { 200: ReplayCollection, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
     }
@@ -147,7 +147,7 @@ export const replayRoutes = defineRoutes({
       operationId: 'getReplay',
       summary: 'One replay; when READY, with a download link',
       tags: ['replays'],
-      security: apiKeyOrBearerSecurity,
+      security: scopedSecurity('replays'),
       params: IdParams,
       response: { 200: Replay, ...errors }
     }
@@ -159,7 +159,7 @@ export const replayRoutes = defineRoutes({
       operationId: 'deleteReplay',
       summary: 'Remove a replay: its stored clip and its record',
       tags: ['replays'],
-      security: apiKeyOrBearerSecurity,
+      security: scopedSecurity('replays'),
       params: IdParams,
       response: { 204: Type.Null(), ...errors }
     }
@@ -180,6 +180,10 @@ export const replayRoutes = defineRoutes({
   }
 })
 
+/** The platform's collection shape, unpaged: a box has a handful of replays waiting at most. */
+export const DeviceReplayCollection = Collection(DeviceReplay)
+export type DeviceReplayCollection = Static<typeof DeviceReplayCollection>
+
 export const replayDeviceRoutes = defineRoutes({
   list: {
     method: 'GET',
@@ -190,7 +194,7 @@ export const replayDeviceRoutes = defineRoutes({
       description: "The box's access token as Bearer. REQUESTED, EXPORTING and UPLOADING ones (a box restarted mid-way does them again).",
       tags: ['replay-servers'],
       security: bearerSecurity,
-      response: { 200: Type.Array(DeviceReplay), 401: ErrorBody }
+      response: { 200: DeviceReplayCollection, 401: ErrorBody }
     }
   },
   setStatus: {

@@ -1,6 +1,6 @@
 // The signed-in user's profile and default payment method (read with an API key or a Bearer token).
 import Type, { type Static } from 'typebox'
-import { DateTime, ErrorBody, Links, apiKeyOrBearerSecurity, defineRoutes } from './common.js'
+import { DateTime, ErrorBody, Links, apiKeyOrBearerSecurity, defineRoutes, scopedSecurity } from './common.js'
 
 /** Roles, least to most privileged. */
 export const UserRole = Type.Enum(['member', 'staff', 'admin'])
@@ -39,8 +39,8 @@ export const userRoutes = defineRoutes({
       summary: 'The authenticated user',
       description: `Accepts an API key (\`x-api-key\`) or a Bearer token. ${limitHeaders}`,
       tags: ['users'],
-      security: apiKeyOrBearerSecurity,
-      response: { 200: User, 401: ErrorBody, 429: ErrorBody }
+      security: scopedSecurity('replays', 'profile'),
+      response: { 200: User, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody }
     }
   },
   currentPaymentMethod: {
@@ -52,7 +52,7 @@ export const userRoutes = defineRoutes({
       description: `Accepts an API key (\`x-api-key\`) or a Bearer token. 404 when the user has none. ${limitHeaders}`,
       tags: ['users'],
       security: apiKeyOrBearerSecurity,
-      response: { 200: PaymentMethod, 401: ErrorBody, 404: ErrorBody, 429: ErrorBody }
+      response: { 200: PaymentMethod, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 429: ErrorBody }
     }
   }
 })
@@ -79,7 +79,7 @@ export const userDeletionRoutes = defineRoutes({
         `Asking again answers the same dates. ${limitHeaders}`,
       tags: ['users'],
       security: apiKeyOrBearerSecurity,
-      response: { 202: UserDeletion, 401: ErrorBody, 429: ErrorBody }
+      response: { 202: UserDeletion, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody }
     }
   }
 })

@@ -80,6 +80,7 @@ t.test('an admin uploads a package with its offline signature: stored with its s
   const list = await ctx.app.inject({ url: RELEASES, headers: { authorization: admin } })
   t.equal(list.statusCode, 200)
   t.same(list.json().items.map((r: { version: string }) => r.version), ['1.2.0'])
+  t.match(list.json(), { _total: 1, _links: { self: { href: RELEASES } } }, 'the collection shape')
 
   const again = await upload(ctx, admin, bytes, undefined, signatureOf(bytes, '1.2.0'))
   t.equal(again.statusCode, 409, 'the same version and architecture twice: a box must never meet other bytes under one name')

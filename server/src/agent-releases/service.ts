@@ -8,13 +8,14 @@ import { createHash, createPrivateKey, createPublicKey, randomUUID, sign, type K
 import { constants, copyFileSync, createReadStream, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type AgentReleaseKeys, type ReleaseDownload } from '@club/contract'
+import { SemverPattern, agentReleaseRoutes, releaseSignedText, type AgentRelease, type AgentReleaseKeys, type AgentReleaseList, type ReleaseDownload } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { AgentReleasesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { parseTrustedKeys, publicHalf, signerOf } from './keys.js'
+import { collection } from '../paging.js'
 
 const run = promisify(execFile)
 
@@ -183,9 +184,9 @@ export async function storeReleaseFile(
   return row
 }
 
-export async function listAgentReleases(db: Db): Promise<{ items: AgentRelease[] }> {
+export async function listAgentReleases(db: Db): Promise<AgentReleaseList> {
   const rows = await db.selectFrom('agent_releases').selectAll().orderBy('created_at', 'desc').orderBy('version', 'desc').execute()
-  return { items: rows.map(toAgentRelease) }
+  return collection(rows.map(toAgentRelease), agentReleaseRoutes.list.url)
 }
 
 /**

@@ -35,6 +35,11 @@ export async function revokeApiKey(db: DbOrTx, id: string, clock: Clock): Promis
   if (Number(result.numUpdatedRows) !== 1) throw new NotFoundError(`no active API key ${quote(id)}`)
 }
 
+/** Every key of a user stops working: a password reset or an erasure ends what the old password made. */
+export async function revokeUserApiKeys(db: DbOrTx, userId: string, at: string): Promise<void> {
+  await db.updateTable('api_keys').set({ revoked_at: at }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute()
+}
+
 export async function listApiKeys(db: DbOrTx, userId: string) {
   const rows = await db
     .selectFrom('api_keys')

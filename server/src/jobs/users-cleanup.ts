@@ -1,6 +1,7 @@
 // The users/cleanup job: deletes what is no longer needed and should not be kept, each purge in
 // batches of BATCH_SIZE rows per transaction (a large table is never locked for long), and erases
 // the accounts whose deletion was asked USER_DELETION_GRACE_DAYS ago, one account per transaction.
+import { revokeUserApiKeys } from '../api-keys/service.js'
 import { sql, type RawBuilder } from 'kysely'
 import type { DbOrTx } from '../db/database.js'
 import { DAY_MS } from '../instants.js'
@@ -60,7 +61,7 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
   await tx.deleteFrom('payment_methods').where('user_id', '=', userId).execute()
   await tx.deleteFrom('password_reset_tokens').where('user_id', '=', userId).execute()
   await tx.updateTable('tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute()
-  await tx.updateTable('api_keys').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).execute()
+  await revokeUserApiKeys(tx, userId, now)
   const inForce = await tx
     .selectFrom('membership_subscriptions')
     .select(['id', 'cancellation_requested_at'])

@@ -5,11 +5,12 @@ import type { Authorization, AuthorizationRequest, OAuth2AccessToken } from '@cl
 import type { Clock } from '../clock.js'
 import { randomToken, safeEqual, sha256Hex } from '../crypto.js'
 import type { Db, DbOrTx } from '../db/database.js'
-import { BadRequestError, OAuth2Error } from '../errors.js'
+import { BadRequestError, OAuth2Error, quote } from '../errors.js'
 import { withQuery } from '../url.js'
 import { findClient } from './clients.js'
 import type { GrantHandler } from './service.js'
-import { issueTokenPair, parseScope, revokeFamily } from './tokens.js'
+import { parseScope, scopesBeyond } from './scopes.js'
+import { issueTokenPair, revokeFamily } from './tokens.js'
 
 /** RFC 7636 section 4.2: BASE64URL(SHA256(ASCII(code_verifier))). */
 export function s256Challenge(verifier: string): string {
@@ -35,8 +36,8 @@ export async function authorize(db: DbOrTx, userId: string, request: Authorizati
     throw new BadRequestError('redirectUri is not one of the redirect URIs registered for this client')
   }
   const asked = parseScope(request.scope) ?? []
-  const extra = asked.filter((s) => !client.scopes.includes(s))
-  if (extra.length > 0) throw new BadRequestError(`scope ${extra.join(' ')} is not allowed for this client`)
+  const extra = scopesBeyond(asked, client.scopes)
+  if (extra.length > 0) throw new BadRequestError(`scope ${quote(extra.join(' '), { limit: 40 })} is not allowed for this client`)
   const scope = (asked.length > 0 ? asked : client.scopes).join(' ')
   if (request.codeChallengeMethod !== undefined && request.codeChallenge === undefined) {
     throw new BadRequestError('codeChallengeMethod was sent without codeChallenge')

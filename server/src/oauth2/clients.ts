@@ -5,8 +5,10 @@ import type { Clock } from '../clock.js'
 import { randomToken, safeEqual, sha256Hex } from '../crypto.js'
 import type { DbOrTx } from '../db/database.js'
 import { BadRequestError, OAuth2Error } from '../errors.js'
+import { checkRegisteredScopes } from './scopes.js'
 
 export const GRANT_TYPES: readonly GrantType[] = ['password', 'refresh_token', 'client_credentials', 'authorization_code']
+/** What a client is registered with, and a client-less password grant gets, when no scope is named. */
 export const DEFAULT_SCOPES = ['api']
 
 export interface OAuthClient {
@@ -51,7 +53,7 @@ export async function createClient(
   if (grants.includes('authorization_code') && redirectUris.length === 0) {
     throw new BadRequestError('a client allowed authorization_code needs at least one redirect URI')
   }
-  const scopes = input.scopes?.length ? input.scopes : DEFAULT_SCOPES
+  const scopes = checkRegisteredScopes(input.scopes?.length ? input.scopes : DEFAULT_SCOPES)
   const clientId = randomUUID()
   const clientSecret = randomToken()
   await db
@@ -86,7 +88,8 @@ export type ClientAuthentication =
   | { method: 'none'; client: null }
   | { method: 'basic' | 'body'; client: OAuthClient }
 
-const basicChallenge = { 'www-authenticate': 'Basic realm="club", charset="UTF-8"' }
+/** RFC 6749 section 5.2: a client that failed to authenticate is told to use HTTP Basic. */
+export const basicChallenge = { 'www-authenticate': 'Basic realm="club", charset="UTF-8"' }
 
 /** RFC 6749 Appendix B: Basic credentials are form-urlencoded before base64. */
 function formDecode(value: string): string {

@@ -1,9 +1,11 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyError } from 'fastify'
 import { oauth2Routes } from '@club/contract'
 import { OAuth2Error } from '../errors.js'
 import { routeRateLimit } from '../plugins/rate-limit.js'
 import { describeValidationErrors } from '../plugins/validation.js'
+import { authenticateClient } from './clients.js'
 import { TokenEndpoint } from './service.js'
 import { revokeToken } from './tokens.js'
 
@@ -12,6 +14,16 @@ declare module 'fastify' {
     /** The token endpoint's grants; other areas register theirs (authorization_code) here. */
     tokenEndpoint: TokenEndpoint
   }
+}
+
+/** Anything wrong with the request itself is RFC 6749's invalid_request, in the OAuth2 error shape. */
+function asOAuth2Error(err: FastifyError): never {
+  if (err instanceof OAuth2Error) throw err
+  const status = err.statusCode ?? 500
+  if (err.validation) throw new OAuth2Error('invalid_request', describeValidationErrors(err.validation, err.validationContext ?? 'body'))
+  // Too large (413) and unreadable (415) keep their own status: the body was never read as a request.
+  if (status >= 400 && status < 500 && ![413, 415, 429].includes(status)) throw new OAuth2Error('invalid_request', err.message)
+  throw err
 }
 
 const oauth2: FastifyPluginAsyncTypebox = async (app) => {
@@ -32,14 +44,7 @@ const oauth2: FastifyPluginAsyncTypebox = async (app) => {
     attachValidation: true,
     // Every grant checks a secret; a per-IP limit slows guessing and keeps scrypt from being a lever.
     config: routeRateLimit({ max: app.config.TOKEN_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'token requests' }),
-    // Anything wrong with the request itself is RFC 6749's invalid_request, in the OAuth2 error shape.
-    errorHandler: (err, _request, reply) => {
-      if (err instanceof OAuth2Error) throw err
-      const status = (err as { statusCode?: number }).statusCode ?? 500
-      // Too large (413) and unreadable (415) keep their own status: the body was never read as a request.
-      if (status >= 400 && status < 500 && ![413, 415, 429].includes(status)) throw new OAuth2Error('invalid_request', err.message)
-      throw err
-    },
+    errorHandler: asOAuth2Error,
     handler: async (request, reply) => {
       if (request.validationError) {
         const v = request.validationError as { validation?: []; validationContext?: string; message: string }
@@ -54,8 +59,11 @@ const oauth2: FastifyPluginAsyncTypebox = async (app) => {
     ...oauth2Routes.revoke,
     // The same limit as the token endpoint: a guess here costs what a guess there does.
     config: routeRateLimit({ max: app.config.TOKEN_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'token requests' }),
+    // RFC 7009 section 2.2.1 answers errors as RFC 6749 section 5.2 does.
+    errorHandler: asOAuth2Error,
     handler: async (request, reply) => {
-      await revokeToken(app.db, request.body.token, app.clock)
+      const { client } = await authenticateClient(app.db, request.headers.authorization, request.body)
+      await revokeToken(app.db, request.body.token, client, app.clock)
       return reply.header('cache-control', 'no-store').send({})
     }
   })

@@ -4,7 +4,8 @@ import type { Db } from '../db/database.js'
 import { OAuth2Error } from '../errors.js'
 import { checkCredentials, type PasswordDeps } from '../users/service.js'
 import { DEFAULT_SCOPES, authenticateClient, type ClientAuthentication, type OAuthClient } from './clients.js'
-import { grantScope, issueTokenPair, refreshTokens, type TokenDeps } from './tokens.js'
+import { SCOPES, grantScope } from './scopes.js'
+import { issueTokenPair, refreshTokens, type TokenDeps } from './tokens.js'
 
 export interface TokenEndpointDeps extends TokenDeps, PasswordDeps {
   passwordGrantEnabled: boolean
@@ -35,7 +36,8 @@ const builtInGrants: Record<string, GrantHandler> = {
     if (client) requireClientAllowed(client, 'password')
     const username = required(body.username, 'username')
     const password = required(body.password, 'password')
-    const scope = grantScope(body.scope, client?.scopes ?? DEFAULT_SCOPES)
+    // A first-party app without a client gets `api` unless it asks for a narrower scope.
+    const scope = client ? grantScope(body.scope, client.scopes) : grantScope(body.scope, SCOPES, DEFAULT_SCOPES)
     const user = await checkCredentials(db, username, password, deps)
     if (!user) throw new OAuth2Error('invalid_grant', 'the username or password is incorrect')
     const { familyId: _f, ...answer } = await issueTokenPair(db, { userId: user.id, clientId: client?.id ?? null, scope }, deps)

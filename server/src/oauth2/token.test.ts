@@ -322,3 +322,36 @@ t.test('revocation (sign-out) ends the login: its access and refresh tokens stop
   t.equal(missing.statusCode, 400)
   t.match(errorOf(missing).message, /token/)
 })
+
+t.test("a client's token is revoked only with that client's authentication (RFC 7009 section 2.1)", async (t) => {
+  const ctx = await testApp(t)
+  const user = await userWithToken(ctx)
+  const partner = await client(ctx, ['password', 'refresh_token'])
+  const other = await client(ctx, ['password', 'refresh_token'])
+  const login = (await token(ctx, { grant_type: 'password', username: user.email, password: user.password }, { authorization: basic(partner.clientId, partner.clientSecret) })).json()
+  const revoke = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'POST', url: '/apis/v2/oauth2/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, payload: form(fields) })
+  const works = async () => (await ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: `Bearer ${login.access_token}` } })).statusCode
+
+  const stranger = await revoke({ token: login.access_token }, { authorization: basic(other.clientId, other.clientSecret) })
+  t.equal(stranger.statusCode, 400)
+  t.ok(oauthError(stranger, 'unauthorized_client').ok, "another client's credentials are refused")
+  t.equal(await works(), 200, 'and the token is not revoked')
+  const inBody = await revoke({ token: login.refresh_token, client_id: other.clientId, client_secret: other.clientSecret })
+  t.ok(oauthError(inBody, 'unauthorized_client').ok, 'in the body too')
+
+  const anonymous = await revoke({ token: login.access_token })
+  t.equal(anonymous.statusCode, 401)
+  t.ok(oauthError(anonymous, 'invalid_client').ok, 'holding the token is not enough')
+  t.match(anonymous.headers['www-authenticate'], /^Basic/)
+  const wrongSecret = await revoke({ token: login.access_token }, { authorization: basic(partner.clientId, 'not the secret') })
+  t.ok(oauthError(wrongSecret, 'invalid_client').ok)
+  t.equal(await works(), 200)
+
+  const own = await revoke({ token: login.access_token }, { authorization: basic(partner.clientId, partner.clientSecret) })
+  t.equal(own.statusCode, 200)
+  t.equal(await works(), 401, "the client's own authentication revokes it")
+  const missing = await revoke({}, { authorization: basic(partner.clientId, partner.clientSecret) })
+  t.ok(oauthError(missing, 'invalid_request').ok, 'a request without a token is invalid_request')
+  t.match(errorOf(missing).message, /token/)
+})

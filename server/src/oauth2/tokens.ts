@@ -7,6 +7,8 @@ import { randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type Db, type DbOrTx } from '../db/database.js'
 import { OAuth2Error, UnauthorizedError } from '../errors.js'
+import { basicChallenge } from './clients.js'
+import { grantScope } from './scopes.js'
 import { userRecord, type UserRecord } from '../users/service.js'
 
 export interface TokenLifetimes {
@@ -93,25 +95,19 @@ export async function revokeUserTokens(db: DbOrTx, userId: string, clock: Clock)
 /**
  * RFC 7009: ends the login a token belongs to (its whole family: the access token and the refresh
  * token it came with, and their successors). An unknown token is no error: the caller learns nothing.
+ * A token issued to a client is revoked only by that client, authenticated (section 2.1): whoever
+ * else holds it, or another client, cannot end a partner's login.
  */
-export async function revokeToken(db: DbOrTx, token: string, clock: Clock): Promise<void> {
-  const row = await db.selectFrom('tokens').select('family_id').where('token_hash', '=', sha256Hex(token)).executeTakeFirst()
-  if (row) await revokeFamily(db, row.family_id, clock)
-}
-
-/** Space-delimited scope → its distinct tokens (RFC 6749 section 3.3). */
-export function parseScope(scope: string | undefined): string[] | undefined {
-  if (scope === undefined) return undefined
-  return [...new Set(scope.split(' ').filter(Boolean))]
-}
-
-/** The scope to grant: what was asked for, if within what is allowed; all that is allowed otherwise. */
-export function grantScope(requested: string | undefined, allowed: string[]): string {
-  const asked = parseScope(requested)
-  if (!asked || asked.length === 0) return allowed.join(' ')
-  const extra = asked.filter((s) => !allowed.includes(s))
-  if (extra.length > 0) throw new OAuth2Error('invalid_scope', `scope ${extra.join(' ')} is not allowed`)
-  return asked.join(' ')
+export async function revokeToken(db: DbOrTx, token: string, client: { id: string } | null, clock: Clock): Promise<void> {
+  const row = await db.selectFrom('tokens').select(['family_id', 'client_id']).where('token_hash', '=', sha256Hex(token)).executeTakeFirst()
+  if (!row) return
+  if (row.client_id !== null && client === null) {
+    throw new OAuth2Error('invalid_client', "this token was issued to a client: revoking it needs that client's authentication", 401, basicChallenge)
+  }
+  if (client !== null && row.client_id !== client.id) {
+    throw new OAuth2Error('unauthorized_client', 'the token was not issued to this client; it was not revoked')
+  }
+  await revokeFamily(db, row.family_id, clock)
 }
 
 /**

@@ -20,7 +20,7 @@ t.test("the signed-in user gets a short-lived token pair for the web view", asyn
   t.equal(res.statusCode, 201)
   t.equal(res.headers['cache-control'], 'no-store')
   const body = res.json()
-  t.match(body, { token_type: 'bearer', expires_in: 300, access_token: String, refresh_token: String, scope: 'api' })
+  t.match(body, { token_type: 'bearer', expires_in: 300, access_token: String, refresh_token: String, scope: 'replays profile' })
   t.not(body.access_token, user.accessToken)
   t.equal((await me(ctx, body.access_token)).json().id, user.id)
 

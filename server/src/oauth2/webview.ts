@@ -3,12 +3,26 @@
 import type { OAuth2AccessToken, WebviewTokenRequest } from '@club/contract'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
-import { BadRequestError, ForbiddenError } from '../errors.js'
+import { BadRequestError, ForbiddenError, OAuth2Error } from '../errors.js'
 import type { Principal } from '../plugins/auth.js'
 import { normalizeEmail } from '../users/service.js'
+import { grantScope } from './scopes.js'
 import { issueTokenPair } from './tokens.js'
 
 export const WEBVIEW_GRANT_TYPE = 'mobile_webview_auth'
+
+/** A page in the app shows replays and who is signed in; it never needs the app's whole `api`. */
+export const WEBVIEW_SCOPES = ['replays', 'profile'] as const
+
+/** What a web view token is given: `replays profile`, or less when asked; more is a 400, not a silent cut. */
+function webviewScope(requested: string | undefined): string {
+  try {
+    return grantScope(requested, WEBVIEW_SCOPES)
+  } catch (err) {
+    if (err instanceof OAuth2Error) throw new BadRequestError(`scope: ${err.message}; a web view token may have ${WEBVIEW_SCOPES.join(' ')}`)
+    throw err
+  }
+}
 
 export async function issueWebviewToken(
   db: DbOrTx,
@@ -23,7 +37,7 @@ export async function issueWebviewToken(
   }
   const { familyId: _familyId, ...answer } = await issueTokenPair(
     db,
-    { userId: principal.user.id, clientId: principal.clientId, scope: principal.scope, familyId: principal.familyId },
+    { userId: principal.user.id, clientId: principal.clientId, scope: webviewScope(request.scope), familyId: principal.familyId },
     // The refresh token lives no longer than the access token: the web view's session stays short.
     { clock: deps.clock, accessTokenTtlSeconds: deps.ttlSeconds, refreshTokenTtlSeconds: deps.ttlSeconds }
   )

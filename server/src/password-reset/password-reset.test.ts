@@ -1,6 +1,6 @@
 import t from 'tap'
 import { fakeSmtp } from '../test-support/fake-smtp.js'
-import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { errorOf, testApp, userWithApiKey, userWithToken, type TestApp } from '../test-support/app.js'
 
 const requestReset = (ctx: TestApp, email: string, headers: Record<string, string> = {}) =>
   ctx.app.inject({ method: 'PATCH', url: '/apis/v2/oauth2/users/credentials', headers, payload: { email } })
@@ -50,6 +50,25 @@ t.test('known and unknown addresses get the same answer; only the real user gets
   t.notOk(JSON.stringify(rows).includes(mailedTokens(ctx)[0]!), 'the token is stored only as a hash')
 })
 
+t.test('the mailed link opens the reset page, its script and style from this server', async (t) => {
+  const ctx = await testApp(t, { PUBLIC_BASE_URL: 'https://club.example.org' })
+  const user = await userWithToken(ctx)
+  await requestReset(ctx, user.email)
+  await ctx.app.background.idle()
+  const link = logLines(ctx).find((l) => l.msg === 'mail (development log mailer)')!.mail.body.match(/https:\S+/)[0] as string
+  const { pathname, search } = new URL(link)
+  const page = await ctx.app.inject({ url: `${pathname}${search}` })
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  t.equal(page.headers['referrer-policy'], 'no-referrer', 'the token in the address goes to no other site')
+  t.match(page.headers['content-security-policy'], /default-src 'none'/)
+  const script = /src="([^"]+\/password-reset\/main\.js)"/.exec(page.body)?.[1]
+  const style = /href="([^"]+\/pages\.css)"/.exec(page.body)?.[1]
+  t.equal((await ctx.app.inject({ url: script! })).statusCode, 200, 'the script')
+  t.equal((await ctx.app.inject({ url: style! })).statusCode, 200, 'the style')
+  t.notOk(ctx.logs().split('\n').some((line) => line.includes('/password-reset?token=') && !line.includes('development log mailer')), 'the request log redacts the token')
+})
+
 t.test('the development mailer warns at start; the token appears in no other log line', async (t) => {
   const ctx = await testApp(t)
   const user = await userWithToken(ctx)
@@ -90,6 +109,23 @@ t.test('a reset sets the password, revokes every token, tells the user, and work
 
   await ctx.app.background.idle()
   t.same((await outbox(ctx)).map((m) => m.kind), ['password_reset', 'password_changed'])
+})
+
+t.test('a reset revokes the API keys made with the old password, and the mails say so', async (t) => {
+  const ctx = await testApp(t)
+  const user = await userWithApiKey(ctx)
+  const withKey = () => ctx.app.inject({ method: 'GET', url: '/apis/v2/users/current', headers: { 'x-api-key': user.apiKey } })
+  t.equal((await withKey()).statusCode, 200, 'the key works before')
+  await requestReset(ctx, user.email)
+  await ctx.app.background.idle()
+  t.equal((await reset(ctx, mailedTokens(ctx)[0]!, 'a brand new password')).statusCode, 200)
+  const after = await withKey()
+  t.equal(after.statusCode, 401)
+  t.match(errorOf(after).message, /API key was revoked/)
+  await ctx.app.background.idle()
+  const bodies = logLines(ctx).filter((l) => l.msg === 'mail (development log mailer)').map((l) => String(l.mail.body))
+  t.match(bodies[0], /revokes the API keys of your account/, 'the reset mail warns before')
+  t.match(bodies[1], /every API key of the account\nwas revoked/, 'the notice says it happened')
 })
 
 t.test('unknown, expired and replaced tokens are refused', async (t) => {

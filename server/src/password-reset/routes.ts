@@ -1,5 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
 import { oauth2Routes } from '@club/contract'
+import { servePage } from '../pages.js'
 import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
 import { normalizeEmail } from '../users/service.js'
 import { countedMailer } from '../health/metrics.js'
@@ -33,6 +35,10 @@ const passwordReset: FastifyPluginAsyncTypebox = async (app) => {
       return {}
     }
   })
+
+  // The page the mailed link opens (resetLink). The link carries the token: the page sends no Referer
+  // anywhere, and the request log redacts the query (logging.ts).
+  servePage(app as unknown as FastifyInstance, 'password-reset', '/password-reset', { 'referrer-policy': 'no-referrer' })
 
   app.route({
     ...oauth2Routes.resetPassword,

@@ -1,11 +1,12 @@
 // Password reset (OWASP Forgot Password cheat sheet): a random single-use token, stored hashed,
 // good for one hour, mailed as a link built from PUBLIC_BASE_URL; presenting it sets a new password
-// and signs the user out everywhere.
+// and signs the user out everywhere (tokens and API keys).
 import { randomUUID } from 'node:crypto'
 import type { Clock } from '../clock.js'
 import { hashPassword, randomToken, sha256Hex } from '../crypto.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { UsersTable } from '../db/schema.js'
+import { revokeUserApiKeys } from '../api-keys/service.js'
 import { BadRequestError } from '../errors.js'
 import { revokeUserTokens } from '../oauth2/tokens.js'
 import { withQuery } from '../url.js'
@@ -55,6 +56,8 @@ export async function startPasswordReset(db: Db, email: string, deps: MailDeps):
     '',
     `To choose a new password, open this link within one hour: ${resetLink(deps.publicBaseUrl, token)}`,
     '',
+    'Resetting signs you out on every device and revokes the API keys of your account.',
+    '',
     'If it was not you, ignore this message: your password stays as it is.'
   ].join('\n')
   await sendMail(db, deps.mailer, 'password_reset', { to: user.email, subject: 'Reset your club password', text }, deps.clock)
@@ -76,7 +79,7 @@ async function userOfResetToken(db: DbOrTx, token: string, now: string) {
   return { tokenId, user }
 }
 
-/** Sets the new password of the token's user and revokes all of the user's tokens; answers the user. */
+/** Sets the new password of the token's user and revokes all of the user's tokens and API keys; answers the user. */
 export async function resetPassword(db: Db, input: { token: string; password: string }, deps: PasswordDeps): Promise<UsersTable> {
   checkPasswordPolicy(input.password)
   await userOfResetToken(db, input.token, deps.clock.now().toISOString())
@@ -90,6 +93,8 @@ export async function resetPassword(db: Db, input: { token: string; password: st
     await tx.updateTable('password_reset_tokens').set({ used_at: now }).where('id', '=', tokenId).execute()
     await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).execute()
     await revokeUserTokens(tx, user.id, deps.clock)
+    // Whoever knew the old password may have made a key with it; the reset ends those too.
+    await revokeUserApiKeys(tx, user.id, now)
     return user
   })
 }
@@ -97,7 +102,8 @@ export async function resetPassword(db: Db, input: { token: string; password: st
 /** OWASP: tell the user their password changed, so an unexpected change does not go unnoticed. */
 export async function sendPasswordChangedMail(db: DbOrTx, user: UsersTable, deps: MailDeps): Promise<void> {
   const text = [
-    'The password of your club account was just changed, and every device was signed out.',
+    'The password of your club account was just changed: every device was signed out and every API key of the account',
+    'was revoked. Make new keys for the integrations that still need one.',
     '',
     'If it was not you, reset your password again at once and tell the club.'
   ].join('\n')

@@ -1,11 +1,13 @@
-// Who is calling: Bearer access tokens (RFC 6750) and API keys (`x-api-key`), and the role checks
-// routes declare. Routes opt in with `onRequest: app.auth.bearer({ roles: ['admin'] })`: as an
+// Who is calling: Bearer access tokens (RFC 6750) and API keys (`x-api-key`), the role checks
+// routes declare, and a token's scopes against those its route's contract accepts (`api` when it
+// names none). Routes opt in with `onRequest: app.auth.bearer({ roles: ['admin'] })`: as an
 // onRequest hook the guard answers 401/403 before the body is read or validated.
 import type { FastifyInstance, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import fp from 'fastify-plugin'
-import type { UserRole } from '@club/contract'
+import type { SecurityRequirement, UserRole } from '@club/contract'
 import { authenticateApiKey } from '../api-keys/service.js'
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.js'
+import { acceptedScopes, checkScope } from '../oauth2/scopes.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
 import { authenticateDeviceToken } from '../replay-servers/service.js'
 import { authenticateGuest, guestSettings, isGuestToken } from '../replays/guests.js'
@@ -75,6 +77,18 @@ function oneCredential(request: FastifyRequest): void {
   }
 }
 
+/**
+ * A token from the token endpoint is held to its scopes; which scopes a route accepts is read from its
+ * contract's security (acceptedScopes). API keys are `api`: a key is made by its user for an
+ * integration of their own, and carries no scope to narrow (README "Scopes").
+ */
+function checkTokenScope(request: FastifyRequest, principal: Principal, options: GuardOptions): void {
+  if (principal.via !== 'bearer') return
+  const staffOnly = options.roles !== undefined && !options.roles.includes('member')
+  const security = request.routeOptions.schema?.security as SecurityRequirement[] | undefined
+  checkScope(principal.scope, acceptedScopes(security, request.method, staffOnly))
+}
+
 function checkRole(principal: Principal, options: GuardOptions): void {
   if (!options.roles) return
   if (principal.kind !== 'user') throw new ForbiddenError(`this operation needs a user, not a ${principal.kind} token`)
@@ -113,6 +127,7 @@ export default fp(
           oneCredential(request)
           const principal = await fromBearer(request)
           checkRole(principal, options)
+          checkTokenScope(request, principal, options)
           request.principal = principal
         }
       },
@@ -121,6 +136,7 @@ export default fp(
           oneCredential(request)
           const principal = await fromApiKeyOrBearer(request)
           checkRole(principal, options)
+          checkTokenScope(request, principal, options)
           request.principal = principal
         }
       },
@@ -128,10 +144,12 @@ export default fp(
         return async function playerOrGuestGuard(request) {
           oneCredential(request)
           const token = request.headers['x-api-key'] === undefined ? bearerToken(request) : undefined
-          request.principal =
+          const principal: Principal =
             token !== undefined && isGuestToken(token)
               ? { kind: 'guest', via: 'guest-token', guestId: await authenticateGuest(app.db, token, app.clock, guestSettings(app.config)) }
               : await fromApiKeyOrBearer(request)
+          checkTokenScope(request, principal, {})
+          request.principal = principal
         }
       },
       device() {

@@ -5,6 +5,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify'
 import fp from 'fastify-plugin'
 import { DATABASE_BUSY_MESSAGE, DATABASE_UNREACHABLE_MESSAGE, isDatabaseBusy, isDatabaseUnreachable } from '../db/database.js'
 import { HttpError, OAuth2Error, quote } from '../errors.js'
+import { InsufficientScopeError } from '../oauth2/scopes.js'
 import { describeValidationErrors } from './validation.js'
 
 export function errorBody(statusCode: number, message: string) {
@@ -39,6 +40,10 @@ export default fp(
           .code(err.statusCode)
           .headers({ ...err.headers, 'cache-control': 'no-store', pragma: 'no-cache' })
           .send({ statusCode: err.statusCode, error: err.code, message: err.message, error_description: err.message })
+      }
+      if (err instanceof InsufficientScopeError) {
+        // RFC 6750's code in the platform's shape, as the token endpoint's errors carry RFC 6749's.
+        return reply.code(403).headers(err.headers).send({ statusCode: 403, error: err.code, message: err.message })
       }
       if (err instanceof HttpError) return send(reply, err.statusCode, err.message, err.headers, err.body)
       const fastifyError = err as FastifyError

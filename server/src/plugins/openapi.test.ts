@@ -232,15 +232,16 @@ t.test('every operation states its security; the open ones say so with []', asyn
     }
   }
   // getReplayDownload: a file:// replay's signed link, the signature its credential. createReplayGuestSession: a
-  // court page's guest (REPLAYS_GUEST), limited per address. revokeToken: the token to revoke is its own
-  // credential (RFC 7009). getAgentReleaseKey: the public key a box checks releases with. getFootageNotice: what
-  // the club records of its courts, for anyone filmed.
+  // court page's guest (REPLAYS_GUEST), limited per address. getAgentReleaseKey: the public key a box checks
+  // releases with. getFootageNotice: what the club records of its courts, for anyone filmed.
   t.same(open.sort(), [
     'createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getFootageNotice', 'getLiveness', 'getReadiness', 'getReplayDownload',
-    'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword', 'revokeToken'
+    'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'
   ])
-  // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none.
+  // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none. A client's
+  // token is revoked with the client's authentication (RFC 7009 section 2.1); a client-less token is its own credential.
   t.same(doc.paths['/apis/v2/oauth2/token'].post.security, [{ clientBasic: [] }, {}])
+  t.same(doc.paths['/apis/v2/oauth2/revoke'].post.security, [{ clientBasic: [] }, {}])
   t.same(doc.components.securitySchemes.clientBasic, { type: 'http', scheme: 'basic', description: contract.securitySchemes.clientBasic.description })
 
   // And the guards agree: an open route answers without a credential, a Bearer route refuses.

@@ -101,7 +101,11 @@ t.test('a replay from request to READY: the status poll, each transition, the do
   t.equal(waiting.json().replayRequests, 1)
 
   const list = await call('GET', DEVICE, device)
-  t.same(list.json(), [{ id: replay.id, status: 'REQUESTED', cameraId: 'cam-1', start: replay.start, end: replay.end }])
+  t.same(list.json(), {
+    items: [{ id: replay.id, status: 'REQUESTED', cameraId: 'cam-1', start: replay.start, end: replay.end }],
+    _total: 1,
+    _links: { self: { href: DEVICE } }
+  }, 'the collection shape')
   t.equal((await call('GET', DEVICE, member)).statusCode, 401, 'a user token is not a device token')
 
   const step = (body: object) => call('PUT', `${DEVICE}/${replay.id}/status`, device, body)
@@ -171,7 +175,7 @@ t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, give
   ctx.clock.advance(121_000)
   t.match((await call('GET', `${REPLAYS}/${second.id}`, member)).json(), { status: 'FAILED', reason: 'box_unreachable' })
   t.equal(await remaining(), 3, 'box unreachable: the item is given back')
-  t.same((await call('GET', DEVICE, device)).json(), [], 'nothing left for the box')
+  t.same((await call('GET', DEVICE, device)).json().items, [], 'nothing left for the box')
 
   // Deleting: a replay still being made gives its item back; a delivered or failed one does not (again).
   const made = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()

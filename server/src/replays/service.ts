@@ -2,8 +2,10 @@
 // uploads it and reports its progress; the player downloads it through a short-lived link. Rules and
 // SQL live here; the routes map HTTP to these functions.
 import { randomUUID } from 'node:crypto'
+import { replayDeviceRoutes } from '@club/contract'
 import type {
   DeviceReplay,
+  DeviceReplayCollection,
   DeviceReplayStatusChange,
   Replay,
   ReplayListQuery,
@@ -18,7 +20,7 @@ import type { ReplaysTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
 import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
-import { paged, pageRequest } from '../paging.js'
+import { collection, paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
 import { locationInBucket } from '@club/storage'
 import type { ReplayStorage } from './storage.js'
@@ -360,7 +362,7 @@ function toDeviceReplay(row: Pick<ReplaysTable, 'id' | 'status' | 'camera_id' | 
 }
 
 /** What a box must still cut or upload, oldest first. */
-export async function listDeviceReplays(db: Db, replayServerId: string, deps: ReplayDeps): Promise<DeviceReplay[]> {
+export async function listDeviceReplays(db: Db, replayServerId: string, deps: ReplayDeps): Promise<DeviceReplayCollection> {
   await failUnansweredReplays(db, deps)
   const rows = await db
     .selectFrom('replays')
@@ -370,7 +372,7 @@ export async function listDeviceReplays(db: Db, replayServerId: string, deps: Re
     .orderBy('created_at')
     .orderBy('id')
     .execute()
-  return rows.map(toDeviceReplay)
+  return collection(rows.map(toDeviceReplay), replayDeviceRoutes.list.url)
 }
 
 /** A box's report of a replay's progress. A failure gives the package item back. */

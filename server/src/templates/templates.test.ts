@@ -57,6 +57,11 @@ t.test('POST refuses bad bodies with a 400 naming the field', async (t) => {
     t.equal(res.statusCode, 400, JSON.stringify(payload))
     t.match(errorOf(res).message, message)
   }
+  // An id 100 KB long is quoted briefly, as every other echo of a caller's input is.
+  const huge = await call('POST', '/apis/v2/templates', { name: 'x', type: 'EVENT', data: {}, areas: { items: [{ id: 'a'.repeat(100_000) }] } })
+  t.equal(huge.statusCode, 400)
+  t.match(errorOf(huge).message, /^body\.areas\.items\.0\.id: no area with id "a+"… \(100000 characters\)$/)
+  t.ok(huge.body.length < 1000, `the answer is short (${huge.body.length} bytes)`)
   const list = await call('GET', '/apis/v2/templates')
   t.equal(list.json()._total, 0, 'nothing was written')
 })

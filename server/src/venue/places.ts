@@ -2,7 +2,7 @@
 // existing record, or the request is a 400 naming the field; never a dangling reference.
 import type { ItemRefCollection, ItemRefCollectionInput } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
-import { BadRequestError } from '../errors.js'
+import { BadRequestError, quote } from '../errors.js'
 
 export const placeKinds = {
   regions: { kind: 'region', table: 'regions' },
@@ -35,7 +35,7 @@ export async function checkPlaces<C extends PlaceCollection>(
       ids.length === 0 ? [] : (await db.selectFrom(table).select('id').where('id', 'in', [...new Set(ids)]).execute()).map((r) => r.id)
     )
     const missing = ids.findIndex((id) => !found.has(id))
-    if (missing >= 0) throw new BadRequestError(`${context}.${collection}.items.${missing}.id: no ${kind} with id ${JSON.stringify(ids[missing])}`)
+    if (missing >= 0) throw new BadRequestError(`${context}.${collection}.items.${missing}.id: no ${kind} with id ${quote(ids[missing], { alwaysQuoted: true })}`)
     checked[collection] = [...new Set(ids)]
   }
   return checked
@@ -45,7 +45,7 @@ export async function checkPlaces<C extends PlaceCollection>(
 export async function checkPlace(db: DbOrTx, collection: PlaceCollection, id: string, field: string): Promise<string> {
   const { kind, table } = placeKinds[collection]
   const row = await db.selectFrom(table).select('id').where('id', '=', id).executeTakeFirst()
-  if (!row) throw new BadRequestError(`${field}: no ${kind} with id ${JSON.stringify(id)}`)
+  if (!row) throw new BadRequestError(`${field}: no ${kind} with id ${quote(id, { alwaysQuoted: true })}`)
   return row.id
 }
 
