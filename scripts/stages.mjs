@@ -14,7 +14,7 @@ export const PACKAGES = [
   { name: 'contract', dir: 'packages/contract', tests: 'src' },
   { name: 'scripts', dir: 'scripts', tests: '.' },
   { name: 'web', dir: 'packages/web', tests: 'src', typecheck: 'tsconfig.test.json' },
-  { name: 'agent', dir: 'agent', tests: 'src' },
+  { name: 'agent', dir: 'agent', tests: 'src', typecheck: 'tsconfig.test.json' },
   { name: 'server', dir: 'server', tests: 'src', typecheck: 'tsconfig.test.json' },
   { name: 'e2e', dir: 'test', tests: 'src', typecheck: 'tsconfig.json', jobs: 1 }
 ]
@@ -23,11 +23,16 @@ export const PACKAGES = [
 export const UNIT_PACKAGES = ['contract', 'scripts', 'web', 'agent', 'server']
 
 /**
- * Files `pnpm test:fast` leaves to the full run: the box's package build and lintian (a minute on its
- * own, and it changes only with agent/packaging).
+ * Files `pnpm test:fast` leaves to the full run (the sqlite stage, and postgres for the server's): the
+ * ones that build or start other programs as a user would, each a minute or more of a two-minute lane,
+ * and each changed by few commits. What they check is checked by unit files too, in one process.
  */
 export const SLOW_UNIT_FILES = {
-  agent: { 'src/update/package.test.ts': "builds the box's .deb with a bundled Node and runs lintian" }
+  agent: { 'src/update/package.test.ts': "builds the box's .deb with a bundled Node and runs lintian" },
+  server: {
+    'src/multi-process.test.ts': 'two servers and the CLI as separate processes racing on one database (about 40 processes started)',
+    'src/plugins/openapi-client.test.ts': "runs openapi-typescript and tsc on the README's integrator example, as an integrator would"
+  }
 }
 
 /**

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import t from 'tap'
+// app.swagger() is declared by @fastify/swagger's types, which the app's compiled declarations do not import.
+import type {} from '@fastify/swagger'
 import { createApiKey } from './api-keys/service.js'
 import { createLogger, redactUrl } from './logging.js'
 import { createClient } from './oauth2/clients.js'
