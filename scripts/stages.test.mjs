@@ -28,12 +28,16 @@ t.test('the SQLite stage runs every test file of every package', async (t) => {
   t.ok(plan.every((run) => run.database === 'sqlite' && run.node === 'default'))
 })
 
-t.test('the fast loop: the unit suites on SQLite without the package build', async (t) => {
+t.test('the fast loop: the unit suites on SQLite without the package build and the multi-process files', async (t) => {
   const plan = files(planStage('fast', filesOf))
   t.same(Object.keys(plan), ['contract', 'scripts', 'web', 'agent', 'server'], 'no end-to-end package')
   t.notOk(plan.agent.includes('src/update/package.test.ts'))
-  t.same(plan.server, filesOf(PACKAGES.find((p) => p.name === 'server')))
-  t.ok(Object.keys(SLOW_UNIT_FILES.agent).length > 0)
+  t.notOk(plan.server.includes('src/multi-process.test.ts'))
+  const server = filesOf(PACKAGES.find((p) => p.name === 'server'))
+  t.same(plan.server, server.filter((f) => !(f in SLOW_UNIT_FILES.server)), 'every other server file')
+  // Left to the full run, not dropped: the SQLite stage runs every file.
+  const sqlite = files(planStage('sqlite', filesOf))
+  t.ok(Object.keys(SLOW_UNIT_FILES.server).every((f) => sqlite.server.includes(f)))
 })
 
 t.test('the PostgreSQL stage: the server and end-to-end files, less those that cannot differ there', async (t) => {
