@@ -18,6 +18,7 @@ import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
 import { replayPageCommands } from './replay-page/cli.js'
+import { replayCommands } from './replays/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -198,6 +199,7 @@ export const commands: Record<string, Command> = {
 
   ...venueCommands,
   ...replayPageCommands,
+  ...replayCommands,
   ...membershipCommands,
   ...jobCommands,
   ...productCommands

@@ -693,6 +693,12 @@ export interface ReplaysTable {
   redemption_id: string | null
   created_at: string
   updated_at: string
+  /** The box's cloudStorageBucket when the clip was reported READY (0023). */
+  bucket: string | null
+  taken_down_at: string | null
+  /** Null with taken_down_at set: the `club` command line. */
+  taken_down_by: string | null
+  taken_down_reason: string | null
 }
 
 export interface Database {

@@ -1,17 +1,15 @@
 // Replays through the API: which camera, the request's rules, the box's status answer, each status
 // transition the box reports, the download link and its expiry, the package item, the timeout.
-import t, { type Test } from 'tap'
-
-type Tap = Test
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import t from 'tap'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { errorOf, testApp, testConfig, userWithToken, type TestApp } from '../test-support/app.js'
-import { testVenue } from '../test-support/venue.js'
-import { caller, issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
-import { adminOf, approve, camera, poll, putConfig, registeredBox, statusUrl } from '../replay-servers/test-helpers.js'
+import { errorOf, testConfig, userWithToken } from '../test-support/app.js'
+import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
+import { camera, poll, putConfig, statusUrl } from '../replay-servers/test-helpers.js'
+import { setup, storedClip } from './test-fixtures.js'
 import { boxCallDeps } from '../replay-servers/box-call.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
@@ -21,31 +19,6 @@ import { ReplayStorage } from './storage.js'
 const REPLAYS = '/apis/v2/replays'
 const DEVICE = '/apis/v2/replay-servers/device/replays'
 const SHA = 'a'.repeat(64)
-
-/** A venue with one approved box whose camera cam-1 films court1, its bucket a folder. */
-async function setup(t: Tap, env: Record<string, string> = {}, box: { serverUrl?: string } = {}) {
-  const ctx = await testApp(t, env)
-  const venue = await testVenue(ctx)
-  const admin = await adminOf(ctx)
-  const { serverId, id } = await registeredBox(ctx, box.serverUrl ? { serverUrl: box.serverUrl } : {})
-  t.equal((await approve(ctx, admin, id, { areaId: venue.hall.id })).statusCode, 200)
-  const bucketDir = join(ctx.dir, 'bucket')
-  const bucket = pathToFileURL(bucketDir).href
-  const res = await putConfig(ctx, admin, id, { cloudStorageBucket: bucket, cameras: [camera('cam-1', { courtIds: [venue.court1.id] }), camera('cam-2')] })
-  t.equal(res.statusCode, 200, res.body)
-  const status = (await poll(ctx, serverId)).json()
-  const device = { authorization: `Bearer ${status.accessToken}` }
-  const member = await userWithToken(ctx, 'member')
-  return { ctx, venue, admin, serverId, boxId: id, device, member, bucketDir, bucket, call: caller(ctx) }
-}
-
-/** A clip as the box would have stored it in the bucket folder. */
-function storedClip(bucketDir: string, name = 'cam-1/clip.mp4'): string {
-  const path = join(bucketDir, name)
-  mkdirSync(join(path, '..'), { recursive: true })
-  writeFileSync(path, Buffer.from('not really an mp4, but bytes'))
-  return pathToFileURL(path).href
-}
 
 t.test('chooseCamera: the named camera when it films the court, else the first enabled one that does', async (t) => {
   const boxes = [
