@@ -16,6 +16,7 @@ import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
 import consoleRoutes from './console/routes.js'
 import replayPageRoutes from './replay-page/routes.js'
+import doNotFilmRoutes from './do-not-film/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -139,6 +140,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(replayRoutes)
   // The court page players open from the sign's QR code (issue 25).
   await app.register(replayPageRoutes)
+  await app.register(doNotFilmRoutes)
   // The admin console (issue 17): a page over the routes above.
   await app.register(consoleRoutes)
 

@@ -701,6 +701,16 @@ export interface ReplaysTable {
   taken_down_reason: string | null
 }
 
+export interface DoNotFilmIntervalsTable {
+  id: string
+  court_id: string
+  start_at: string
+  end_at: string
+  reason: string
+  created_by: string | null
+  created_at: string
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -751,4 +761,5 @@ export interface Database {
   summaries: SummariesTable
   replays: ReplaysTable
   replay_guests: ReplayGuestsTable
+  do_not_film_intervals: DoNotFilmIntervalsTable
 }

@@ -16,6 +16,7 @@ import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
+import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
@@ -147,6 +148,7 @@ export async function createReplay(db: Db, body: ReplayRequest, requester: Reque
     body.cameraId
   )
   if ('missing' in choice) throw new ConflictError(choice.missing)
+  await refuseDoNotFilm(db, court.id, start, end)
 
   const id = randomUUID()
   // The item that pays for it and the replay are written together: neither can exist without the other.
