@@ -6,7 +6,7 @@ import t from 'tap'
 import { readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { TestAgent, TestServer, freePort, tempDir, testCameraFile, waitFor } from './support.js'
+import { TestAgent, freePort, serverWithTwoCourts, tempDir, testCameraFile, waitFor } from './support.js'
 
 const ADMIN = '/apis/v2/admin/replay-servers'
 
@@ -21,15 +21,7 @@ function folderState(dir: string): string {
 
 t.test('a court marked "do not film": its camera stops for the interval and records again after', async (t) => {
   const dir = tempDir(t)
-  const server = new TestServer(dir)
-  await server.start()
-  t.teardown(() => server.stop())
-  const admin = await server.admin()
-  const staff = await server.user('staff')
-  const member = await server.user('member')
-  const areaId = await server.area()
-  const courtA = await server.court(areaId)
-  const courtB = await server.court(areaId)
+  const { server, admin, staff, member, areaId, courtA, courtB } = await serverWithTwoCourts(t, dir)
   const feed = pathToFileURL(await testCameraFile(dir)).href
   const agent = new TestAgent({ serverUrl: server.url, dir: join(dir, 'box'), deviceId: `e2e-do-not-film-${Date.now()}`, httpPort: await freePort() })
   agent.start()

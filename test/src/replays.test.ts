@@ -9,7 +9,7 @@ import { pathToFileURL } from 'node:url'
 import { openBucket } from '@club/storage'
 import { FakeGcs } from './fake-gcs.js'
 import { gcsCredentials, s3Credentials, startS3 } from './stores.js'
-import { TestAgent, TestServer, ffprobe, freePort, tempDir, testCameraFile, waitFor } from './support.js'
+import { TestAgent, ffprobe, freePort, serverWithTwoCourts, tempDir, testCameraFile, waitFor } from './support.js'
 
 const ADMIN = '/apis/v2/admin/replay-servers'
 const REPLAYS = '/apis/v2/replays'
@@ -29,20 +29,12 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
   // The store honours links signed with the server's key (the server signs the download links).
   gcs.trust((JSON.parse(readFileSync(credentials, 'utf8')) as { private_key: string }).private_key)
   const port = await freePort()
-  const server = new TestServer(dir, {
+  const { server, admin, staff, member, areaId, courtA, courtB } = await serverWithTwoCourts(t, dir, {
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     REPLAYS_REQUIRE_PACKAGE: 'true',
     REPLAY_REQUEST_TIMEOUT_SECONDS: '8',
     REPLAY_STORAGE_CREDENTIALS: credentials
   }, port)
-  await server.start()
-  t.teardown(() => server.stop())
-  const admin = await server.admin()
-  const staff = await server.user('staff')
-  const member = await server.user('member')
-  const areaId = await server.area()
-  const courtA = await server.court(areaId)
-  const courtB = await server.court(areaId)
 
   // The member's three REPLAY items.
   const template = await server.call('POST', '/apis/v2/templates', staff.authorization, {
