@@ -1,18 +1,49 @@
-// Replays: every replay staff may see, by status, with its download link once it is ready.
-import type { ReplayCollection, ReplayStatus } from '@club/contract'
+// Replays: every replay staff may see, by status, with its download link once it is ready, and a
+// takedown (with the reason typed) for any of them.
+import type { Replay, ReplayCollection, ReplayStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatBytes, formatTime } from '../shared/format.js'
 import type { PageView } from './main.js'
 import { pager } from './paging.js'
 
 const IPP = 20
-const STATUSES: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED']
+const STATUSES: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED', 'TAKEN_DOWN']
+
+/** What the status column says: the failure's reason, or the takedown's. */
+export function statusText(replay: Pick<Replay, 'status' | 'reason' | 'takedown'>): string {
+  if (replay.takedown?.reason) return `${replay.status} (${replay.takedown.reason})`
+  return replay.reason ? `${replay.status} (${replay.reason.replace(/_/g, ' ')})` : replay.status
+}
 
 export const replayList: PageView = (ctx, main) => {
   const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), STATUSES.map((s) => h('option', { value: s }, s)))
   const results = h('div', { 'aria-live': 'polite' })
   const problem = liveRegion('alert')
+  const done = liveRegion('status')
   let page = 1
+  // A takedown deletes the clip at once: asked for in a small form of its own, with the reason required.
+  const takedown = (r: Replay): HTMLElement => {
+    if (r.status === 'TAKEN_DOWN') return h('span', {}, '—')
+    const reason = h('input', { type: 'text', name: 'reason', required: true, maxLength: 500, 'aria-label': `Why replay ${r.id} is taken down` })
+    return h(
+      'form',
+      {
+        class: 'inline',
+        onsubmit: async (e: Event) => {
+          e.preventDefault()
+          try {
+            await ctx.session.call('POST', `/apis/v2/admin/replays/${encodeURIComponent(r.id)}/takedown`, { reason: reason.value })
+            done.textContent = 'Replay taken down: its clip is deleted.'
+            void load()
+          } catch (err) {
+            problem.textContent = `The replay could not be taken down: ${(err as Error).message}`
+          }
+        }
+      },
+      reason,
+      h('button', { type: 'submit', class: 'danger' }, 'Take down')
+    )
+  }
   const load = async () => {
     const query = new URLSearchParams({ page: String(page), ipp: String(IPP), ...(status.value ? { status: status.value } : {}) })
     try {
@@ -25,7 +56,7 @@ export const replayList: PageView = (ctx, main) => {
           : h(
               'table',
               { class: 'list' },
-              h('thead', {}, h('tr', {}, ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download'].map((c) => h('th', { scope: 'col' }, c)))),
+              h('thead', {}, h('tr', {}, ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download', 'Take down'].map((c) => h('th', { scope: 'col' }, c)))),
               h(
                 'tbody',
                 {},
@@ -36,10 +67,11 @@ export const replayList: PageView = (ctx, main) => {
                     h('td', { 'data-label': 'Asked' }, formatTime(r.createdDate)),
                     h('td', { 'data-label': 'Court' }, r.court.id),
                     h('td', { 'data-label': 'Camera' }, r.camera.id),
-                    h('td', { 'data-label': 'Status' }, r.reason ? `${r.status} (${r.reason.replace(/_/g, ' ')})` : r.status),
+                    h('td', { 'data-label': 'Status' }, statusText(r)),
                     h('td', { 'data-label': 'Length' }, r.durationSeconds !== null ? `${r.durationSeconds.toFixed(1)} s` : '—'),
                     h('td', { 'data-label': 'Size' }, r.sizeBytes !== null ? formatBytes(r.sizeBytes) : '—'),
-                    h('td', { 'data-label': 'Download' }, r.downloadUrl ? h('a', { href: r.downloadUrl, download: '' }, 'Download') : '—')
+                    h('td', { 'data-label': 'Download' }, r.downloadUrl ? h('a', { href: r.downloadUrl, download: '' }, 'Download') : '—'),
+                    h('td', { 'data-label': 'Take down' }, takedown(r))
                   )
                 )
               )
@@ -57,6 +89,6 @@ export const replayList: PageView = (ctx, main) => {
     page = 1
     void load()
   })
-  show(main, heading('Replays'), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, results)
+  show(main, heading('Replays'), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, done, results)
   void load()
 }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
 import { boxName, claimText, closestField, errorField, filterBoxes, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
+import { statusText } from './replays.js'
 
 t.test('a 400 message names its form field', async (t) => {
   const cases: Array<[string, string | null]> = [
@@ -147,4 +148,11 @@ t.test('a claim in words: where from, when, what it reported and what it showed 
   )
   t.match(claimText({ ...claim, proof: 'REFUSED', proofProblem: 'the signature does not verify' }, at), /no key it could prove \(the signature does not verify\)/)
   t.match(claimText({ ...claim, keyFingerprint: 'SHA256:abc', sameKey: true, proof: 'PROVEN' }, at), /the box's own key SHA256:abc, which the box proves by itself: this claim is not the box; reject it/)
+})
+
+t.test("a replay's status says why it failed, or why staff took it down", async (t) => {
+  t.equal(statusText({ status: 'READY' }), 'READY')
+  t.equal(statusText({ status: 'FAILED', reason: 'no_footage' }), 'FAILED (no footage)')
+  t.equal(statusText({ status: 'TAKEN_DOWN', takedown: { date: '2026-03-01T10:00:00.000Z', by: null, reason: 'a parent asked' } }), 'TAKEN_DOWN (a parent asked)')
+  t.equal(statusText({ status: 'TAKEN_DOWN', takedown: { date: '2026-03-01T10:00:00.000Z' } }), 'TAKEN_DOWN', 'without the reason (not staff): the status alone')
 })
