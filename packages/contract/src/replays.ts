@@ -192,7 +192,7 @@ export const replayAdminRoutes = defineRoutes({
     method: 'POST',
     url: '/apis/v2/admin/replays/:id/takedown',
     schema: {
-      operationId: 'takeDownReplay',
+      operationId: 'createReplayTakedown',
       summary: 'Take a replay down: its clip leaves the bucket, the record stays TAKEN_DOWN with who and why',
       description:
         'Staff and admins, any replay. The clip is deleted from the bucket at once (file://, s3:// or gs://), so every ' +
