@@ -1,6 +1,7 @@
 // "Do not film" intervals: who may keep them, what is checked, what the boxes of the court's area
 // are told in their status answer (and when it changes), and that no replay may overlap one.
 import t from 'tap'
+import { migrateToLatest, migratorFor } from '../db/database.js'
 import { errorOf, userWithToken } from '../test-support/app.js'
 import { club, poll } from '../replay-servers/test-helpers.js'
 import { setup } from '../replays/test-fixtures.js'
@@ -97,4 +98,24 @@ t.test('no replay may overlap an interval: 409 naming the rule; right before it 
   t.equal((await call('POST', '/apis/v2/replays', staff, { court: { id: venue.court1.id } })).statusCode, 409, 'staff too')
   const before = await ask({ seconds: 30, end: at('09:50:00') })
   t.equal(before.statusCode, 201, 'one that ends as it starts')
+})
+
+t.test('0024 and 0023 go down and up again: the intervals table and its trigger, the takedown columns', async (t) => {
+  const { ctx, call, member, venue, device } = await setup(t)
+  const staff = await userWithToken(ctx, 'staff')
+  const db = ctx.app.db
+  t.equal((await call('POST', pathOf(venue.court1.id), staff, { start: at('11:00:00'), end: at('12:00:00'), reason: 'Camp' })).statusCode, 201)
+  const kept = (await call('POST', '/apis/v2/replays', member, { court: { id: venue.court1.id } })).json()
+  const taken = (await call('POST', '/apis/v2/replays', member, { court: { id: venue.court1.id }, end: at('09:59:00') })).json()
+  await call('PUT', `/apis/v2/replay-servers/device/replays/${taken.id}/status`, device, { status: 'EXPORTING' })
+  t.equal((await call('POST', `/apis/v2/admin/replays/${taken.id}/takedown`, staff, { reason: 'x' })).statusCode, 200)
+
+  await migratorFor(db).migrateTo('0020_replay_server_key_adoption')
+  t.same((await db.selectFrom('replays').select('id').execute()).map((r) => r.id), [kept.id], 'a taken-down replay has no status to be going down')
+  await migrateToLatest(db)
+  const counter = async () => (await db.selectFrom('replay_server_status_changes').select('counter').executeTakeFirstOrThrow()).counter
+  const before = await counter()
+  t.equal((await call('POST', pathOf(venue.court1.id), staff, { start: at('11:00:00'), end: at('12:00:00'), reason: 'Camp' })).statusCode, 201)
+  t.equal(await counter(), before + 1, 'the trigger is back: a new interval moves the status change counter')
+  t.equal((await call('POST', `/apis/v2/admin/replays/${kept.id}/takedown`, staff, { reason: 'y' })).statusCode, 200, 'and a takedown works again')
 })
