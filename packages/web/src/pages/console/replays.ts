@@ -24,7 +24,7 @@ export const replayList: PageView = (ctx, main) => {
   // A takedown deletes the clip at once: asked for in a small form of its own, with the reason required.
   const takedown = (r: Replay): HTMLElement => {
     if (r.status === 'TAKEN_DOWN') return h('span', {}, '—')
-    const reason = h('input', { type: 'text', name: 'reason', required: true, maxLength: 500, 'aria-label': `Why replay ${r.id} is taken down` })
+    const reason = h('input', { type: 'text', name: 'reason', required: true, maxlength: 500, 'aria-label': `Why replay ${r.id} is taken down` })
     return h(
       'form',
       {
