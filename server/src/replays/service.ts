@@ -410,7 +410,13 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
       set = { ...set, location: change.location, bucket, duration_seconds: change.durationSeconds, size_bytes: change.sizeBytes, sha256: change.sha256 }
     }
     if (change.status === 'FAILED') set = { ...set, reason: change.reason }
-    await tx.updateTable('replays').set(set).where('id', '=', row.id).execute()
+    // Conditional on the status read: a takedown committed in between (PostgreSQL reads committed
+    // rows) is not overwritten by READY; the box is told, and its clip deleted, below.
+    const done = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
+    if (Number(done.numUpdatedRows) !== 1) {
+      const current = await tx.selectFrom('replays').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
+      return { row: { ...row, status: current.status }, problem: `the replay is ${current.status} already` }
+    }
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
     return { row: { ...row, ...set } as ReplaysTable, problem: null }
   })
