@@ -452,7 +452,8 @@ export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 
     } catch {
       continue
     }
-    await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).execute()
+    // Not over a takedown made since the select: its record stays TAKEN_DOWN.
+    await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').execute()
     expired++
   }
   // A guest whose token has expired can read nothing any more; once its last clip is gone too, its row
