@@ -136,3 +136,17 @@ t.test('a symbolic link in the bucket pointing outside it: refused at READY and 
   t.equal((await call('DELETE', `${REPLAYS}/${clip.id}`, member)).statusCode, 204)
   t.ok(existsSync(secret), 'deleting a replay never deletes a file outside the bucket')
 })
+
+t.test("a guest's token takes nothing down and marks no court, not even for the guest's own replay", async (t) => {
+  const s = await setup(t, { REPLAYS_GUEST: 'true', REPLAYS_REQUIRE_ACCOUNT: 'false' })
+  const { call, venue } = s
+  const session = (await call('POST', `${REPLAYS}/guest-sessions`, undefined, { court: { id: venue.court1.id } })).json()
+  const guest = { authorization: `Bearer ${session.token}` }
+  const replay = (await call('POST', REPLAYS, guest, { court: { id: venue.court1.id } })).json()
+  const takedown = await call('POST', `${ADMIN}/${replay.id}/takedown`, guest, { reason: 'mine' })
+  t.ok([401, 403].includes(takedown.statusCode), `takedown: ${takedown.statusCode}`)
+  errorOf(takedown)
+  const mark = await call('POST', `/apis/v2/admin/courts/${venue.court1.id}/do-not-film`, guest, { start: '2026-03-01T10:00:00Z', end: '2026-03-01T11:00:00Z', reason: 'x' })
+  t.ok([401, 403].includes(mark.statusCode), `do not film: ${mark.statusCode}`)
+  t.equal((await call('GET', `${REPLAYS}/${replay.id}`, guest)).json().status, 'REQUESTED', 'nothing changed')
+})
