@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
-import type { AgentHealth, Clip, ClipRequest, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import type { AgentHealth, Clip, ClipRequest, DoNotFilm, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
 import { LocalPassword } from './access/local-password.js'
 import { SessionStore, SignInAttempts } from './access/sessions.js'
 import { addressTowards, chooseHttpHost } from './bind-address.js'
@@ -26,6 +26,7 @@ import { Decoders, DecodersBusyError } from './decoders.js'
 import { buildLocalApi, HttpError, type LocalAccess } from './http.js'
 import type { Identity } from './identity.js'
 import type { Logger } from './log.js'
+import { camerasToRecord } from './recorder/do-not-film.js'
 import { snapshotArgs } from './recorder/pipeline.js'
 import type { FfmpegRunner } from './recorder/runner.js'
 import { listSegments } from './recorder/segments.js'
@@ -47,6 +48,12 @@ export interface AgentOptions {
 
 /** The recordings' size is a walk over every segment: counted at most this often. */
 const RECORDINGS_SIZE_MS = 10_000
+
+/**
+ * The longest wait before deciding again which cameras record: a clock set back or forward (NTP after
+ * a cold start) moves the next boundary, so it is looked at again at least this often.
+ */
+const FILMING_RECHECK_MS = 60_000
 
 /** Sign-ins per client address per window: enough for an installer's typos, too few to guess. */
 const SIGN_IN_ATTEMPTS = 10
@@ -72,11 +79,17 @@ export class Agent {
   private polling?: Promise<void>
   private pendingUpdate: PendingUpdate | null = null
   private serverConfig: ReplayServerConfig | undefined
+  /** The courts not to be filmed, and when, as the server last said. */
+  private doNotFilm: DoNotFilm[] = []
+  private paused: string[] = []
+  private filmingTimer?: NodeJS.Timeout
+  private readonly clock: Clock
   private recordingsSize?: { at: number; bytes: number | null }
 
   constructor(private readonly options: AgentOptions) {
     const { config, identity, runner, log } = options
     const clock = options.clock ?? systemClock
+    this.clock = clock
     this.state = new StateStore(config.stateDir)
     mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
     this.boxKey = loadOrCreateBoxKey(config.stateDir)
@@ -178,7 +191,7 @@ export class Agent {
     if (saved.config && saved.accessToken) {
       log.info({ cameras: saved.config.cameras.length }, 'resuming with the last approved configuration')
       this.poller.status = 'APPROVED'
-      await this.applyConfig(saved.config)
+      await this.applyConfig(saved.config, saved.doNotFilm ?? [])
     }
     this.http = await buildLocalApi(
       {
@@ -210,6 +223,7 @@ export class Agent {
   /** Stops polling, then every camera gracefully (so each last segment is playable), then the API. */
   async stop(): Promise<void> {
     this.abort.abort()
+    clearTimeout(this.filmingTimer)
     this.cleanup.stop()
     await this.polling
     await this.recorder.stopAll()
@@ -267,7 +281,7 @@ export class Agent {
       this.updater.polled()
     }
     if (answer.status === 'APPROVED') {
-      if (answer.config) await this.applyConfig(answer.config)
+      if (answer.config) await this.applyConfig(answer.config, answer.doNotFilm ?? [])
       this.stepUpdate(answer.pendingUpdate)
       // Also on the first answer after a start: replays this box began before it restarted are no longer
       // counted as waiting (REQUESTED) but still listed for it (EXPORTING, UPLOADING).
@@ -277,6 +291,7 @@ export class Agent {
       }
     } else {
       this.serverConfig = undefined
+      clearTimeout(this.filmingTimer)
       this.cleanup.setEnabled(false)
       await this.recorder.stopAll()
     }
@@ -287,10 +302,34 @@ export class Agent {
     void this.updater.onPending(pending).catch((err: unknown) => this.options.log.error({ err: (err as Error).message }, 'update step failed'))
   }
 
-  private async applyConfig(config: ReplayServerConfig): Promise<void> {
+  private async applyConfig(config: ReplayServerConfig, doNotFilm: DoNotFilm[]): Promise<void> {
     this.serverConfig = config
+    this.doNotFilm = doNotFilm
     this.cleanup.setEnabled(config.cleanupEnabled)
-    await this.recorder.apply(config.cameras)
+    await this.applyFilming()
+  }
+
+  /**
+   * Records the cameras camerasToRecord says record now, and comes back at its next boundary (a
+   * "do not film" interval starting or ending), whether or not the server is reachable then.
+   */
+  private async applyFilming(): Promise<void> {
+    clearTimeout(this.filmingTimer)
+    const config = this.serverConfig
+    if (!config || this.abort.signal.aborted) return
+    const now = this.clock.now()
+    const plan = camerasToRecord(config.cameras, this.doNotFilm, now)
+    if (plan.paused.join() !== this.paused.join()) {
+      this.options.log.info({ paused: plan.paused, until: plan.nextChangeAt?.toISOString() ?? null }, 'cameras held off for "do not film" intervals changed')
+      this.paused = plan.paused
+    }
+    await this.recorder.apply(plan.cameras)
+    if (plan.nextChangeAt === null) return
+    const wait = Math.min(Math.max(plan.nextChangeAt.getTime() - now.getTime(), 0), FILMING_RECHECK_MS)
+    this.filmingTimer = setTimeout(() => {
+      this.applyFilming().catch((err: unknown) => this.options.log.error({ err: (err as Error).message }, 'applying "do not film" intervals failed'))
+    }, wait)
+    this.filmingTimer.unref()
   }
 
   /** The checks that need no process, then a picture through the decoders' gate. */

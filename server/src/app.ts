@@ -17,6 +17,7 @@ import replayRoutes from './replays/routes.js'
 import footageAccessRoutes from './footage-access/routes.js'
 import consoleRoutes from './console/routes.js'
 import replayPageRoutes from './replay-page/routes.js'
+import doNotFilmRoutes from './do-not-film/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -144,6 +145,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(footageAccessRoutes)
   // The court page players open from the sign's QR code (issue 25).
   await app.register(replayPageRoutes)
+  await app.register(doNotFilmRoutes)
   // The admin console (issue 17): a page over the routes above.
   await app.register(consoleRoutes)
 

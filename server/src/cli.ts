@@ -19,6 +19,8 @@ import { createUser, findUserByEmail, toUser, userRecord } from './users/service
 import { venueCommands } from './venue/cli.js'
 import { replayPageCommands } from './replay-page/cli.js'
 import { footageCommands } from './footage-access/cli.js'
+import { replayCommands } from './replays/cli.js'
+import { doNotFilmCommands } from './do-not-film/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -200,6 +202,8 @@ export const commands: Record<string, Command> = {
   ...venueCommands,
   ...replayPageCommands,
   ...footageCommands,
+  ...replayCommands,
+  ...doNotFilmCommands,
   ...membershipCommands,
   ...jobCommands,
   ...productCommands

@@ -17,7 +17,7 @@ t.test('the console approves and configures a box; the box page follows it', asy
   t.teardown(() => server.stop())
   const admin = await server.user('admin')
   const areaId = await server.area()
-  await server.court(areaId)
+  const courtId = await server.court(areaId)
   const camera = await testCameraFile(dir)
   const deviceId = `console-box-${Date.now()}`
   const agent = new TestAgent({ serverUrl: server.url, dir: join(dir, 'box'), deviceId, httpPort: await freePort() })
@@ -145,6 +145,20 @@ t.test('the console approves and configures a box; the box page follows it', asy
     await row.waitFor()
     t.match(await row.innerText(), new RegExp(`admin ${admin.id}[\\s\\S]*replay[\\s\\S]*${courtId}[\\s\\S]*cam-1`))
     await consolePage.screenshot('console-footage-log')
+  })
+
+  await t.test('the console: a replay taken down with the reason typed in its row', async (t) => {
+    const { page } = consolePage
+    const member = await server.user('member')
+    const asked = await server.call('POST', '/apis/v2/replays', member.authorization, { court: { id: courtId }, seconds: 5 })
+    t.equal(asked.status, 201)
+    await page.getByRole('link', { name: 'Replays' }).click()
+    await page.getByLabel(`Why replay ${asked.json.id} is taken down`).fill('a parent asked')
+    await page.getByRole('button', { name: 'Take down' }).click()
+    await page.getByText('Replay taken down: its clip is deleted.').waitFor()
+    await page.locator('td', { hasText: 'TAKEN_DOWN (a parent asked)' }).waitFor()
+    const stored = (await server.call('GET', `/apis/v2/replays/${asked.json.id}`, admin.authorization)).json
+    t.match(stored, { status: 'TAKEN_DOWN', takedown: { by: { id: admin.id }, reason: 'a parent asked' } })
   })
 
   await t.test('the console: its tokens stay out of URLs and localStorage; signing out revokes them', async (t) => {

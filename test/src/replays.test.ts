@@ -6,9 +6,10 @@ import t from 'tap'
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { openBucket } from '@club/storage'
 import { FakeGcs } from './fake-gcs.js'
 import { gcsCredentials, s3Credentials, startS3 } from './stores.js'
-import { TestAgent, TestServer, ffprobe, freePort, tempDir, testCameraFile, waitFor } from './support.js'
+import { TestAgent, ffprobe, freePort, serverWithTwoCourts, tempDir, testCameraFile, waitFor } from './support.js'
 
 const ADMIN = '/apis/v2/admin/replay-servers'
 const REPLAYS = '/apis/v2/replays'
@@ -28,20 +29,12 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
   // The store honours links signed with the server's key (the server signs the download links).
   gcs.trust((JSON.parse(readFileSync(credentials, 'utf8')) as { private_key: string }).private_key)
   const port = await freePort()
-  const server = new TestServer(dir, {
+  const { server, admin, staff, member, areaId, courtA, courtB } = await serverWithTwoCourts(t, dir, {
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     REPLAYS_REQUIRE_PACKAGE: 'true',
     REPLAY_REQUEST_TIMEOUT_SECONDS: '8',
     REPLAY_STORAGE_CREDENTIALS: credentials
   }, port)
-  await server.start()
-  t.teardown(() => server.stop())
-  const admin = await server.admin()
-  const staff = await server.user('staff')
-  const member = await server.user('member')
-  const areaId = await server.area()
-  const courtA = await server.court(areaId)
-  const courtB = await server.court(areaId)
 
   // The member's three REPLAY items.
   const template = await server.call('POST', '/apis/v2/templates', staff.authorization, {
@@ -164,6 +157,31 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
     t.equal(failed.reason, 'box_unreachable')
     const fresh = (await server.call('GET', `/apis/v2/packages/${more.json.id}`, member.authorization)).json
     t.equal(fresh.items.items[0].remainingItems, 3, 'the item is given back')
+  })
+
+  // A link signed now for the object's key: whether the store still holds it, whatever links were given out.
+  const bucketA = await openBucket('s3://clips/venue-a', { credentialsPath: s3Credentials(dir, s3.endpoint) })
+  const stored = async (id: string) => (await fetch(await bucketA.signedUrl(`s3://clips/venue-a/cam-a/${id}.mp4`, { expiresInSeconds: 60, now: new Date() }))).status
+
+  await t.test('staff take an s3:// replay down: the object leaves the store at once, the old link answers 404, the replay reads TAKEN_DOWN', async (t) => {
+    const replay = await ready((await ask(courtA)).json.id)
+    t.equal(await stored(replay.id), 200, 'stored before')
+    const refused = await server.call('POST', `/apis/v2/admin/replays/${replay.id}/takedown`, member.authorization, { reason: 'mine' })
+    t.equal(refused.status, 403, 'not by a member')
+    const done = await server.call('POST', `/apis/v2/admin/replays/${replay.id}/takedown`, staff.authorization, { reason: 'a parent asked' })
+    t.equal(done.status, 200)
+    t.equal(await stored(replay.id), 404, 'gone from the store at once')
+    t.equal((await fetch(replay.downloadUrl)).status, 404, 'the presigned link given out before answers 404')
+    const after = (await server.call('GET', `${REPLAYS}/${replay.id}`, member.authorization)).json
+    t.equal(after.status, 'TAKEN_DOWN')
+    t.notOk('downloadUrl' in after)
+  })
+
+  await t.test("a player's DELETE of an s3:// replay: the object leaves the store at once", async (t) => {
+    const replay = await ready((await ask(courtA)).json.id)
+    t.equal((await server.call('DELETE', `${REPLAYS}/${replay.id}`, member.authorization)).status, 204)
+    t.equal(await stored(replay.id), 404, 'gone before any cleanup')
+    t.equal((await fetch(replay.downloadUrl)).status, 404)
   })
 })
 

@@ -2,10 +2,10 @@
 // API, in process on loopback), gs:// against FakeGcs (the JSON API's resumable uploads), file://
 // against a folder. Upload, a signed link that downloads the same bytes, delete.
 import t from 'tap'
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { FileBucket, locationInBucket, openBucket } from '@club/storage'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import { BucketObjectMissingError, FileBucket, checkLocation, locationInBucket, openBucket } from '@club/storage'
 import { FakeGcs } from './fake-gcs.js'
 import { gcsCredentials, startS3, s3Credentials } from './stores.js'
 import { tempDir } from './support.js'
@@ -111,4 +111,49 @@ t.test('a location is in a bucket only below its bucket and prefix, once decoded
   ]
   for (const [bucket, location, inside] of cases) t.equal(locationInBucket(bucket, location), inside, `${location} in ${bucket}`)
   t.throws(() => new FileBucket('file:///srv/clips', '/srv/clips').pathOf('file:///srv/clips/%2e%2e/etc/passwd'), /not in this bucket/)
+})
+
+t.test('file:// follows no symbolic link out of the folder: on upload, on read, on delete, and checkLocation says so', async (t) => {
+  const dir = tempDir(t)
+  const root = join(dir, 'bucket')
+  const url = pathToFileURL(root).href
+  const bucket = new FileBucket(url, root)
+  const clip = clipFile(dir)
+  const outside = join(dir, 'outside')
+  mkdirSync(outside)
+  const secret = join(outside, 'passwd')
+  writeFileSync(secret, 'root:x:0:0\n')
+  const inBucket = (path: string) => pathToFileURL(join(root, path)).href
+
+  const stored = await bucket.upload(clip.path, 'cam-a/r1.mp4')
+  const opened = await bucket.openForRead(stored)
+  t.equal(opened.size, clip.bytes.length, 'a real clip reads')
+  await opened.handle.close()
+  await checkLocation(url, stored)
+
+  symlinkSync(secret, join(root, 'cam-a', 'link.mp4'))
+  await t.rejects(bucket.openForRead(inBucket('cam-a/link.mp4')), /leads out of this bucket/, 'a link to a file outside is refused on read')
+  await t.rejects(checkLocation(url, inBucket('cam-a/link.mp4')), /leads out of this bucket/)
+  symlinkSync(outside, join(root, 'elsewhere'))
+  await t.rejects(bucket.openForRead(inBucket('elsewhere/passwd')), /leads out of this bucket/, 'so is a linked folder')
+  await t.rejects(bucket.upload(clip.path, 'elsewhere/new.mp4'), /leads out of this bucket/, 'an upload into a linked folder is refused')
+  t.notOk(existsSync(join(outside, 'new.mp4')))
+  await t.rejects(bucket.remove(inBucket('elsewhere/passwd')), /leads out of this bucket/, 'a delete through a linked folder is refused')
+  t.ok(existsSync(secret))
+
+  // A link waiting where a clip will be uploaded: replaced, never written through.
+  symlinkSync(secret, join(root, 'cam-a', 'r2.mp4'))
+  await bucket.upload(clip.path, 'cam-a/r2.mp4')
+  t.equal(readFileSync(secret, 'utf8'), 'root:x:0:0\n', 'the file outside is untouched')
+  t.ok(readFileSync(join(root, 'cam-a', 'r2.mp4')).equals(clip.bytes))
+  await t.rejects(bucket.upload(clip.path, '../escape.mp4'), /not in this bucket/)
+
+  await bucket.remove(inBucket('cam-a/link.mp4'))
+  t.ok(existsSync(secret), 'removing a link removes the link, not its target')
+  await t.rejects(bucket.openForRead(inBucket('cam-a/none.mp4')), BucketObjectMissingError)
+  // The same rule for every caller: the agent's clip export stores through this driver too.
+  const linkedRoot = join(dir, 'linked-bucket')
+  symlinkSync(root, linkedRoot)
+  const viaLink = new FileBucket(pathToFileURL(linkedRoot).href, linkedRoot)
+  t.ok((await viaLink.realPathOf(pathToFileURL(join(linkedRoot, 'cam-a', 'r1.mp4')).href)).startsWith(root), 'a bucket folder reached through a link is its real folder')
 })

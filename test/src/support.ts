@@ -119,6 +119,23 @@ export class TestServer {
   }
 }
 
+/**
+ * A started server (stopped on teardown) with an admin, a member of staff, a member and one area of two
+ * courts: where the replay tests begin.
+ */
+export async function serverWithTwoCourts(t: Teardown, dir: string, env: Record<string, string> = {}, port = 0) {
+  const server = new TestServer(dir, env, port)
+  await server.start()
+  t.teardown(() => server.stop())
+  const admin = await server.admin()
+  const staff = await server.user('staff')
+  const member = await server.user('member')
+  const areaId = await server.area()
+  const courtA = await server.court(areaId)
+  const courtB = await server.court(areaId)
+  return { server, admin, staff, member, areaId, courtA, courtB }
+}
+
 async function ffmpeg(args: string[]): Promise<void> {
   await execFileAsync('ffmpeg', ['-hide_banner', '-loglevel', 'error', '-y', ...args])
 }

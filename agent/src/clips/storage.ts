@@ -1,7 +1,7 @@
 // Where finished clips go: the configuration's cloudStorageBucket, through a driver per scheme.
-// A file:// bucket is built in; a cloud driver implements the same interface.
-import { copyFile, mkdir } from 'node:fs/promises'
-import { dirname, join } from 'node:path'
+// A file:// bucket is @club/storage's FileBucket, the one the server reads it with (a symbolic link
+// in the folder leading out of it is refused on upload as on download).
+import { FileBucket } from '@club/storage'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 export interface ClipStorage {
@@ -13,18 +13,6 @@ export class UnsupportedBucketError extends Error {
   override name = 'UnsupportedBucketError'
 }
 
-/** A bucket that is a folder (a local disk or a mounted share). */
-export class FileBucketStorage implements ClipStorage {
-  constructor(private readonly root: string) {}
-
-  async upload(localPath: string, key: string): Promise<string> {
-    const target = join(this.root, key)
-    await mkdir(dirname(target), { recursive: true })
-    await copyFile(localPath, target)
-    return pathToFileURL(target).href
-  }
-}
-
 /** No bucket configured: the clip stays in the clips folder and that is its location. */
 export class LocalClipStorage implements ClipStorage {
   async upload(localPath: string): Promise<string> {
@@ -34,6 +22,6 @@ export class LocalClipStorage implements ClipStorage {
 
 export function storageFor(bucket: string | undefined): ClipStorage {
   if (!bucket) return new LocalClipStorage()
-  if (bucket.startsWith('file://')) return new FileBucketStorage(fileURLToPath(bucket))
+  if (bucket.startsWith('file://')) return new FileBucket(bucket, fileURLToPath(bucket))
   throw new UnsupportedBucketError(`no storage driver for ${bucket.split(':')[0]}:// buckets on this agent (file:// is built in)`)
 }

@@ -162,3 +162,15 @@ t.test('a registration the server refuses (a clock off by minutes) is retried wi
   t.equal(await f.poller.step(), 0, 'once the clock is right, registered')
   t.equal(f.state.load().serverId, 'sid-1')
 })
+
+t.test('the "do not film" intervals of an answer are kept with its configuration, and go when an answer has none', async (t) => {
+  const doNotFilm = [{ court: { id: 'c1' }, start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T12:00:00.000Z' }]
+  const withIntervals: Handler = (_req, res) =>
+    json(res, 200, { status: 'APPROVED', accessToken: 'tok', area: { id: 'a1' }, config: { cleanupEnabled: false, cameras: [] }, doNotFilm }, { etag: '"v2"' })
+  const f = await fixture(t, [registered, withIntervals, approved])
+  await f.poller.step()
+  await f.poller.step()
+  t.same(f.state.load().doNotFilm, doNotFilm, 'a box restarted without the server still knows them')
+  await f.poller.step()
+  t.notOk('doNotFilm' in f.state.load(), 'an answer without any clears them')
+})

@@ -149,10 +149,10 @@ export class StatusPoller {
     this.area = answer.status === 'APPROVED' ? (answer.area ?? null) : null
     this.replayRequests = answer.replayRequests ?? 0
     if (answer.status === 'APPROVED') {
-      state.update((s) => ({ ...s, accessToken: answer.accessToken ?? s.accessToken, config: answer.config ?? s.config }))
+      state.update((s) => ({ ...s, accessToken: answer.accessToken ?? s.accessToken, config: answer.config ?? s.config, doNotFilm: answer.doNotFilm }))
       if (previous !== 'APPROVED') log.info({ deviceId: identity.deviceId, area: answer.area?.id }, 'approved')
     } else {
-      state.update((s) => ({ ...s, accessToken: undefined, config: undefined }))
+      state.update((s) => ({ ...s, accessToken: undefined, config: undefined, doNotFilm: undefined }))
       if (previous !== answer.status) {
         const message = answer.status === 'PENDING' ? 'waiting for approval by an admin' : `the server answered ${answer.status}: not recording`
         log.info({ deviceId: identity.deviceId, hostname: identity.hostname, status: answer.status }, message)

@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import { closeSync, constants, fchownSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ReplayServerConfig } from '@club/contract'
+import type { DoNotFilm, ReplayServerConfig } from '@club/contract'
 
 export interface AgentState {
   serverId?: string
@@ -11,6 +11,8 @@ export interface AgentState {
   accessToken?: string
   /** The last configuration the server approved; recording resumes with it while the server is away. */
   config?: ReplayServerConfig
+  /** The "do not film" intervals that came with it: a box restarted during one, with the server away, still keeps it. */
+  doNotFilm?: DoNotFilm[]
 }
 
 export class StateStore {

@@ -221,6 +221,10 @@ export const PendingUpdate = Type.Object({
 })
 export type PendingUpdate = Static<typeof PendingUpdate>
 
+/** A court of the box's area not to be filmed from start to end ("do not film", set by staff). */
+export const DoNotFilm = Type.Object({ court: ItemRef, start: DateTime(), end: DateTime() })
+export type DoNotFilm = Static<typeof DoNotFilm>
+
 export const ReplayServerStatusAnswer = Type.Object({
   status: ReplayServerStatus,
   accessToken: Type.Optional(Type.String({ description: 'Present only when approved' })),
@@ -229,6 +233,14 @@ export const ReplayServerStatusAnswer = Type.Object({
   config: Type.Optional(ReplayServerConfig),
   replayRequests: Type.Optional(
     Type.Integer({ minimum: 1, description: 'Replays waiting for this box (absent when none): fetch them from the device replay routes' })
+  ),
+  doNotFilm: Type.Optional(
+    Type.Array(DoNotFilm, {
+      maxItems: 100,
+      description:
+        'Intervals under way or to come in which courts of its area are not to be filmed, soonest first (absent when none): ' +
+        'the box records no camera that films such a court from start to end, by its own clock'
+    })
   )
 })
 export type ReplayServerStatusAnswer = Static<typeof ReplayServerStatusAnswer>

@@ -4,7 +4,7 @@ import Type, { type Static } from 'typebox'
 import { AuthErrors, Collection, DateTime, ErrorBody, IdParams, ItemRef, Links, Nullable, PageQuery, PagedCollection, bearerSecurity, defineRoutes, noSecurity, scopedSecurity } from './common.js'
 import { CameraId } from './replay-servers.js'
 
-export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED'])
+export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED', 'TAKEN_DOWN'])
 export type ReplayStatus = Static<typeof ReplayStatus>
 
 /** Why a replay failed. The box may name others; these are the ones the platform itself knows. */
@@ -50,6 +50,16 @@ export const Replay = Type.Object({
   sizeBytes: Nullable(Type.Integer()),
   downloadUrl: Type.Optional(Type.String({ description: 'When READY: a link valid REPLAY_URL_TTL_SECONDS' })),
   downloadUrlExpiresAt: Type.Optional(DateTime()),
+  takedown: Type.Optional(
+    Type.Object(
+      {
+        date: DateTime(),
+        by: Type.Optional(Type.Union([ItemRef, Type.Null()], { description: 'Staff and admins only: who took it down; null: from the club command line' })),
+        reason: Type.Optional(Type.String({ description: 'Staff and admins only: why, as they typed it' }))
+      },
+      { description: 'When TAKEN_DOWN: its clip was deleted by staff. The owner sees when; staff and admins also who and why' }
+    )
+  ),
   createdDate: DateTime(),
   updatedDate: DateTime(),
   _links: Links
@@ -108,6 +118,12 @@ export type DeviceReplayStatusChange = Static<typeof DeviceReplayStatusChange>
 
 const errors = { 400: ErrorBody, ...AuthErrors, 404: ErrorBody }
 
+export const ReplayTakedownRequest = Type.Object(
+  { reason: Type.String({ minLength: 1, maxLength: 500, pattern: '\\S', description: 'Why it is taken down; kept with the replay, shown to staff' }) },
+  { additionalProperties: false }
+)
+export type ReplayTakedownRequest = Static<typeof ReplayTakedownRequest>
+
 export const replayRoutes = defineRoutes({
   create: {
     method: 'POST',
@@ -158,10 +174,13 @@ export const replayRoutes = defineRoutes({
     schema: {
       operationId: 'deleteReplay',
       summary: 'Remove a replay: its stored clip and its record',
+      description:
+        'The clip leaves the bucket at once, before the record goes: its download links stop working (502 when the bucket ' +
+        'cannot delete it now; nothing changes). A replay taken down by staff keeps its record: 409.',
       tags: ['replays'],
       security: scopedSecurity('replays'),
       params: IdParams,
-      response: { 204: Type.Null(), ...errors }
+      response: { 204: Type.Null(), ...errors, 409: ErrorBody, 502: ErrorBody }
     }
   },
   download: {
@@ -170,12 +189,35 @@ export const replayRoutes = defineRoutes({
     schema: {
       operationId: 'getReplayDownload',
       summary: 'The clip of a replay kept in a file:// bucket, by its signed link',
-      description: 'No authorization: the signature is the credential. 403 once expired or when the signature does not match.',
+      description:
+        'No authorization: the signature is the credential. 403 once expired or when the signature does not match; 404 when ' +
+        'the clip is no longer stored, or its location leads out of its bucket (a symbolic link); 410 once taken down.',
       tags: ['replays'],
       security: noSecurity,
       params: IdParams,
       querystring: ReplayDownloadQuery,
-      response: { 200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'video/mp4' }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody }
+      response: { 200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'video/mp4' }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 410: ErrorBody }
+    }
+  }
+})
+
+export const replayAdminRoutes = defineRoutes({
+  takedown: {
+    method: 'POST',
+    url: '/apis/v2/admin/replays/:id/takedown',
+    schema: {
+      operationId: 'createReplayTakedown',
+      summary: 'Take a replay down: its clip leaves the bucket, the record stays TAKEN_DOWN with who and why',
+      description:
+        'Staff and admins, any replay. The clip is deleted from the bucket at once (file://, s3:// or gs://), so every ' +
+        'download link given out stops working; a replay still being made is stopped (its package item is given back) and ' +
+        'a clip the box uploads afterwards is deleted when it reports it. 409: taken down already; 502: the bucket could not ' +
+        'delete the clip now: the replay is TAKEN_DOWN and no link is given out, ask again to delete the clip.',
+      tags: ['replays'],
+      security: bearerSecurity,
+      params: IdParams,
+      body: ReplayTakedownRequest,
+      response: { 200: Replay, ...errors, 409: ErrorBody, 502: ErrorBody }
     }
   }
 })
@@ -205,7 +247,9 @@ export const replayDeviceRoutes = defineRoutes({
       summary: "A replay's progress as the box reports it",
       description:
         'EXPORTING, UPLOADING, READY (with where the clip is) or FAILED (with a reason). A replay already READY, FAILED or ' +
-        'EXPIRED is final: 409.',
+        'EXPIRED is final: 409. So is a replay taken down meanwhile; a clip it reports READY is deleted from the bucket. ' +
+        'READY is 400 unless its location is in the box\'s cloudStorageBucket (for file://, where it really is: a symbolic ' +
+        'link leading out of the folder is refused, as is a location with no file).',
       tags: ['replay-servers'],
       security: bearerSecurity,
       params: IdParams,

@@ -697,6 +697,22 @@ export interface ReplaysTable {
   redemption_id: string | null
   created_at: string
   updated_at: string
+  /** The box's cloudStorageBucket when the clip was reported READY (0023). */
+  bucket: string | null
+  taken_down_at: string | null
+  /** Null with taken_down_at set: the `club` command line. */
+  taken_down_by: string | null
+  taken_down_reason: string | null
+}
+
+export interface DoNotFilmIntervalsTable {
+  id: string
+  court_id: string
+  start_at: string
+  end_at: string
+  reason: string
+  created_by: string | null
+  created_at: string
 }
 
 /** One look at footage (migration 0022): kept FOOTAGE_LOG_RETENTION_DAYS, read only by admins. */
@@ -768,4 +784,5 @@ export interface Database {
   replays: ReplaysTable
   replay_guests: ReplayGuestsTable
   footage_access: FootageAccessTable
+  do_not_film_intervals: DoNotFilmIntervalsTable
 }

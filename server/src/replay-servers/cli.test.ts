@@ -1,19 +1,9 @@
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import t from 'tap'
-import { runCli } from '../cli.js'
-import { testApp, type TestApp } from '../test-support/app.js'
+import { testApp } from '../test-support/app.js'
 import { storeRelease } from '../test-support/agent-releases.js'
-import { area, camera, poll, registeredBox } from './test-helpers.js'
-
-/** Runs `club ...` against the test app's database file; answers the exit code and the parsed output. */
-async function club(ctx: TestApp, ...argv: string[]) {
-  let out = ''
-  let err = ''
-  const env = { DATABASE_URL: ctx.config.DATABASE_URL, LOG_LEVEL: 'silent' }
-  const code = await runCli(argv, env, (s) => (out += s), (s) => (err += s))
-  return { code, json: out ? JSON.parse(out) : undefined, err }
-}
+import { area, camera, club, poll, registeredBox } from './test-helpers.js'
 
 t.test('an operator lists pending boxes, approves one and configures it from a shell', async (t) => {
   const ctx = await testApp(t)

@@ -6,6 +6,7 @@ import { sql } from 'kysely'
 import {
   ReplayServerConfig,
   ReplayServerTargetVersion,
+  type DoNotFilm,
   type ReplayServer,
   type ReplayServerApproval,
   type ReplayServerListQuery,
@@ -313,7 +314,7 @@ export async function replayServerStatusChanges(db: Db): Promise<number> {
  * A box's status answer, all but pendingUpdate (which depends on the version each poll reports: see
  * pendingUpdateOf), and the hash its access token must have in the database.
  */
-export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: ReplayServerStatusAnswer; tokenHash: string } {
+export function statusAnswerOf(row: PollRow, tokenKey: string, doNotFilm: readonly DoNotFilm[] = []): { answer: ReplayServerStatusAnswer; tokenHash: string } {
   if (row.status !== 'APPROVED' || row.area_id === null) return { answer: { status: row.status }, tokenHash: row.token_hash }
   const accessToken = deviceAccessToken(tokenKey, row)
   return {
@@ -323,7 +324,9 @@ export function statusAnswerOf(row: PollRow, tokenKey: string): { answer: Replay
       area: { id: row.area_id },
       config: parseConfig(row.config) ?? EMPTY_CONFIG,
       // Absent when none wait, so an idle box's answer (and its ETag) is what it always was.
-      ...(row.replay_requests > 0 ? { replayRequests: row.replay_requests } : {})
+      ...(row.replay_requests > 0 ? { replayRequests: row.replay_requests } : {}),
+      // Absent when none, for the same reason.
+      ...(doNotFilm.length > 0 ? { doNotFilm: [...doNotFilm] } : {})
     },
     // Differs from the stored one only after DEVICE_TOKEN_SECRET changed: the token in use becomes the new key's.
     tokenHash: sha256Hex(accessToken)

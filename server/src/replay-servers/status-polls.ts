@@ -20,6 +20,7 @@ import {
 } from './service.js'
 import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
+import { doNotFilmOfArea } from '../do-not-film/service.js'
 
 /** A status answer as sent: its JSON and the ETag that is its hash. */
 export interface SentStatus {
@@ -206,7 +207,11 @@ export class StatusPolls {
   private async load(serverId: string, changes: number, onWrite: () => void): Promise<Entry | null> {
     const row = await findPolledReplayServer(this.db, sha256Hex(serverId))
     if (row === null) return null
-    const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey)
+    // Read with the record, so the answer is kept until a change moves the counter (0024's triggers
+    // move it for every interval added, changed or removed). An interval that ends while kept stays in
+    // the answer: the box compares with its own clock, so it costs nothing but a few bytes.
+    const doNotFilm = row.status === 'APPROVED' && row.area_id !== null ? await doNotFilmOfArea(this.db, row.area_id, this.deps.clock.now()) : []
+    const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey, doNotFilm)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
       await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now())

@@ -1,6 +1,7 @@
 // Shared steps of the replay-server tests: register a box, poll it, make an admin and an area.
 import { randomUUID } from 'node:crypto'
 import { openDatabase } from '../db/database.js'
+import { runCli } from '../cli.js'
 import type { TestApp } from '../test-support/app.js'
 import { userWithToken } from '../test-support/app.js'
 import { deviceTokenKey, type ReplayServerDeps } from './service.js'
@@ -78,4 +79,13 @@ export async function anotherProcess(t: { teardown(fn: () => unknown): void }, c
   /** What the database holds of a record, read as that other process would. */
   const stored = (id: string) => db.selectFrom('replay_servers').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
   return { db, deps, stored }
+}
+
+/** Runs `club ...` against the test app's database file; answers the exit code and the parsed output. */
+export async function club(ctx: TestApp, ...argv: string[]) {
+  let out = ''
+  let err = ''
+  const env = { DATABASE_URL: ctx.config.DATABASE_URL, LOG_LEVEL: 'silent' }
+  const code = await runCli(argv, env, (s) => (out += s), (s) => (err += s))
+  return { code, json: out ? JSON.parse(out) : undefined, err }
 }

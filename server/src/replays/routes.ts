@@ -1,12 +1,9 @@
 // Replays: the player's routes (Bearer or API key), the signed download of a file:// clip, and the
 // box's routes (its device token) to fetch waiting replays and report their progress.
-import { createReadStream } from 'node:fs'
-import { stat } from 'node:fs/promises'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
-import { replayDeviceRoutes, replayPageRoutes, replayRoutes } from '@club/contract'
-import { hmacSha256Hex } from '../crypto.js'
-import { ForbiddenError, NotFoundError } from '../errors.js'
+import { replayAdminRoutes, replayDeviceRoutes, replayPageRoutes, replayRoutes } from '@club/contract'
+import { ForbiddenError } from '../errors.js'
 import { currentUser } from '../plugins/auth.js'
 import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
 import { createGuestSession, guestSettings } from './guests.js'
@@ -20,36 +17,19 @@ import {
   getReplay,
   listDeviceReplays,
   listReplays,
+  openReplayDownload,
   presentNewReplay,
-  replayDownloadFile,
   setDeviceReplayStatus,
-  type ReplayDeps,
+  takeDownReplay,
   type Requester
 } from './service.js'
-import { ReplayStorage } from './storage.js'
+import { replayDeps } from './deps.js'
 import type { Viewer } from '../footage-access/service.js'
 
 const replays: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
   const tokenKey = await deviceTokenKey(app.db, config, app.clock)
-  const deps: ReplayDeps = {
-    clock: app.clock,
-    settings: {
-      defaultSeconds: config.REPLAY_DEFAULT_SECONDS,
-      maxSeconds: config.REPLAY_MAX_SECONDS,
-      maxAgeSeconds: config.REPLAY_MAX_AGE_SECONDS,
-      urlTtlSeconds: config.REPLAY_URL_TTL_SECONDS,
-      requestTimeoutSeconds: config.REPLAY_REQUEST_TIMEOUT_SECONDS,
-      requirePackage: config.REPLAYS_REQUIRE_PACKAGE
-    },
-    redemption: { clock: app.clock, clubTimezone: config.CLUB_TIMEZONE, currency: config.CURRENCY, lateCancelHours: config.PACKAGE_LATE_CANCEL_HOURS },
-    storage: new ReplayStorage({
-      credentialsPath: config.REPLAY_STORAGE_CREDENTIALS,
-      // Its own key, derived: a download link proves nothing about a device token and the reverse.
-      linkKey: hmacSha256Hex(tokenKey, 'replay-download-links'),
-      publicBaseUrl: config.PUBLIC_BASE_URL
-    })
-  }
+  const deps = replayDeps(config, app.clock, tokenKey)
   const player = app.auth.playerOrGuest()
   const requester = (request: FastifyRequest): Requester =>
     request.principal?.kind === 'guest' ? { guestId: request.principal.guestId } : currentUser(request)
@@ -118,7 +98,7 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
       const row = await createReplay(app.db, request.body, viewer(request), deps)
       // Not awaited: the player's answer does not wait for the box.
       void notifyReplayServer(app.db, row.replay_server_id!, notifyDeps)
-      return reply.code(201).send(presentNewReplay(row))
+      return reply.code(201).send(presentNewReplay(row, requester(request)))
     }
   })
   app.route({ ...replayRoutes.list, onRequest: player, handler: async (request) => listReplays(app.db, request.query, viewer(request), deps) })
@@ -135,19 +115,19 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     ...replayRoutes.download,
     // Its request line is written like any other: redactUrl blanks the signature in the query.
     handler: async (request, reply) => {
-      const path = await replayDownloadFile(app.db, request.params.id, request.query.expires, request.query.signature, deps)
-      let size: number
-      try {
-        size = (await stat(path)).size
-      } catch {
-        throw new NotFoundError(`the clip of replay ${request.params.id} is no longer stored`)
-      }
+      // Opened once, where it really is: what was checked is what is sent (the stream closes it).
+      const { handle, size } = await openReplayDownload(app.db, request.params.id, request.query.expires, request.query.signature, deps)
       return reply
         .type('video/mp4')
         .header('content-length', size)
         .header('cache-control', 'private, no-store')
-        .send(createReadStream(path) as never)
+        .send(handle.createReadStream() as never)
     }
+  })
+  app.route({
+    ...replayAdminRoutes.takedown,
+    onRequest: app.auth.bearer({ roles: ['staff', 'admin'] }),
+    handler: async (request) => takeDownReplay(app.db, request.params.id, currentUser(request), request.body.reason, deps)
   })
 
   app.route({

@@ -13,16 +13,17 @@ import type {
   ReplayServerConfig,
   ReplayStatus
 } from '@club/contract'
-import { isStaff } from '../actor.js'
+import { isStaff, type Actor } from '../actor.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
+import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
+import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { collection, paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
-import { locationInBucket } from '@club/storage'
+import { BucketError, BucketObjectMissingError, checkLocation } from '@club/storage'
 import type { ReplayStorage } from './storage.js'
 
 export interface ReplaySettings {
@@ -53,10 +54,24 @@ const isGuest = (requester: Requester): requester is { guestId: string } => 'gue
 const PATH = '/apis/v2/replays'
 /** Statuses a box still has work to do in. */
 const IN_PROGRESS: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING']
-const FINAL: ReplayStatus[] = ['READY', 'FAILED', 'EXPIRED']
+const FINAL: ReplayStatus[] = ['READY', 'FAILED', 'EXPIRED', 'TAKEN_DOWN']
 
-/** The one row → API shape mapping; the download link is added by the caller when READY. */
-function toReplay(row: ReplaysTable, link?: { url: string; expiresAt: Date }): Replay {
+/**
+ * What a replay's takedown shows: when, to everyone who sees the replay; who and why only to staff
+ * (the reason may be about someone else in the picture, and names the member of staff).
+ */
+function takedownOf(row: ReplaysTable, requester: Requester | null): Replay['takedown'] {
+  if (row.taken_down_at === null) return undefined
+  if (requester === null || isGuest(requester) || !isStaff(requester)) return { date: row.taken_down_at }
+  return { date: row.taken_down_at, by: row.taken_down_by === null ? null : { id: row.taken_down_by }, reason: row.taken_down_reason ?? '' }
+}
+
+/**
+ * The one row → API shape mapping; the download link is added by the caller when READY. `requester`
+ * null: the command line, which sees what staff see.
+ */
+function toReplay(row: ReplaysTable, requester: Requester | null, link?: { url: string; expiresAt: Date }): Replay {
+  const takedown = takedownOf(row, requester)
   return {
     id: row.id,
     status: row.status,
@@ -69,6 +84,7 @@ function toReplay(row: ReplaysTable, link?: { url: string; expiresAt: Date }): R
     durationSeconds: row.duration_seconds,
     sizeBytes: row.size_bytes,
     ...(link ? { downloadUrl: link.url, downloadUrlExpiresAt: link.expiresAt.toISOString() } : {}),
+    ...(takedown ? { takedown } : {}),
     createdDate: row.created_at,
     updatedDate: row.updated_at,
     _links: { self: { href: `${PATH}/${row.id}` } }
@@ -182,6 +198,7 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
     body.cameraId
   )
   if ('missing' in choice) throw new ConflictError(choice.missing)
+  await refuseDoNotFilm(db, court.id, start, end)
 
   const id = randomUUID()
   // The item that pays for it and the replay are written together: neither can exist without the other.
@@ -216,7 +233,11 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
       package_id: paidWith?.packageId ?? null,
       redemption_id: paidWith?.redemptionId ?? null,
       created_at: now.toISOString(),
-      updated_at: now.toISOString()
+      updated_at: now.toISOString(),
+      bucket: null,
+      taken_down_at: null,
+      taken_down_by: null,
+      taken_down_reason: null
     }
     await tx.insertInto('replays').values(row).execute()
     const look: FootageLook = {
@@ -282,8 +303,8 @@ async function visibleReplay(db: DbOrTx, id: string, requester: Requester): Prom
 }
 
 /** A replay just asked for, as the requester sees it: not READY, so no link is issued. */
-export function presentNewReplay(row: ReplaysTable): Replay {
-  return toReplay(row)
+export function presentNewReplay(row: ReplaysTable, requester: Requester): Replay {
+  return toReplay(row, requester)
 }
 
 /**
@@ -295,10 +316,10 @@ async function presentReplays(db: Db, rows: readonly ReplaysTable[], viewer: Vie
   const looks: FootageLook[] = []
   const replays = await Promise.all(
     rows.map(async (row) => {
-      if (row.status !== 'READY' || row.location === null) return toReplay(row)
+      if (row.status !== 'READY' || row.location === null) return toReplay(row, viewer.who)
       const link = await deps.storage.downloadLink(row.id, row.location, now, deps.settings.urlTtlSeconds)
       looks.push({ purpose: 'DOWNLOAD_LINK', courtId: row.court_id, replayServerId: row.replay_server_id, cameraId: row.camera_id, replayId: row.id, start: row.start_at, end: row.end_at })
-      return toReplay(row, link)
+      return toReplay(row, viewer.who, link)
     })
   )
   await recordFootageAccess(db, viewer, looks, now)
@@ -335,26 +356,88 @@ export async function listReplays(db: Db, query: ReplayListQuery, viewer: Viewer
   return paged(items, Number(count.total), request, PATH, { court: query.court, status: query.status, user: query.user })
 }
 
+/**
+ * The bucket a replay's clip was stored in: as recorded when it was reported READY, or (a replay made
+ * READY before migration 0023) its box's bucket now; null when neither is known.
+ */
+async function clipBucket(db: DbOrTx, row: Pick<ReplaysTable, 'bucket' | 'replay_server_id'>): Promise<string | null> {
+  if (row.bucket !== null || row.replay_server_id === null) return row.bucket
+  const box = await db.selectFrom('replay_servers').select('config').where('id', '=', row.replay_server_id).executeTakeFirst()
+  return parseConfig(box?.config ?? null)?.cloudStorageBucket ?? null
+}
+
+/** Deletes a replay's stored clip now, or a 502 that says the bucket would not (nothing else changed). */
+async function removeClip(db: DbOrTx, row: Pick<ReplaysTable, 'id' | 'location' | 'bucket' | 'replay_server_id'>, deps: ReplayDeps): Promise<void> {
+  if (row.location === null) return
+  try {
+    await deps.storage.remove(row.location, await clipBucket(db, row))
+  } catch (err) {
+    // The bucket's own words may name its credentials' account; only what kind of failure it was.
+    const why = err instanceof BucketError ? err.message : (err as Error).name
+    throw new BadGatewayError(`the clip of replay ${quote(row.id)} could not be deleted from its bucket now (${why}): try again`)
+  }
+}
+
 /** Removes a replay: its stored clip first (a clip left behind would outlive its record), then the record. */
 export async function deleteReplay(db: Db, id: string, requester: Requester, deps: ReplayDeps): Promise<void> {
   const row = await visibleReplay(db, id, requester)
-  if (row.location !== null) await deps.storage.remove(row.location)
+  if (row.status === 'TAKEN_DOWN') throw new ConflictError(`replay ${quote(id)} was taken down by staff: its record is kept`)
+  await removeClip(db, row, deps)
   await db.transaction().execute(async (tx) => {
-    const deleted = await tx.deleteFrom('replays').where('id', '=', row.id).returning('status').executeTakeFirst()
+    const deleted = await tx.deleteFrom('replays').where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').returning('status').executeTakeFirst()
     // Only a replay still being made gives its item back: a delivered one (READY, or EXPIRED since) was
     // paid for, and a FAILED one gave it back when it failed.
     if (deleted && IN_PROGRESS.includes(deleted.status)) await giveBack(tx, row, deps)
   })
 }
 
-/** The file of a READY file:// replay, when the link's signature and expiry hold. */
-export async function replayDownloadFile(db: Db, id: string, expires: number, signature: string, deps: ReplayDeps): Promise<string> {
+/**
+ * Takes a replay down (staff, admins, or the command line when `by` is null): the row becomes
+ * TAKEN_DOWN with who, when and why in one conditional update (a second takedown, or one racing it,
+ * finds it done: 409), then its clip leaves the bucket. The status goes first so that no link is
+ * given out from then on; a clip the bucket would not delete keeps its location for the next try.
+ */
+export async function takeDownReplay(db: Db, id: string, by: Actor | null, reason: string, deps: ReplayDeps): Promise<Replay> {
+  const now = deps.clock.now().toISOString()
+  const row = await db.transaction().execute(async (tx) => {
+    const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst()
+    if (!row) throw new NotFoundError(`no replay ${quote(id)}`)
+    // Taken down already, its clip gone: nothing to do. With its clip still there, this is the retry.
+    if (row.status === 'TAKEN_DOWN') {
+      if (row.location === null) throw new ConflictError(`replay ${quote(id)} was taken down already, on ${row.taken_down_at}`)
+      return row
+    }
+    const set = { status: 'TAKEN_DOWN' as const, taken_down_at: now, taken_down_by: by?.id ?? null, taken_down_reason: reason.trim(), updated_at: now }
+    const done = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
+    if (Number(done.numUpdatedRows) !== 1) throw new ConflictError(`replay ${quote(id)} changed meanwhile: ask again`)
+    // A replay the member never received gives its item back, as a deleted one does.
+    if (IN_PROGRESS.includes(row.status)) await giveBack(tx, row, deps)
+    return { ...row, ...set }
+  })
+  await removeClip(db, row, deps)
+  await db.updateTable('replays').set({ location: null }).where('id', '=', row.id).where('location', '=', row.location).execute()
+  return toReplay({ ...row, location: null }, by ?? null)
+}
+
+/**
+ * The stored file of a READY file:// replay, opened, when the link's signature and expiry hold: only
+ * inside the bucket it was reported in, symbolic links followed (@club/storage refuses the rest). The
+ * caller closes the handle.
+ */
+export async function openReplayDownload(db: Db, id: string, expires: number, signature: string, deps: ReplayDeps) {
   if (!deps.storage.checkFileLink(id, expires, signature, deps.clock.now())) {
     throw new HttpError(403, 'this download link is not valid or has expired: ask for the replay again to get a fresh one')
   }
-  const row = await db.selectFrom('replays').select(['status', 'location']).where('id', '=', id).executeTakeFirst()
+  const row = await db.selectFrom('replays').select(['status', 'location', 'bucket', 'replay_server_id']).where('id', '=', id).executeTakeFirst()
+  if (row?.status === 'TAKEN_DOWN') throw new HttpError(410, `replay ${quote(id)} was taken down: its clip is deleted`)
   if (!row || row.status !== 'READY' || !row.location?.startsWith('file://')) throw new NotFoundError(`no stored clip of replay ${quote(id)}`)
-  return deps.storage.filePath(row.location)
+  try {
+    return await deps.storage.openFile(row.location, await clipBucket(db, row))
+  } catch (err) {
+    if (!(err instanceof BucketError)) throw err
+    // Gone, or leading out of its bucket: either way there is nothing this link may serve.
+    throw new NotFoundError(`the clip of replay ${quote(id)} is not stored in its bucket${err instanceof BucketObjectMissingError ? ' any more' : ''}`)
+  }
 }
 
 function toDeviceReplay(row: Pick<ReplaysTable, 'id' | 'status' | 'camera_id' | 'start_at' | 'end_at'>): DeviceReplay {
@@ -375,29 +458,57 @@ export async function listDeviceReplays(db: Db, replayServerId: string, deps: Re
   return collection(rows.map(toDeviceReplay), replayDeviceRoutes.list.url)
 }
 
+/**
+ * Refuses, as a 400 naming why, a READY location outside the box's bucket: by its text for s3:// and
+ * gs://, by where it really is for file:// (a symbolic link in the folder may point anywhere).
+ */
+async function checkReadyLocation(db: DbOrTx, replayServerId: string, location: string): Promise<string> {
+  const box = await db.selectFrom('replay_servers').select('config').where('id', '=', replayServerId).executeTakeFirstOrThrow()
+  const bucket = parseConfig(box.config)?.cloudStorageBucket
+  if (bucket === undefined) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket: it has none`)
+  try {
+    await checkLocation(bucket, location)
+  } catch (err) {
+    if (err instanceof BucketError) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket: ${err.message}`)
+    throw err
+  }
+  return bucket
+}
+
 /** A box's report of a replay's progress. A failure gives the package item back. */
 export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: string, change: DeviceReplayStatusChange, deps: ReplayDeps): Promise<DeviceReplay> {
   const now = deps.clock.now().toISOString()
+  // The server signs links to, serves and deletes whatever is here: only what lies in the box's own
+  // bucket once decoded (`%2e%2e` is `..`) and resolved, checked before the transaction (file system work).
+  const bucket = change.status === 'READY' ? await checkReadyLocation(db, replayServerId, change.location) : null
   const row = await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
     if (!row) throw new NotFoundError(`this box has no replay ${quote(id)}`)
     const problem = transitionError(row.status, change.status)
-    if (problem) throw new ConflictError(`replay ${row.id}: ${problem}`)
+    if (problem) return { row, problem }
     let set: Partial<ReplaysTable> = { status: change.status, updated_at: now }
     if (change.status === 'READY') {
-      const box = await tx.selectFrom('replay_servers').select('config').where('id', '=', replayServerId).executeTakeFirstOrThrow()
-      const bucket = parseConfig(box.config)?.cloudStorageBucket
-      // The server signs links to, serves and deletes whatever is here: only what lies in the box's own
-      // bucket once decoded (`%2e%2e` is `..`), and only a location that parses at all.
-      if (bucket === undefined || !locationInBucket(bucket, change.location)) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket`)
-      set = { ...set, location: change.location, duration_seconds: change.durationSeconds, size_bytes: change.sizeBytes, sha256: change.sha256 }
+      set = { ...set, location: change.location, bucket, duration_seconds: change.durationSeconds, size_bytes: change.sizeBytes, sha256: change.sha256 }
     }
     if (change.status === 'FAILED') set = { ...set, reason: change.reason }
-    await tx.updateTable('replays').set(set).where('id', '=', row.id).execute()
+    // Conditional on the status read: a takedown committed in between (PostgreSQL reads committed
+    // rows) is not overwritten by READY; the box is told, and its clip deleted, below.
+    const done = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
+    if (Number(done.numUpdatedRows) !== 1) {
+      const current = await tx.selectFrom('replays').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
+      return { row: { ...row, status: current.status }, problem: `the replay is ${current.status} already` }
+    }
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
-    return { ...row, ...set } as ReplaysTable
+    return { row: { ...row, ...set } as ReplaysTable, problem: null }
   })
-  return toDeviceReplay(row)
+  if (row.problem !== null) {
+    // Taken down while the box was cutting it: the clip it uploaded anyway leaves the bucket now.
+    if (row.row.status === 'TAKEN_DOWN' && change.status === 'READY') {
+      await removeClip(db, { ...row.row, location: change.location, bucket }, deps)
+    }
+    throw new ConflictError(`replay ${row.row.id}: ${row.problem}`)
+  }
+  return toDeviceReplay(row.row)
 }
 
 /**
@@ -409,19 +520,21 @@ export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 
   const before = new Date(now.getTime() - retentionDays * 86_400_000).toISOString()
   const rows = await db
     .selectFrom('replays')
-    .select(['id', 'location'])
-    .where('status', '!=', 'EXPIRED')
+    .select(['id', 'location', 'bucket', 'replay_server_id'])
+    // A taken-down replay stays as it is: its record is what the takedown keeps.
+    .where('status', 'not in', ['EXPIRED', 'TAKEN_DOWN'])
     .where('created_at', '<', before)
     .orderBy('created_at')
     .execute()
   let expired = 0
   for (const row of rows) {
     try {
-      if (row.location !== null) await storage.remove(row.location)
+      if (row.location !== null) await storage.remove(row.location, await clipBucket(db, row))
     } catch {
       continue
     }
-    await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).execute()
+    // Not over a takedown made since the select: its record stays TAKEN_DOWN.
+    await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').execute()
     expired++
   }
   // A guest whose token has expired can read nothing any more; once its last clip is gone too, its row

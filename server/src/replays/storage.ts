@@ -2,9 +2,8 @@
 // drivers the boxes upload with (@club/storage), with its own credentials for the bucket
 // (REPLAY_STORAGE_CREDENTIALS). A file:// bucket has no links of its own, so this server signs one and
 // serves the file (GET /apis/v2/replays/{id}/download). No key and no signature is ever logged.
-import { dirname, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { FileBucket, openBucket, parseBucketUrl, type Bucket } from '@club/storage'
+import type { FileHandle } from 'node:fs/promises'
+import { BucketError, FileBucket, openBucket, parseBucketUrl, type Bucket } from '@club/storage'
 import { hmacSha256Hex, safeEqual } from '../crypto.js'
 
 export interface ReplayStorageOptions {
@@ -45,23 +44,36 @@ export class ReplayStorage {
     return safeEqual(signature, this.fileLinkSignature(replayId, expires)) && expires * 1000 > now.getTime()
   }
 
-  /** The file of a file:// location (checked against the box's bucket when it was reported). */
-  filePath(location: string): string {
-    return resolve(fileURLToPath(location))
+  /**
+   * Opens the file:// clip at `location` for a download, held inside `bucketUrl` (the bucket it was
+   * reported in) once every symbolic link is followed: @club/storage's FileBucket refuses the rest.
+   */
+  openFile(location: string, bucketUrl: string | null): Promise<{ handle: FileHandle; size: number }> {
+    return this.fileBucket(bucketUrl).openForRead(location)
   }
 
-  /** Deletes the clip at `location`; one already gone is not an error. */
-  async remove(location: string): Promise<void> {
-    await (await this.bucketOf(location)).remove(location)
+  /**
+   * Deletes the clip at `location`; one already gone is not an error. A file:// clip only inside
+   * `bucketUrl`, the bucket it was reported in (a cloud clip is named by its own bucket).
+   */
+  async remove(location: string, bucketUrl: string | null): Promise<void> {
+    const bucket = location.startsWith('file://') ? this.fileBucket(bucketUrl) : await this.bucketOf(location)
+    await bucket.remove(location)
   }
 
   private fileLinkSignature(replayId: string, expires: number): string {
     return hmacSha256Hex(this.options.linkKey, `replay-download:${replayId}:${expires}`)
   }
 
+  /** A file:// bucket by its URL; none known (a clip of a box forgotten before 0023) is refused, not guessed. */
+  private fileBucket(bucketUrl: string | null): FileBucket {
+    const address = bucketUrl === null ? null : parseBucketUrl(bucketUrl)
+    if (address?.scheme !== 'file') throw new BucketError('the file:// bucket this clip was stored in is not known')
+    return new FileBucket(bucketUrl!, address.prefix)
+  }
+
   private bucketOf(location: string): Promise<Bucket> {
     const address = parseBucketUrl(location)
-    if (address.scheme === 'file') return Promise.resolve(new FileBucket(location, dirname(address.prefix)))
     const url = `${address.scheme}://${address.bucket}`
     let bucket = this.buckets.get(url)
     if (!bucket) {

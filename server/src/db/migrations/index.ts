@@ -22,6 +22,8 @@ import * as m0019 from './0019_replay_server_poll_address.js'
 import * as m0020 from './0020_replay_server_key_adoption.js'
 import * as m0021 from './0021_replay_guest_court.js'
 import * as m0022 from './0022_footage_access.js'
+import * as m0023 from './0023_replay_takedown.js'
+import * as m0024 from './0024_do_not_film.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -45,5 +47,7 @@ export const migrations: Record<string, Migration> = {
   '0019_replay_server_poll_address': m0019,
   '0020_replay_server_key_adoption': m0020,
   '0021_replay_guest_court': m0021,
-  '0022_footage_access': m0022
+  '0022_footage_access': m0022,
+  '0023_replay_takedown': m0023,
+  '0024_do_not_film': m0024
 }

@@ -1,6 +1,7 @@
 // Replays: every replay staff may see, by status, with its download link once it is ready (each link
-// handed out is a row of the footage access log), under the notice of what is recorded.
-import type { ReplayCollection, ReplayStatus } from '@club/contract'
+// handed out is a row of the footage access log), under the notice of what is recorded, and a
+// takedown (with the reason typed) for any of them.
+import type { Replay, ReplayCollection, ReplayStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatBytes, formatTime } from '../shared/format.js'
 import type { PageView } from './main.js'
@@ -8,13 +9,43 @@ import { footageNotice } from './footage.js'
 import { listTable, pager } from './paging.js'
 
 const IPP = 20
-const STATUSES: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED']
+const STATUSES: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED', 'TAKEN_DOWN']
+
+/** What the status column says: the failure's reason, or the takedown's. */
+export function statusText(replay: Pick<Replay, 'status' | 'reason' | 'takedown'>): string {
+  if (replay.takedown?.reason) return `${replay.status} (${replay.takedown.reason})`
+  return replay.reason ? `${replay.status} (${replay.reason.replace(/_/g, ' ')})` : replay.status
+}
 
 export const replayList: PageView = (ctx, main) => {
   const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), STATUSES.map((s) => h('option', { value: s }, s)))
   const results = h('div', { 'aria-live': 'polite' })
   const problem = liveRegion('alert')
+  const done = liveRegion('status')
   let page = 1
+  // A takedown deletes the clip at once: asked for in a small form of its own, with the reason required.
+  const takedown = (r: Replay): HTMLElement => {
+    if (r.status === 'TAKEN_DOWN') return h('span', {}, '—')
+    const reason = h('input', { type: 'text', name: 'reason', required: true, maxlength: 500, 'aria-label': `Why replay ${r.id} is taken down` })
+    return h(
+      'form',
+      {
+        class: 'inline',
+        onsubmit: async (e: Event) => {
+          e.preventDefault()
+          try {
+            await ctx.session.call('POST', `/apis/v2/admin/replays/${encodeURIComponent(r.id)}/takedown`, { reason: reason.value })
+            done.textContent = 'Replay taken down: its clip is deleted.'
+            void load()
+          } catch (err) {
+            problem.textContent = `The replay could not be taken down: ${(err as Error).message}`
+          }
+        }
+      },
+      reason,
+      h('button', { type: 'submit', class: 'danger' }, 'Take down')
+    )
+  }
   const load = async () => {
     const query = new URLSearchParams({ page: String(page), ipp: String(IPP), ...(status.value ? { status: status.value } : {}) })
     try {
@@ -25,15 +56,16 @@ export const replayList: PageView = (ctx, main) => {
         answer.items.length === 0
           ? h('p', {}, 'No replay matches.')
           : listTable(
-              ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download'],
+              ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download', 'Take down'],
               answer.items.map((r) => [
                 formatTime(r.createdDate),
                 r.court.id,
                 r.camera.id,
-                r.reason ? `${r.status} (${r.reason.replace(/_/g, ' ')})` : r.status,
+                statusText(r),
                 r.durationSeconds !== null ? `${r.durationSeconds.toFixed(1)} s` : '—',
                 r.sizeBytes !== null ? formatBytes(r.sizeBytes) : '—',
-                r.downloadUrl ? h('a', { href: r.downloadUrl, download: '' }, 'Download') : '—'
+                r.downloadUrl ? h('a', { href: r.downloadUrl, download: '' }, 'Download') : '—',
+                takedown(r)
               ])
             ),
         pager({ page, ipp: IPP, total: answer._total }, (next) => {
@@ -49,6 +81,6 @@ export const replayList: PageView = (ctx, main) => {
     page = 1
     void load()
   })
-  show(main, heading('Replays'), footageNotice(ctx), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, results)
+  show(main, heading('Replays'), footageNotice(ctx), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, done, results)
   void load()
 }

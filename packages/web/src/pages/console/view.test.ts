@@ -1,6 +1,7 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
 import { boxName, claimText, closestField, errorField, filterBoxes, footageNoticeText, footageViewerText, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
+import { statusText } from './replays.js'
 
 t.test('a 400 message names its form field', async (t) => {
   const cases: Array<[string, string | null]> = [
@@ -156,4 +157,11 @@ t.test('the footage notice and who looked, in words', async (t) => {
   t.match(footageNoticeText({ ...notice, contact: 'privacy@club.example.org' }), /Questions about the footage: privacy@club\.example\.org\.$/)
   t.equal(footageViewerText({ actor: 'staff', user: { id: 'u1' }, guestSession: null }), 'staff u1')
   t.equal(footageViewerText({ actor: 'guest', user: null, guestSession: { id: 'g1' } }), 'guest g1')
+})
+
+t.test("a replay's status says why it failed, or why staff took it down", async (t) => {
+  t.equal(statusText({ status: 'READY' }), 'READY')
+  t.equal(statusText({ status: 'FAILED', reason: 'no_footage' }), 'FAILED (no footage)')
+  t.equal(statusText({ status: 'TAKEN_DOWN', takedown: { date: '2026-03-01T10:00:00.000Z', by: null, reason: 'a parent asked' } }), 'TAKEN_DOWN (a parent asked)')
+  t.equal(statusText({ status: 'TAKEN_DOWN', takedown: { date: '2026-03-01T10:00:00.000Z' } }), 'TAKEN_DOWN', 'without the reason (not staff): the status alone')
 })
