@@ -88,7 +88,7 @@ t.test('a replay taken down while the box cuts it: its item comes back, and the 
   t.equal(await remaining(), 2)
   t.equal((await call('POST', `${ADMIN}/${replay.id}/takedown`, admin, { reason: 'private event' })).statusCode, 200, 'admins too')
   t.equal(await remaining(), 3, 'never delivered: the item is given back')
-  t.same((await call('GET', DEVICE, device)).json(), [], 'no longer listed for the box')
+  t.same((await call('GET', DEVICE, device)).json().items, [], 'no longer listed for the box')
   const location = storedClip(s.bucketDir, `cam-1/${replay.id}.mp4`)
   const late = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location, durationSeconds: 30, sizeBytes: 28, sha256: SHA })
   t.equal(late.statusCode, 409)
