@@ -29,6 +29,9 @@ export interface GrantRun {
 export function nextGrantAfter(anchor: Anchor, after: Date): Date {
   const { index } = cycleAt(anchor, 'MONTHLY', after)
   let n = index
+  // A schedule re-anchored on its next charge (a pause, a staff correction) has grants before its
+  // anchor: a yearly plan's monthly grants count back from it.
+  while (grantDate(anchor, n - 1) > after) n--
   while (grantDate(anchor, n) <= after) n++
   return grantDate(anchor, n)
 }

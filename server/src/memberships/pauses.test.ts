@@ -11,9 +11,9 @@ const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
 type Who = { id: string; authorization: string }
 const policy = { minimumWeeks: 1, maximumWeeks: 4, pausesPerYear: 1, pauseFee: 5 }
 
-async function setup(t: Parameters<typeof testApp>[0], plan: Record<string, unknown> = { ...monthlyPlan, pausePolicy: policy }) {
+async function setup(t: Parameters<typeof testApp>[0], plan: Record<string, unknown> = { ...monthlyPlan, pausePolicy: policy }, start = '2026-01-31T09:00:00.000Z') {
   const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
-  ctx.clock.set('2026-01-31T09:00:00.000Z')
+  ctx.clock.set(start)
   const admin = await userWithToken(ctx, 'admin')
   const member = await userWithToken(ctx, 'member')
   const call = (method: 'GET' | 'POST', url: string, who: Who, payload?: unknown) =>
@@ -46,6 +46,20 @@ t.test('a three-week pause: its fee charged, the next charge and grant moved 21 
   t.match(await show(), { extendedStatus: 'ACTIVE', nextChargeDate: '2026-04-21T08:00:00.000Z', activePause: null })
   const list = (await call('GET', `${url}/pauses`, member)).json()
   t.match(list, { _total: 1, items: [{ status: 'COMPLETED' }] })
+})
+
+t.test('a two-week pause asked on 25 November moves the next charge from 25 December to 8 January, exactly 14 days', async (t) => {
+  const { ctx, member, call, url, show, run } = await setup(t, { ...monthlyPlan, pausePolicy: { ...policy, pauseFee: 0 } }, '2026-11-25T09:00:00.000Z')
+  const before = await show()
+  t.match(before, { nextChargeDate: '2026-12-25T09:00:00.000Z' })
+  t.equal((await call('POST', `${url}/pauses`, member, { pauseDurationWeeks: 2 })).statusCode, 201)
+  const paused = await show()
+  t.match(paused, { nextChargeDate: '2027-01-08T09:00:00.000Z', billingCycleEnd: '2027-01-08T09:00:00.000Z' }, 'not 9 January: the day the member would have got free')
+  if (before.nextGrantDate !== null) {
+    t.equal(Date.parse(paused.nextGrantDate) - Date.parse(before.nextGrantDate), 14 * 86_400_000, 'the next grant moved 14 days too')
+  }
+  t.match((await run('2027-01-08T09:00:00.000Z')).job.counts, { renewed: 1 })
+  t.match(await show(), { nextChargeDate: '2027-02-08T09:00:00.000Z' }, 'later periods follow from the moved charge')
 })
 
 t.test('an early resume gives back the unused days; a pending pause called off gives back all', async (t) => {
