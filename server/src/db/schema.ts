@@ -296,6 +296,9 @@ export interface PackageRedemptionsTable {
   redemption_date: string
   cancelation_date: string | null
   forfeited: number
+  /** Staff who gave the item back on purpose, past the cancellation rules, and why. */
+  given_back_by: string | null
+  given_back_reason: string | null
 }
 
 export type ProductType = 'PACKAGE' | 'MEMBERSHIP' | 'MERCHANDISE' | 'SERVICE'

@@ -312,7 +312,10 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
       set = { ...set, location: change.location, duration_seconds: change.durationSeconds, size_bytes: change.sizeBytes, sha256: change.sha256 }
     }
     if (change.status === 'FAILED') set = { ...set, reason: change.reason }
-    await tx.updateTable('replays').set(set).where('id', '=', row.id).execute()
+    // Conditional on the status read: a cancelled redemption gives its replay up at the same moment
+    // from another process (packages/redemptions.ts), and the item and the replay never both stay.
+    const written = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
+    if (Number(written.numUpdatedRows) !== 1) throw new ConflictError(`replay ${row.id} changed meanwhile; ask for its status again`)
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
     return { ...row, ...set } as ReplaysTable
   })
