@@ -115,6 +115,13 @@ export const MembershipSubscription = Type.Object({
   membership: ItemRef,
   errors: Nullable(Type.Array(ValidationError)),
   order: Nullable(ItemRef),
+  messages: Type.Optional(
+    Type.Array(Message, {
+      description:
+        'Not in the reference. ORDER answers: each correction staff or an admin made (price, charge and grant dates, timezone), oldest first: what, from, to, when and by whom'
+    })
+  ),
+  // PREVIEW only: an ORDER answer has none (the reference's note).
   summary: Nullable(MembershipSubscriptionSummary),
   _links: Links
 })
@@ -517,7 +524,9 @@ export const membershipSubscriptionChangeRoutes = defineRoutes({
       summary: "Correct a subscription's dates, timezone or price",
       description:
         'Staff only. A charge or grant date in the past, a last charge in the future or an unknown timezone is a 400. ' +
-        'A new nextChargeDate (or timezone) moves the anchor: later renewals fall on whole periods from it.',
+        'A new nextChargeDate (or timezone) moves the anchor: later renewals fall on whole periods from it. Staff may ' +
+        'lower the price or move the next charge later; raising the price or bringing the charge earlier is for admins ' +
+        '(403 naming the field). Every change is kept (who, when, from, to) and shown in the answer\'s `messages`.',
       params: IdParams,
       body: MembershipSubscriptionPatchable,
       response: { 200: MembershipSubscription, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }

@@ -217,6 +217,18 @@ export interface MembershipPausesTable {
   created_at: string
 }
 
+/** One field of a subscription corrected by staff or an admin: JSON of the API's value before and after. */
+export interface MembershipSubscriptionChangesTable {
+  id: string
+  subscription_id: string
+  field: string
+  from_value: string
+  to_value: string
+  changed_by: string
+  changed_by_role: string
+  changed_at: string
+}
+
 export interface MembershipGrantsTable {
   id: string
   subscription_id: string
@@ -710,6 +722,7 @@ export interface Database {
   membership_enrollments: MembershipEnrollmentsTable
   membership_job_runs: MembershipJobRunsTable
   membership_pauses: MembershipPausesTable
+  membership_subscription_changes: MembershipSubscriptionChangesTable
   membership_grants: MembershipGrantsTable
   regions: RegionsTable
   areas: AreasTable

@@ -21,6 +21,7 @@ import * as m0018 from './0018_replay_server_claims.js'
 import * as m0019 from './0019_replay_server_poll_address.js'
 import * as m0020 from './0020_replay_server_key_adoption.js'
 import * as m0025 from './0025_redemption_give_backs.js'
+import * as m0026 from './0026_subscription_changes.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -43,5 +44,6 @@ export const migrations: Record<string, Migration> = {
   '0018_replay_server_claims': m0018,
   '0019_replay_server_poll_address': m0019,
   '0020_replay_server_key_adoption': m0020,
-  '0025_redemption_give_backs': m0025
+  '0025_redemption_give_backs': m0025,
+  '0026_subscription_changes': m0026
 }
