@@ -102,6 +102,8 @@ export interface MembershipsTable {
   initiation_fee_minor: number
   additional_member_fee_minor: number
   duration_days: number | null
+  /** How many members a subscription of this plan covers at most, the owner included; null: no cap. */
+  max_enrollments: number | null
   /** JSON: Array<{ name, basisPoints, inclusive }> */
   taxes: string
   /** JSON: Array<{ name, basisPoints }> */
@@ -201,6 +203,8 @@ export interface MembershipEnrollmentsTable {
   /** null: open-ended; in the future: ends then; in the past: ended. */
   end_date: string | null
   created_at: string
+  /** INVITED until the user accepts (ACCEPTED) or declines (DECLINED); an invitation is never active (its end_date is its start). */
+  invitation_status: 'INVITED' | 'ACCEPTED' | 'DECLINED'
 }
 
 export interface MembershipPausesTable {

@@ -74,6 +74,8 @@ async function usingUser(tx: DbOrTx, requested: RedemptionRequest['user'], holde
     .select('e.id')
     .where('s.member_id', '=', holderId)
     .where('e.user_id', '=', id)
+    // An invitation not accepted makes no one family.
+    .where('e.invitation_status', '=', 'ACCEPTED')
     .executeTakeFirst()
   // Anyone else is refused without saying whether that user exists.
   if (!family) throw new BadRequestError('body.user.id: a member may name only themself or someone on a membership they own')

@@ -65,6 +65,7 @@ const servedOperationIds = [
   'createForumConnectAuthorization',
   'createMembership',
   'createMembershipEnrollment',
+  'createMembershipEnrollmentAcceptance',
   'createMembershipSubscription',
   'createMembershipSubscriptionPause',
   'createOrder',
