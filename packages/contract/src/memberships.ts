@@ -610,6 +610,18 @@ export const membershipPauseRoutes = defineRoutes({
       response: { 200: Collection(MembershipSubscriptionPause), ...guarded, 404: ErrorBody }
     }
   },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions/:id/pauses/:pauseId',
+    schema: {
+      ...signedIn,
+      operationId: 'getMembershipSubscriptionPause',
+      summary: 'A pause',
+      description: "The member or staff; a pause's `_links.self` names it.",
+      params: PauseParams,
+      response: { 200: MembershipSubscriptionPause, ...guarded, 404: ErrorBody }
+    }
+  },
   end: {
     method: 'POST',
     url: '/apis/v2/membership-subscriptions/:id/pauses/:pauseId/end',

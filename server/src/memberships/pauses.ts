@@ -39,7 +39,7 @@ export function toPause(row: MembershipPausesTable, currency: string, now: Date)
     status: pauseStatusOf(row, now),
     createdAt: row.created_at,
     membershipSubscription: { id: row.subscription_id },
-    _links: { self: { href: `${subscriptionPath(row.subscription_id)}/pauses` }, membershipSubscription: { href: subscriptionPath(row.subscription_id) } }
+    _links: { self: { href: `${subscriptionPath(row.subscription_id)}/pauses/${row.id}` }, membershipSubscription: { href: subscriptionPath(row.subscription_id) } }
   }
 }
 
@@ -223,6 +223,19 @@ export async function listPauses(db: DbOrTx, subscriptionId: string, actor: Acto
   }
 }
 
+/** One pause of a subscription the actor may see. */
+async function visiblePause(db: DbOrTx, subscriptionId: string, pauseId: string, actor: Actor) {
+  const row = await visibleRow(db, subscriptionId, actor)
+  const pause = await db.selectFrom('membership_pauses').selectAll().where('id', '=', pauseId).where('subscription_id', '=', subscriptionId).executeTakeFirst()
+  if (!pause) throw new NotFoundError(`pause ${pauseId.slice(0, 100)} not found`)
+  return { row, pause }
+}
+
+export async function getPause(db: DbOrTx, subscriptionId: string, pauseId: string, actor: Actor, clock: Clock): Promise<MembershipSubscriptionPause> {
+  const { row, pause } = await visiblePause(db, subscriptionId, pauseId, actor)
+  return toPause(pause, row.currency, clock.now())
+}
+
 /** Whole local calendar days from `now` until `end` in `timezone` (what an early resume gives back). */
 export function unusedDays(now: Date, end: Date, timezone: string): number {
   const today = DateTime.fromJSDate(now, { zone: timezone }).startOf('day')
@@ -235,9 +248,7 @@ export async function endPause(db: Db, subscriptionId: string, pauseId: string, 
   const now = clock.now()
   const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
-    const row = await visibleRow(tx, subscriptionId, actor)
-    const pause = await tx.selectFrom('membership_pauses').selectAll().where('id', '=', pauseId).where('subscription_id', '=', subscriptionId).executeTakeFirst()
-    if (!pause) throw new NotFoundError(`pause ${pauseId.slice(0, 100)} not found`)
+    const { row, pause } = await visiblePause(tx, subscriptionId, pauseId, actor)
     const status = pauseStatusOf(pause, now)
     if (status === 'COMPLETED') throw new ConflictError('the pause is already over')
     const back = status === 'PENDING' ? 7 * pause.weeks : unusedDays(now, new Date(pause.end_date), row.timezone)

@@ -111,6 +111,7 @@ const servedOperationIds = [
   'getMembership',
   'getMembershipEnrollment',
   'getMembershipSubscription',
+  'getMembershipSubscriptionPause',
   'getMetrics',
   'getOrder',
   'getPackage',
