@@ -156,7 +156,8 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
     .orderBy('next_charge_date')
     .orderBy('id')
     .execute()
-  const counts: Record<string, number> = {}
+  // A run that charged nothing says so (BILLING.md's jobs record what they did).
+  const counts: Record<string, number> = { renewed: 0 }
   const users: UserMembershipSubscriptionSummary[] = []
   const plans = new Map<string, Plan>()
   const expired = await expireDrafts(db, date, deps.clock.now())

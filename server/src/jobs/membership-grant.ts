@@ -49,7 +49,8 @@ export async function runGrantJob(db: Db, date: Date, deps: Pick<JobDeps, 'clock
     .orderBy('next_grant_date')
     .orderBy('id')
     .execute()
-  const counts: Record<string, number> = {}
+  // A run that granted nothing says so.
+  const counts: Record<string, number> = { granted: 0 }
   const users: UserMembershipSubscriptionSummary[] = []
   for (const { id: subscriptionId } of due) {
     const outcomes = await grantOne(db, subscriptionId, date, deps.clock.now())
