@@ -11,6 +11,7 @@ import { jobCommands, webhookCommands } from './jobs/cli.js'
 import { createClient } from './oauth2/clients.js'
 import { membershipCommands } from './memberships/cli.js'
 import { TEST_CARDS_HELP } from './payments/test-provider.js'
+import { packageCommands } from './packages/cli.js'
 import { productCommands } from './products/cli.js'
 import { deviceCommands } from './replay-servers/cli.js'
 import { agentReleaseCommands, agentReleaseOfflineCommands } from './agent-releases/cli.js'
@@ -206,7 +207,8 @@ export const commands: Record<string, Command> = {
   ...doNotFilmCommands,
   ...membershipCommands,
   ...jobCommands,
-  ...productCommands
+  ...productCommands,
+  ...packageCommands
 }
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */

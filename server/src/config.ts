@@ -87,7 +87,7 @@ export const ConfigSchema = Type.Object({
   PACKAGE_LATE_CANCEL_HOURS: Int({
     default: 0,
     maximum: 8760,
-    description: 'A redemption cancelled less than this many hours before its event or booking starts keeps its item used; 0 always gives it back'
+    description: 'A redemption gives its item back when cancelled at least this many hours before its event or booking begins; later the cancellation is refused (409); 0: until it begins'
   }),
   READINESS_TIMEOUT_MS: Int({
     default: 2000,

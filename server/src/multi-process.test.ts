@@ -6,10 +6,10 @@
 // at its very next request (read caches, status polls).
 import { spawn } from 'node:child_process'
 import { createHash, createHmac } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import t from 'tap'
 import { testPostgresDatabase } from './test-support/postgres.js'
 import { redisServer } from './test-support/redis-server.js'
@@ -47,7 +47,9 @@ const env: Record<string, string> = {
   FORUM_CONNECT_SECRET: FORUM_SECRET,
   FORUM_CONNECT_ORIGIN: FORUM,
   // The scheduler's own race is jobs/scheduler-processes.test.ts; here it would only add writes.
-  SCHEDULER: 'external'
+  SCHEDULER: 'external',
+  // Replays are paid with package items: the race of a cancelled redemption and a delivered replay.
+  REPLAYS_REQUIRE_PACKAGE: 'true'
 }
 
 interface Server {
@@ -410,6 +412,81 @@ t.test('two servers and the CLI on one database', async (t) => {
       t.equal(approved.body.status, 'APPROVED', `round ${round}`)
       t.type(approved.body.accessToken, 'string', `round ${round}: the token, at the next poll`)
     }
+  })
+
+  await t.test("a replay's redemption cancelled by the CLI while the box reports it READY: the item is spent exactly once", async (t) => {
+    const RACES = 8
+    const region = await clubJson('regions', 'create', '--name', 'Replay region')
+    const area = await clubJson('areas', 'create', '--name', 'Replay hall', '--region', region.id)
+    const court = await clubJson('courts', 'create', '--name', 'Replay court', '--area', area.id)
+    const registered = await call(a.base, 'register', '/apis/v2/replay-servers/device', { method: 'POST', json: { deviceId: 'replay-race-box' } })
+    const box = (await call(a.base, 'admin list', '/apis/v2/admin/replay-servers?deviceId=replay-race-box', { headers: bearer })).body.items[0]
+    await call(a.base, 'approve', `/apis/v2/admin/replay-servers/${box.id}/approve`, { method: 'POST', headers: bearer, json: { areaId: area.id } })
+    const bucketDir = join(dir, 'bucket')
+    mkdirSync(join(bucketDir, 'cam-1'), { recursive: true })
+    const config = await call(a.base, 'config', `/apis/v2/admin/replay-servers/${box.id}/config`, {
+      method: 'PUT',
+      headers: bearer,
+      json: { cloudStorageBucket: pathToFileURL(bucketDir).href, cameras: [{ id: 'cam-1', name: 'North', feed: 'rtsp://10.0.0.20:554/stream1', isEnabled: true, courtIds: [court.id] }] }
+    })
+    t.equal(config.status, 200, JSON.stringify(config.body))
+    const token = (await call(b.base, 'status', `/apis/v2/replay-servers/device/${registered.body.serverId}/status`)).body.accessToken as string
+    const device = { authorization: `Bearer ${token}` }
+    const template = await call(a.base, 'package template', '/apis/v2/templates', {
+      method: 'POST',
+      headers: bearer,
+      json: { name: 'Race replays', type: 'PACKAGE', data: { validityDays: 30, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: RACES }] } }
+    })
+    // A member of their own, holding this one package: their replays are paid from it alone.
+    const cliStarted = Date.now()
+    const member = await clubJson('users', 'create', '--email', 'replays@example.org', '--password', 'correct horse battery', '--role', 'member')
+    const cliMs = Date.now() - cliStarted
+    const signedIn = await call(b.base, 'login', '/apis/v2/oauth2/token', {
+      method: 'POST',
+      form: { grant_type: 'password', username: 'replays@example.org', password: 'correct horse battery' }
+    })
+    const asMember = { authorization: `Bearer ${signedIn.body.access_token}` }
+    const pkg = (await call(b.base, 'package issue', '/apis/v2/packages', { method: 'POST', headers: bearer, json: { template: { id: template.body.id }, user: { id: member.id } } })).body
+    const remaining = async () => (await call(a.base, 'package get', `/apis/v2/packages/${pkg.id}`, { headers: bearer })).body.items.items[0].remainingItems as number
+    let delivered = 0
+    for (let round = 0; round < RACES; round++) {
+      const requested = await call(a.base, 'replay', '/apis/v2/replays', { method: 'POST', headers: asMember, json: { court: { id: court.id } } })
+      t.equal(requested.status, 201, JSON.stringify(requested.body))
+      const replay = requested.body
+      // The replay's redemption is the package's newest (rounds follow one another).
+      const live = (await call(b.base, 'redemptions', `/apis/v2/packages/${pkg.id}/redemptions`, { headers: bearer })).body.items as Array<{ id: string; cancelationDate: string | null }>
+      const before = await remaining()
+      await call(a.base, 'exporting', `/apis/v2/replay-servers/device/replays/${replay.id}/status`, { method: 'PUT', headers: device, json: { status: 'EXPORTING' } })
+      const clip = join(bucketDir, 'cam-1', `${replay.id}.mp4`)
+      writeFileSync(clip, 'bytes')
+      const ready = { status: 'READY', location: pathToFileURL(clip).href, durationSeconds: 30, sizeBytes: 5, sha256: 'a'.repeat(64) }
+      const redemptionId = live[live.length - 1]!.id
+      // A CLI command takes a second or more to start (cliMs, as measured here); the box's report is
+      // sent later each round, from at once to past the CLI's time, so the two reach the database in
+      // either order across the rounds. Either order must hold.
+      const [reported, cancelled] = await Promise.all([
+        new Promise<void>((resolve) => setTimeout(resolve, Math.round((cliMs * 1.5 * round) / (RACES - 1)))).then(() =>
+          call(servers[round % 2]!.base, 'ready', `/apis/v2/replay-servers/device/replays/${replay.id}/status`, { method: 'PUT', headers: device, json: ready })
+        ),
+        club('packages', 'cancel-redemption', pkg.id, redemptionId)
+      ])
+      const status = (await call(b.base, 'replay get', `/apis/v2/replays/${replay.id}`, { headers: bearer })).body.status
+      const after = await remaining()
+      if (status === 'READY') {
+        delivered++
+        t.equal(reported.status, 200, `round ${round}: delivered`)
+        t.not(cancelled.code, 0, `round ${round}: the cancellation refused`)
+        t.match(cancelled.stderr, /its item stays spent/)
+        t.equal(after, before, `round ${round}: the item stays spent`)
+      } else {
+        t.equal(status, 'FAILED', `round ${round}: given up`)
+        t.equal(cancelled.code, 0, `round ${round}: the cancellation won`)
+        t.equal(reported.status, 409, `round ${round}: the late READY refused`)
+        t.equal(after, before + 1, `round ${round}: the item back once`)
+      }
+    }
+    t.equal(await remaining(), RACES - delivered, 'every delivered replay took one item; every cancelled one took none')
+    t.comment(`${delivered} delivered first, ${RACES - delivered} cancelled first`)
   })
 
   await t.test('no answer was a 5xx, and neither server logged a locked database', async (t) => {

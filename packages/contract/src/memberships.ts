@@ -115,6 +115,13 @@ export const MembershipSubscription = Type.Object({
   membership: ItemRef,
   errors: Nullable(Type.Array(ValidationError)),
   order: Nullable(ItemRef),
+  messages: Type.Optional(
+    Type.Array(Message, {
+      description:
+        'Not in the reference. ORDER answers: each correction staff or an admin made (price, charge and grant dates, timezone), oldest first: what, from, to, when and by whom'
+    })
+  ),
+  // PREVIEW only: an ORDER answer has none (the reference's note).
   summary: Nullable(MembershipSubscriptionSummary),
   _links: Links
 })
@@ -161,6 +168,11 @@ export const MembershipEnrollment = Type.Object({
   membership: ItemRef,
   membershipSubscription: ItemRef,
   isOwner: Nullable(Type.Boolean()),
+  invitationStatus: Type.Optional(
+    Type.Enum(['INVITED', 'ACCEPTED', 'DECLINED'], {
+      description: 'Not in the reference. An enrollment the owner asks for is an invitation until the invited user accepts it; staff enrol directly (ACCEPTED)'
+    })
+  ),
   errors: Nullable(Type.Array(ValidationError)),
   customFee: Type.Number({ default: 0 }),
   createdDate: Type.Optional(DateTime()),
@@ -229,6 +241,7 @@ export const Membership = Type.Object({
   price: Type.Number({ description: 'Per period (the whole duration for NON_RECURRING); 0 when FREE' }),
   initiationFee: Type.Number({ description: 'Added to the first charge only' }),
   additionalMemberFee: Type.Number({ description: 'Added to each charge per enrolled member besides the owner' }),
+  maxEnrollments: Nullable(Type.Integer({ description: 'How many members a subscription covers at most, the owner included (pending invitations count); null: no cap' })),
   durationDays: Nullable(Type.Integer({ description: 'NON_RECURRING only' })),
   taxes: Type.Array(MembershipTaxRate),
   fees: Type.Array(MembershipFeeRate),
@@ -254,6 +267,7 @@ const PlanFields = {
   price: Type.Optional(Amount('Per period; required unless FREE')),
   initiationFee: Type.Optional(Amount('Added to the first charge only; default 0')),
   additionalMemberFee: Type.Optional(Amount('Per enrolled member besides the owner; default 0')),
+  maxEnrollments: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100, description: 'Members a subscription covers at most, the owner included; default null (no cap)' }))),
   durationDays: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 3650, description: 'Required for NON_RECURRING, refused otherwise' }))),
   taxes: Type.Optional(Type.Array(MembershipTaxRate, { maxItems: 10 })),
   fees: Type.Optional(Type.Array(MembershipFeeRate, { maxItems: 10 })),
@@ -517,7 +531,9 @@ export const membershipSubscriptionChangeRoutes = defineRoutes({
       summary: "Correct a subscription's dates, timezone or price",
       description:
         'Staff only. A charge or grant date in the past, a last charge in the future or an unknown timezone is a 400. ' +
-        'A new nextChargeDate (or timezone) moves the anchor: later renewals fall on whole periods from it.',
+        'A new nextChargeDate (or timezone) moves the anchor: later renewals fall on whole periods from it. Staff may ' +
+        'lower the price or move the next charge later; raising the price or bringing the charge earlier is for admins ' +
+        '(403 naming the field). Every change is kept (who, when, from, to) and shown in the answer\'s `messages`.',
       params: IdParams,
       body: MembershipSubscriptionPatchable,
       response: { 200: MembershipSubscription, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
@@ -592,6 +608,18 @@ export const membershipPauseRoutes = defineRoutes({
       description: 'The member or staff.',
       params: IdParams,
       response: { 200: Collection(MembershipSubscriptionPause), ...guarded, 404: ErrorBody }
+    }
+  },
+  get: {
+    method: 'GET',
+    url: '/apis/v2/membership-subscriptions/:id/pauses/:pauseId',
+    schema: {
+      ...signedIn,
+      operationId: 'getMembershipSubscriptionPause',
+      summary: 'A pause',
+      description: "The member or staff; a pause's `_links.self` names it.",
+      params: PauseParams,
+      response: { 200: MembershipSubscriptionPause, ...guarded, 404: ErrorBody }
     }
   },
   end: {
@@ -673,7 +701,8 @@ export const membershipJobRoutes = defineRoutes({
 
 export const MembershipEnrollmentRequest = Type.Object(
   {
-    user: ItemRef,
+    user: Type.Optional(ItemRef),
+    email: Type.Optional(Type.String({ minLength: 3, maxLength: 320, description: 'The user to invite, by their e-mail, instead of user.id' })),
     customFee: Type.Optional(Amount('Staff only: added to each renewal besides the plan\'s additional member fee; default 0'))
   },
   { additionalProperties: false }
@@ -685,6 +714,12 @@ export const MembershipEnrollmentParams = Type.Object({
   enrollmentId: Type.String({ minLength: 1, maxLength: 100 })
 })
 export type MembershipEnrollmentParams = Static<typeof MembershipEnrollmentParams>
+
+export const MembershipEnrollmentAcceptance = Type.Object(
+  { accept: Type.Boolean({ description: 'true accepts the invitation, false declines it' }) },
+  { additionalProperties: false }
+)
+export type MembershipEnrollmentAcceptance = Static<typeof MembershipEnrollmentAcceptance>
 
 export const MembershipEnrollmentListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false })
 export type MembershipEnrollmentListQuery = Static<typeof MembershipEnrollmentListQuery>
@@ -719,12 +754,31 @@ export const membershipEnrollmentRoutes = defineRoutes({
       operationId: 'createMembershipEnrollment',
       summary: 'Add a member of the club to a membership',
       description:
-        "The subscription's owner or staff, while it is in force. The plan's additionalMemberFee (and the customFee, which " +
-        'only staff may set) is charged from the next renewal on, one order line each. A user holds at most one active ' +
-        'enrollment per membership type: a second is a 409 naming the first.',
+        "The subscription's owner or staff, while it is in force; the user by `user.id` or by `email`. The owner invites: " +
+        'the enrollment is INVITED, the user is told by mail, and nothing changes for them (no fee on the order, no ' +
+        'discount, no refusal of their own purchase) until they accept it (…/acceptance). Staff enrol directly. The ' +
+        "plan's additionalMemberFee (and the customFee, which only staff may set) is charged from the next renewal on, one " +
+        'order line each. A user holds at most one active enrollment per membership type: a second is a 409 naming the ' +
+        "first; past the plan's maxEnrollments (invitations not yet answered included) a 409 too.",
       params: IdParams,
       body: MembershipEnrollmentRequest,
       response: { 201: MembershipEnrollment, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  },
+  answer: {
+    method: 'POST',
+    url: '/apis/v2/membership-subscriptions/:id/enrollments/:enrollmentId/acceptance',
+    schema: {
+      ...signedIn,
+      operationId: 'createMembershipEnrollmentAcceptance',
+      summary: 'Accept or decline an invitation',
+      description:
+        'The invited user only (staff 403, anyone else 404). Accepting starts the enrollment now, under the same rules as ' +
+        "staff's direct enrolment: 409 when the user holds an active enrollment of the plan's type or is buying one, or " +
+        "when the plan's maxEnrollments is reached. An invitation already answered is a 409.",
+      params: MembershipEnrollmentParams,
+      body: MembershipEnrollmentAcceptance,
+      response: { 200: MembershipEnrollment, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
     }
   },
   get: {

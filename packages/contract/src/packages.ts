@@ -57,6 +57,8 @@ export const PackageItemRedemption = Type.Object({
   order: ItemRef,
   orderItem: ItemRef,
   cancelationDate: Nullable(DateTime()),
+  givenBackBy: Type.Optional(ItemRef),
+  givenBackReason: Type.Optional(Type.String({ description: 'Present when staff gave the item back on purpose, past the cancellation rules: who, and why' })),
   _links: Type.Record(Type.String(), Type.Unknown())
 })
 export type PackageItemRedemption = Static<typeof PackageItemRedemption>
@@ -163,6 +165,10 @@ export type RedemptionRequest = Static<typeof RedemptionRequest>
 export const RedemptionParams = Type.Object({ id: IdParams.properties.id, redemptionId: IdParams.properties.id })
 export type RedemptionParams = Static<typeof RedemptionParams>
 
+/** Staff giving an item back on purpose, past the cancellation rules. */
+export const RedemptionGiveBack = Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false })
+export type RedemptionGiveBack = Static<typeof RedemptionGiveBack>
+
 /** A refused redemption: the error shape, with one entry per constraint that did not match. */
 export const RedemptionRefused = Type.Object({ ...ErrorBody.properties, errors: Type.Optional(Type.Array(ValidationError)) })
 
@@ -267,6 +273,30 @@ export const packageRoutes = defineRoutes({
       response: { 200: PackageItemRedemption, 201: PackageItemRedemption, 400: ErrorBody, ...guarded, 409: RedemptionRefused }
     }
   },
+  listRedemptions: {
+    method: 'GET',
+    url: '/apis/v2/packages/:id/redemptions',
+    schema: {
+      ...signedIn,
+      operationId: 'listPackageRedemptions',
+      summary: "A package's redemptions",
+      description: 'Its holder or staff; anyone else gets 404. Oldest first, cancelled ones included.',
+      params: IdParams,
+      response: { 200: PackageItemRedemptionCollection, ...guarded, 404: ErrorBody }
+    }
+  },
+  getRedemption: {
+    method: 'GET',
+    url: '/apis/v2/packages/:id/redemptions/:redemptionId',
+    schema: {
+      ...signedIn,
+      operationId: 'getPackageRedemption',
+      summary: 'A redemption',
+      description: 'Its holder or staff; anyone else gets 404.',
+      params: RedemptionParams,
+      response: { 200: PackageItemRedemption, ...guarded, 404: ErrorBody }
+    }
+  },
   cancelRedemption: {
     method: 'DELETE',
     url: '/apis/v2/packages/:id/redemptions/:redemptionId',
@@ -275,11 +305,30 @@ export const packageRoutes = defineRoutes({
       operationId: 'cancelPackageRedemption',
       summary: 'Cancel a redemption',
       description:
-        'The holder or staff. Sets `cancelationDate` and gives the item back, unless the package has expired or was ' +
-        "cancelled, or the target starts within the club's late-cancel window (PACKAGE_LATE_CANCEL_HOURS): then the item " +
-        'stays used. Cancelling again answers the redemption as it is.',
+        'The holder or staff. Spent is spent: sets `cancelationDate` and gives the item back only while what it paid for ' +
+        "has not been delivered: an event or a booking until the club's late-cancel window before it begins " +
+        '(PACKAGE_LATE_CANCEL_HOURS, 0 by default: until it begins); a replay while it is still being made (the replay is ' +
+        'then given up, FAILED with reason `redemption_cancelled`). Later, 409 naming the rule, and the item stays used. ' +
+        'A package that has expired or was cancelled takes the cancellation and gives nothing back. Cancelling again ' +
+        'answers the redemption as it is.',
       params: RedemptionParams,
-      response: { 200: PackageItemRedemption, ...guarded, 404: ErrorBody }
+      response: { 200: PackageItemRedemption, ...guarded, 404: ErrorBody, 409: ErrorBody }
+    }
+  },
+  giveBackRedemption: {
+    method: 'POST',
+    url: '/apis/v2/packages/:id/redemptions/:redemptionId/give-back',
+    schema: {
+      ...staff,
+      operationId: 'createPackageRedemptionGiveBack',
+      summary: 'Give an item back on purpose',
+      description:
+        'Staff and admins, past the cancellation rules (a class the club called off, a replay that came out unusable): ' +
+        'the redemption is cancelled and its item returned, recorded with who (`givenBackBy`) and why (`givenBackReason`). ' +
+        'Not once the package expired or was cancelled (409). Such an item does not count as unused in a refund.',
+      params: RedemptionParams,
+      body: RedemptionGiveBack,
+      response: { 200: PackageItemRedemption, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
     }
   }
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { anchorAt, chargeDate, cycleAt, daysAfter, grantDate, instantOf, isValidTimezone, shiftAnchor, type Anchor } from './calendar.js'
+import { anchorAt, chargeDate, cycleAt, daysAfter, grantDate, instantOf, isValidTimezone, type Anchor } from './calendar.js'
 
 const iso = (d: Date) => d.toISOString()
 
@@ -60,17 +60,6 @@ t.test('grants are monthly under a YEARLY charge', async (t) => {
     ['2026-02-28T10:00:00.000Z', '2026-03-31T10:00:00.000Z', '2027-01-31T10:00:00.000Z']
   )
   t.equal(iso(chargeDate(anchor, 'YEARLY', 1)), '2027-01-31T10:00:00.000Z')
-})
-
-t.test('a pause moves the anchor by 7 x N local days, an early resume moves it back by the unused days', async (t) => {
-  const anchor = anchorAt(new Date('2026-03-10T09:00:00Z'), 'Europe/Madrid') // 10:00 CET
-  const paused = shiftAnchor(anchor, 7 * 3)
-  t.equal(paused.local, '2026-03-31T10:00:00.000')
-  t.equal(iso(chargeDate(paused, 'MONTHLY', 1)), '2026-04-30T08:00:00.000Z', 'the next charge moved by three weeks (clamped), 10:00 CEST')
-  t.equal(iso(grantDate(paused, 1)), '2026-04-30T08:00:00.000Z')
-  const resumedEarly = shiftAnchor(paused, -9)
-  t.equal(resumedEarly.local, '2026-03-22T10:00:00.000', 'twelve days of pause used, nine given back')
-  t.equal(iso(chargeDate(resumedEarly, 'MONTHLY', 1)), '2026-04-22T08:00:00.000Z')
 })
 
 t.test('the billing cycle an instant falls in', async (t) => {

@@ -90,14 +90,6 @@ export function daysAfter(anchor: Anchor, days: number): Date {
   return instantOf(local.toObject() as LocalFields, anchor.timezone)
 }
 
-/**
- * The anchor moved by `days` local calendar days: a pause of N weeks moves it by 7 x N, and every
- * later charge and grant date with it; an early resume moves it back by the unused days.
- */
-export function shiftAnchor(anchor: Anchor, days: number): Anchor {
-  return { local: anchorFields(anchor).plus({ days }).toFormat("yyyy-MM-dd'T'HH:mm:ss.SSS"), timezone: anchor.timezone }
-}
-
 /** The billing cycle an instant falls in: its index and its [start, end) dates. */
 export function cycleAt(anchor: Anchor, period: RenewalPeriod, instant: Date): { index: number; start: Date; end: Date } {
   const start = anchorFields(anchor)

@@ -104,6 +104,8 @@ export interface MembershipsTable {
   initiation_fee_minor: number
   additional_member_fee_minor: number
   duration_days: number | null
+  /** How many members a subscription of this plan covers at most, the owner included; null: no cap. */
+  max_enrollments: number | null
   /** JSON: Array<{ name, basisPoints, inclusive }> */
   taxes: string
   /** JSON: Array<{ name, basisPoints }> */
@@ -203,6 +205,8 @@ export interface MembershipEnrollmentsTable {
   /** null: open-ended; in the future: ends then; in the past: ended. */
   end_date: string | null
   created_at: string
+  /** INVITED until the user accepts (ACCEPTED) or declines (DECLINED); an invitation is never active (its end_date is its start). */
+  invitation_status: 'INVITED' | 'ACCEPTED' | 'DECLINED'
 }
 
 export interface MembershipPausesTable {
@@ -217,6 +221,18 @@ export interface MembershipPausesTable {
   ended_early_at: string | null
   cancelled_at: string | null
   created_at: string
+}
+
+/** One field of a subscription corrected by staff or an admin: JSON of the API's value before and after. */
+export interface MembershipSubscriptionChangesTable {
+  id: string
+  subscription_id: string
+  field: string
+  from_value: string
+  to_value: string
+  changed_by: string
+  changed_by_role: string
+  changed_at: string
 }
 
 export interface MembershipGrantsTable {
@@ -298,6 +314,9 @@ export interface PackageRedemptionsTable {
   redemption_date: string
   cancelation_date: string | null
   forfeited: number
+  /** Staff who gave the item back on purpose, past the cancellation rules, and why. */
+  given_back_by: string | null
+  given_back_reason: string | null
 }
 
 export type ProductType = 'PACKAGE' | 'MEMBERSHIP' | 'MERCHANDISE' | 'SERVICE'
@@ -745,6 +764,7 @@ export interface Database {
   membership_enrollments: MembershipEnrollmentsTable
   membership_job_runs: MembershipJobRunsTable
   membership_pauses: MembershipPausesTable
+  membership_subscription_changes: MembershipSubscriptionChangesTable
   membership_grants: MembershipGrantsTable
   regions: RegionsTable
   areas: AreasTable

@@ -26,11 +26,11 @@ t.test('a court locked and released around its event, with the 409s', async (t) 
     return outcome.kind === 'ran' ? outcome.run.counts : {}
   }
 
-  t.same(await run('2026-03-01T10:59:00.000Z'), {}, '61 minutes before: nothing to lock')
+  t.same(await run('2026-03-01T10:59:00.000Z'), { locked: 0, released: 0 }, '61 minutes before: nothing to lock')
   t.equal((await call('PATCH', `courts/${venue.court1.id}`, { name: 'Court one' })).statusCode, 200)
 
-  t.same(await run('2026-03-01T11:00:00.000Z'), { locked: 1 }, '60 minutes before: locked')
-  t.same(await run('2026-03-01T11:01:00.000Z'), {}, 'running again locks nothing more')
+  t.same(await run('2026-03-01T11:00:00.000Z'), { released: 0, locked: 1 }, '60 minutes before: locked')
+  t.same(await run('2026-03-01T11:01:00.000Z'), { locked: 0, released: 0 }, 'running again locks nothing more')
   const court = await call('GET', `courts/${venue.court1.id}`)
   t.match(court.json(), { id: venue.court1.id, lockedUntil: '2026-03-01T14:00:00.000Z', lockingEvent: { id: event.id } }, 'the court inside the hall shows the lock')
   const refusals: Array<[string, 'PATCH' | 'DELETE', string, object?]> = [
@@ -51,13 +51,13 @@ t.test('a court locked and released around its event, with the 409s', async (t) 
   t.equal((await call('PATCH', `courts/${venue.court2.id}`, { name: 'Field court' })).statusCode, 200, 'a court elsewhere is free')
   t.match((await call('GET', `courts/${venue.court2.id}`)).json(), { lockedUntil: null, lockingEvent: null })
 
-  t.same(await run('2026-03-01T13:59:00.000Z'), {}, 'still under way')
+  t.same(await run('2026-03-01T13:59:00.000Z'), { locked: 0, released: 0 }, 'still under way')
   t.equal((await call('PATCH', `courts/${venue.court1.id}`, { name: 'Centre court' })).statusCode, 409)
-  t.same(await run('2026-03-01T14:00:00.000Z'), { released: 1 }, 'released at its end')
+  t.same(await run('2026-03-01T14:00:00.000Z'), { locked: 0, released: 1 }, 'released at its end')
   t.equal((await call('PATCH', `courts/${venue.court1.id}`, { name: 'Centre court' })).statusCode, 200)
   t.match((await call('GET', `courts/${venue.court1.id}`)).json(), { name: 'Centre court', lockedUntil: null, lockingEvent: null })
   t.equal((await call('DELETE', `events/${event.id}`)).statusCode, 204, 'the ended event may go')
-  t.same(await run('2026-03-01T15:00:00.000Z'), {}, 'an ended event is never locked again')
+  t.same(await run('2026-03-01T15:00:00.000Z'), { locked: 0, released: 0 }, 'an ended event is never locked again')
   t.equal((await runsOf(ctx, 'court-locking')).length, 6, 'every run recorded')
 })
 

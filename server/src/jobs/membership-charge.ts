@@ -156,11 +156,14 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
     .orderBy('next_charge_date')
     .orderBy('id')
     .execute()
-  const counts: Record<string, number> = {}
+  // A run that charged nothing says so (BILLING.md's jobs record what they did).
+  const counts: Record<string, number> = { renewed: 0 }
   const users: UserMembershipSubscriptionSummary[] = []
   const plans = new Map<string, Plan>()
   const expired = await expireDrafts(db, date, deps.clock.now())
   if (expired > 0) counts.draft_expired = expired
+  const abandoned = await expirePendingPurchases(db, date, deps.clock.now())
+  if (abandoned > 0) counts.purchase_expired = abandoned
   for (const { id: subscriptionId } of due) {
     const result = await renewOne(db, subscriptionId, date, deps, plans)
     counts[result.outcome] = (counts[result.outcome] ?? 0) + 1
@@ -228,6 +231,26 @@ async function expireDrafts(db: Db, date: Date, now: Date): Promise<number> {
     }
     return stale.length
   })
+}
+
+/**
+ * A purchase (a PACKAGE, merchandise) left PENDING for a day, its provider never reached and its
+ * confirm never asked, is given up as a membership draft is: FAILED 'order_expired', so its confirm
+ * link no longer charges a card the buyer has forgotten about. Nothing was issued for it (packages
+ * are issued with the payment). Should the provider in fact have charged it, the FAILED order and
+ * its idempotency key are what an operator refunds from.
+ */
+async function expirePendingPurchases(db: Db, date: Date, now: Date): Promise<number> {
+  const before = new Date(date.getTime() - DRAFT_LIFETIME_MS).toISOString()
+  const given = await db
+    .updateTable('orders')
+    .set({ status: 'FAILED', failure_code: 'order_expired', failure_message: 'the order was not paid within 23 hours and was given up; order again', updated_at: now.toISOString() })
+    .where('kind', '=', 'PURCHASE')
+    .where('status', '=', 'PENDING')
+    .where('membership_subscription_id', 'is', null)
+    .where('created_at', '<=', before)
+    .executeTakeFirst()
+  return Number(given.numUpdatedRows)
 }
 
 async function planOf(db: DbOrTx, membershipId: string, plans: Map<string, Plan>): Promise<Plan> {

@@ -29,6 +29,9 @@ export interface GrantRun {
 export function nextGrantAfter(anchor: Anchor, after: Date): Date {
   const { index } = cycleAt(anchor, 'MONTHLY', after)
   let n = index
+  // A schedule re-anchored on its next charge (a pause, a staff correction) has grants before its
+  // anchor: a yearly plan's monthly grants count back from it.
+  while (grantDate(anchor, n - 1) > after) n--
   while (grantDate(anchor, n) <= after) n++
   return grantDate(anchor, n)
 }
@@ -46,7 +49,8 @@ export async function runGrantJob(db: Db, date: Date, deps: Pick<JobDeps, 'clock
     .orderBy('next_grant_date')
     .orderBy('id')
     .execute()
-  const counts: Record<string, number> = {}
+  // A run that granted nothing says so.
+  const counts: Record<string, number> = { granted: 0 }
   const users: UserMembershipSubscriptionSummary[] = []
   for (const { id: subscriptionId } of due) {
     const outcomes = await grantOne(db, subscriptionId, date, deps.clock.now())

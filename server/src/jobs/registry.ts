@@ -20,6 +20,17 @@ export interface ScheduledJob {
   receiver?: (typeof webhookRoutes)[keyof typeof webhookRoutes]
 }
 
+/**
+ * A run that found nothing to do says so: its headline counts start at 0 (`{"expired": 0}`, not `{}`),
+ * and what it did is added to them.
+ */
+const counting =
+  (idle: Record<string, number>, run: ScheduledJob['run']): ScheduledJob['run'] =>
+  async (deps, date) => {
+    const result = await run(deps, date)
+    return { ...result, counts: { ...idle, ...result.counts } }
+  }
+
 /** The membership jobs keep their own run record (membership_job_runs) too; this adds their counts to the shared one. */
 const membershipJob =
   (run: typeof runChargeJob | typeof runGrantJob) =>
@@ -29,14 +40,14 @@ const membershipJob =
   }
 
 export const scheduledJobs: Record<JobName, ScheduledJob> = {
-  'court-locking': { run: runCourtLocking, schedule: 'JOB_SCHEDULE_COURT_LOCKING', receiver: webhookRoutes.courtLocking },
-  reminder: { run: runReminders, schedule: 'JOB_SCHEDULE_REMINDER', receiver: webhookRoutes.reminder },
-  summary: { run: runSummary, schedule: 'JOB_SCHEDULE_SUMMARY', receiver: webhookRoutes.summary },
-  'users-cleanup': { run: runUsersCleanup, schedule: 'JOB_SCHEDULE_USERS_CLEANUP', receiver: webhookRoutes.usersCleanup },
-  'replays-cleanup': { run: runReplaysCleanup, schedule: 'JOB_SCHEDULE_REPLAYS_CLEANUP', receiver: webhookRoutes.replaysCleanup },
+  'court-locking': { run: counting({ locked: 0, released: 0 }, runCourtLocking), schedule: 'JOB_SCHEDULE_COURT_LOCKING', receiver: webhookRoutes.courtLocking },
+  reminder: { run: counting({ renewal: 0, pause_end: 0, package_expiry: 0 }, runReminders), schedule: 'JOB_SCHEDULE_REMINDER', receiver: webhookRoutes.reminder },
+  summary: { run: counting({ made: 0 }, runSummary), schedule: 'JOB_SCHEDULE_SUMMARY', receiver: webhookRoutes.summary },
+  'users-cleanup': { run: counting({ users_erased: 0 }, runUsersCleanup), schedule: 'JOB_SCHEDULE_USERS_CLEANUP', receiver: webhookRoutes.usersCleanup },
+  'replays-cleanup': { run: counting({ expired: 0 }, runReplaysCleanup), schedule: 'JOB_SCHEDULE_REPLAYS_CLEANUP', receiver: webhookRoutes.replaysCleanup },
   'membership-charge': { run: membershipJob(runChargeJob), schedule: 'JOB_SCHEDULE_MEMBERSHIP_CHARGE' },
   'membership-grant': { run: membershipJob(runGrantJob), schedule: 'JOB_SCHEDULE_MEMBERSHIP_GRANT' },
-  'packages-expiry': { run: runPackagesExpiry, schedule: 'JOB_SCHEDULE_PACKAGES_EXPIRY' }
+  'packages-expiry': { run: counting({ expired: 0 }, runPackagesExpiry), schedule: 'JOB_SCHEDULE_PACKAGES_EXPIRY' }
 }
 
 export const jobNames = Object.keys(scheduledJobs) as JobName[]

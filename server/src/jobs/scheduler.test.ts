@@ -104,5 +104,5 @@ t.test('packages past their expiration are written EXPIRED, in batches', async (
   t.equal(await status(live.id), 'ACTIVE')
   const again = await ctx.app.jobs.run('packages-expiry', { trigger: 'cli' })
   t.equal(again.kind, 'ran')
-  t.same(again.kind === 'ran' && again.run.counts, {}, 'a second run expires nothing')
+  t.same(again.kind === 'ran' && again.run.counts, { expired: 0 }, 'a second run expires nothing')
 })

@@ -62,7 +62,7 @@ t.test('staff may end a membership at once; a member may not', async (t) => {
 })
 
 t.test('staff corrections: price from the next charge, a new charge date the renewals follow, and refusals', async (t) => {
-  const { ctx, staff, member, call, run, url } = await setup(t)
+  const { ctx, admin, staff, member, call, run, url } = await setup(t)
   t.equal((await call('PATCH', url, member, { price: 1 })).statusCode, 403, 'members do not')
   const bad: Array<[Record<string, unknown>, RegExp]> = [
     [{ nextChargeDate: '2026-01-01T00:00:00.000Z' }, /^nextChargeDate: .* is in the past/],
@@ -86,8 +86,43 @@ t.test('staff corrections: price from the next charge, a new charge date the ren
   // 39.90; fee 0.9975 -> 1.00; taxable 40.90; VAT 8.589 -> 8.59; total 49.49
   t.match(renewed.users.items, [{ amount: 49.49 }], 'charged at the new price')
   t.match((await call('GET', url, member)).json(), { nextChargeDate: '2026-04-15T08:00:00.000Z', billingCycleStart: '2026-03-15T09:00:00.000Z' }, 'and a month on from the new date, 10:00 Madrid time')
-  t.match((await call('PATCH', url, staff, { price: null })).json(), { price: 49.9 }, "null: back to the plan's price")
+  t.equal((await call('PATCH', url, staff, { price: null })).statusCode, 403, "back to the plan's higher price is a raise: admins only")
+  t.match((await call('PATCH', url, admin, { price: null })).json(), { price: 49.9 }, "null: back to the plan's price")
   void ctx
+})
+
+t.test('staff may lower a price or move the charge later; raising it or bringing it earlier is for admins; each change is shown to the member', async (t) => {
+  const { ctx, admin, staff, member, call, url } = await setup(t)
+  ctx.clock.set('2026-02-10T12:00:00.000Z')
+  const raise = await call('PATCH', url, staff, { price: 59.9 })
+  t.equal(raise.statusCode, 403)
+  t.match(errorOf(raise).message, /^price: only an admin may raise a subscription's price \(from 49\.9 to 59\.9\)/)
+  const earlier = await call('PATCH', url, staff, { nextChargeDate: '2026-02-20T09:00:00.000Z' })
+  t.equal(earlier.statusCode, 403)
+  t.match(errorOf(earlier).message, /^nextChargeDate: only an admin may bring the next charge earlier \(from 2026-02-28T09:00:00\.000Z to 2026-02-20T09:00:00\.000Z\)/)
+  const both = await call('PATCH', url, staff, { price: 39.9, nextChargeDate: '2026-02-20T09:00:00.000Z' })
+  t.equal(both.statusCode, 403, 'a lower price does not carry an earlier charge through')
+  t.match(await call('GET', url, member).then((r) => r.json()), { price: 49.9, nextChargeDate: '2026-02-28T09:00:00.000Z', messages: [] }, 'refusals change nothing and leave no history')
+
+  const lowered = await call('PATCH', url, staff, { price: 39.9 })
+  t.equal(lowered.statusCode, 200)
+  t.match(lowered.json(), {
+    price: 39.9,
+    messages: [{ code: 'PRICE_CHANGED', message: `The price was changed from 49.90 EUR to 39.90 EUR on 2026-02-10T12:00:00.000Z by staff (user ${staff.id})` }]
+  })
+  ctx.clock.set('2026-02-11T12:00:00.000Z')
+  t.equal((await call('PATCH', url, admin, { price: 59.9, nextChargeDate: '2026-02-20T09:00:00.000Z' })).statusCode, 200, 'an admin may')
+  const seen = (await call('GET', url, member)).json()
+  t.match(seen, { price: 59.9, nextChargeDate: '2026-02-20T09:00:00.000Z', summary: null })
+  t.same(
+    seen.messages.map((m: { code: string }) => m.code).sort(),
+    ['NEXT_CHARGE_DATE_CHANGED', 'PRICE_CHANGED', 'PRICE_CHANGED'],
+    'the member sees every change'
+  )
+  t.ok(seen.messages.some((m: { message: string }) => m.message === `The next charge date was changed from 2026-02-28T09:00:00.000Z to 2026-02-20T09:00:00.000Z on 2026-02-11T12:00:00.000Z by an admin (user ${admin.id})`))
+  const rows = await ctx.app.db.selectFrom('membership_subscription_changes').selectAll().orderBy('changed_at').execute()
+  t.match(rows, [{ field: 'price', from_value: '49.9', to_value: '39.9', changed_by: staff.id }, {}, {}], 'kept with who, when, from and to')
+  t.equal((await call('GET', '/apis/v2/membership-subscriptions', member)).json().items[0].messages.length, 3, 'in the list too')
 })
 
 t.test('a read never answers older than the last write, whichever process made it', async (t) => {

@@ -25,6 +25,7 @@ export async function addOwnerEnrollment(tx: DbOrTx, subscription: MembershipSub
       custom_fee_minor: 0,
       start_date: subscription.start_date,
       end_date: subscription.end_date,
+      invitation_status: 'ACCEPTED',
       created_at: at
     })
     // The rules of ordering and enrolling (both checked in IMMEDIATE transactions) keep the owner from
@@ -49,7 +50,13 @@ export async function endEnrollments(tx: DbOrTx, subscriptionId: string, endDate
  * removed on their own (an earlier end date) stay ended.
  */
 export async function reopenEnrollments(tx: DbOrTx, subscriptionId: string, endDate: string): Promise<void> {
-  await tx.updateTable('membership_enrollments').set({ end_date: null }).where('subscription_id', '=', subscriptionId).where('end_date', '=', endDate).execute()
+  await tx
+    .updateTable('membership_enrollments')
+    .set({ end_date: null })
+    .where('subscription_id', '=', subscriptionId)
+    .where('end_date', '=', endDate)
+    .where('invitation_status', '=', 'ACCEPTED')
+    .execute()
 }
 
 /** An added member as a charge names them: their name, else their e-mail. */

@@ -81,10 +81,15 @@ t.test('the owner adds a member; the owner is enrolled from the confirmation; ea
 
   ctx.clock.set('2026-02-03T10:00:00.000Z')
   const kid = await member('Leo', 'García')
-  const added = await call('POST', url, ana, { user: { id: kid.id } })
-  t.equal(added.statusCode, 201)
+  const invited = await call('POST', url, ana, { user: { id: kid.id } })
+  t.equal(invited.statusCode, 201)
+  t.match(invited.json(), { invitationStatus: 'INVITED', user: { id: kid.id } })
+  t.notOk('endDate' in invited.json(), 'an invitation has no end: it has not begun')
+  const added = await call('POST', `${url}/${invited.json().id}/acceptance`, kid, { accept: true })
+  t.equal(added.statusCode, 200)
   const enrollment = added.json()
   t.match(enrollment, {
+    invitationStatus: 'ACCEPTED',
     isOwner: false,
     user: { id: kid.id },
     creatorUser: { id: ana.id },
@@ -115,7 +120,7 @@ t.test('each member and custom fee is a line of the next renewal, to the cent; a
   const kid = await member('Leo', 'García')
   const partner = await member()
   ctx.clock.set('2026-02-05T10:00:00.000Z')
-  t.equal((await call('POST', url, ana, { user: { id: kid.id } })).statusCode, 201)
+  t.equal((await call('POST', url, staff, { user: { id: kid.id } })).statusCode, 201)
 
   const bySelf = await call('POST', url, ana, { user: { id: partner.id }, customFee: 5 })
   t.equal(bySelf.statusCode, 403)
@@ -165,19 +170,19 @@ t.test('each member and custom fee is a line of the next renewal, to the cent; a
 })
 
 t.test('one active enrollment per membership type: a clear 409, also for two requests at once', async (t) => {
-  const { ctx, call, plan, card, owner, member } = await setup(t)
+  const { ctx, staff, call, plan, card, owner, member } = await setup(t)
   const a = await owner()
   const b = await owner()
   const kid = await member()
-  const first = (await call('POST', a.url, a.who, { user: { id: kid.id } })).json()
+  const first = (await call('POST', a.url, staff, { user: { id: kid.id } })).json()
 
-  const elsewhere = await call('POST', b.url, b.who, { user: { id: kid.id } })
+  const elsewhere = await call('POST', b.url, staff, { user: { id: kid.id } })
   t.equal(elsewhere.statusCode, 409)
   t.equal(errorOf(elsewhere).message, `the user already holds an active BASIC_MEMBER enrollment (enrollment ${first.id} in membership subscription ${a.subscription.id})`)
-  const twice = await call('POST', a.url, a.who, { user: { id: kid.id } })
+  const twice = await call('POST', a.url, staff, { user: { id: kid.id } })
   t.equal(twice.statusCode, 409)
   t.match(errorOf(twice).message, /already enrolled in this membership/)
-  const anOwner = await call('POST', a.url, a.who, { user: { id: b.who.id } })
+  const anOwner = await call('POST', a.url, staff, { user: { id: b.who.id } })
   t.equal(anOwner.statusCode, 409, 'an owner holds their own as an enrollment')
   t.match(errorOf(anOwner).message, /holds an active BASIC_MEMBER enrollment/)
 
@@ -188,35 +193,35 @@ t.test('one active enrollment per membership type: a clear 409, also for two req
 
   const angel = await plan({ ...familyPlan, displayName: 'Angel', type: 'ANGEL_MEMBER' })
   const c = await owner(angel)
-  t.equal((await call('POST', c.url, c.who, { user: { id: kid.id } })).statusCode, 201, 'another type is another rule')
+  t.equal((await call('POST', c.url, staff, { user: { id: kid.id } })).statusCode, 201, 'another type is another rule')
 
   // Someone paying for their own (waiting for the bank) cannot be enrolled in the meantime.
   const buyer = await member()
   await card(buyer, '3184')
   t.match((await call('POST', SUBSCRIPTIONS, buyer, { mode: 'ORDER', membership: { id: a.subscription.membership.id } })).json(), { status: 'REQUIRES_AUTHENTICATION' })
-  const meanwhile = await call('POST', a.url, a.who, { user: { id: buyer.id } })
+  const meanwhile = await call('POST', a.url, staff, { user: { id: buyer.id } })
   t.equal(meanwhile.statusCode, 409)
   t.match(errorOf(meanwhile).message, /is buying a BASIC_MEMBER membership of their own/)
 
   const raced = await member()
-  const [x, y] = await Promise.all([call('POST', a.url, a.who, { user: { id: raced.id } }), call('POST', b.url, b.who, { user: { id: raced.id } })])
+  const [x, y] = await Promise.all([call('POST', a.url, staff, { user: { id: raced.id } }), call('POST', b.url, staff, { user: { id: raced.id } })])
   t.same([x.statusCode, y.statusCode].sort(), [201, 409], 'exactly one of two requests at once enrolls')
   const rows = await ctx.app.db.selectFrom('membership_enrollments').select('id').where('user_id', '=', raced.id).execute()
   t.equal(rows.length, 1, 'one row')
 })
 
 t.test('two processes enrolling one user at once: one 201 and one 409, never a 5xx', async (t) => {
-  const { ctx, call, owner, member } = await setup(t)
+  const { ctx, staff, call, owner, member } = await setup(t)
   const a = await owner()
   const b = await owner()
   const base = await secondServer(t, ctx.config.DATABASE_URL)
   for (let round = 0; round < 8; round++) {
     const user = await member()
     const [here, there] = await Promise.all([
-      call('POST', a.url, a.who, { user: { id: user.id } }),
+      call('POST', a.url, staff, { user: { id: user.id } }),
       fetch(`${base}${b.url}`, {
         method: 'POST',
-        headers: { authorization: b.who.authorization, 'content-type': 'application/json' },
+        headers: { authorization: staff.authorization, 'content-type': 'application/json' },
         body: JSON.stringify({ user: { id: user.id } })
       })
     ])
@@ -231,7 +236,7 @@ t.test("the owner's enrollment stays; a member's ends on removal and the user ma
   const a = await owner()
   const b = await owner()
   const kid = await member()
-  const kids = (await call('POST', a.url, a.who, { user: { id: kid.id } })).json()
+  const kids = (await call('POST', a.url, staff, { user: { id: kid.id } })).json()
   const owners = (await call('GET', a.url, a.who)).json().items.find((e: { isOwner: boolean }) => e.isOwner)
   const mine = await call('DELETE', `${a.url}/${owners.id}`, a.who)
   t.equal(mine.statusCode, 409)
@@ -243,7 +248,7 @@ t.test("the owner's enrollment stays; a member's ends on removal and the user ma
   const again = await call('DELETE', `${a.url}/${kids.id}`, a.who)
   t.equal(again.statusCode, 200, 'removing again answers it as it is')
   t.equal(again.json().endDate, removed.json().endDate)
-  t.equal((await call('POST', b.url, b.who, { user: { id: kid.id } })).statusCode, 201, 'ended, the user is free to join another')
+  t.equal((await call('POST', b.url, staff, { user: { id: kid.id } })).statusCode, 201, 'ended, the user is free to join another')
   t.equal(await enrollmentCount(), 4, 'never deleted: two owners and the kid twice')
 
   // Added by someone else, a member may leave on their own.
@@ -261,7 +266,7 @@ t.test('enrollments end with their subscription: at the end of the cycle, reopen
   const b = await owner()
   const kid = await member()
   const other = await member()
-  t.equal((await call('POST', a.url, a.who, { user: { id: kid.id } })).statusCode, 201)
+  t.equal((await call('POST', a.url, staff, { user: { id: kid.id } })).statusCode, 201)
   const sub = `${SUBSCRIPTIONS}/${a.subscription.id}`
 
   ctx.clock.set('2026-02-10T12:00:00.000Z')
@@ -269,8 +274,8 @@ t.test('enrollments end with their subscription: at the end of the cycle, reopen
   const ending = (await call('GET', a.url, a.who)).json().items
   t.same(ending.map((e: { endDate?: string }) => e.endDate), ['2026-02-28T09:00:00.000Z', '2026-02-28T09:00:00.000Z'], 'both end when the subscription does')
   t.match((await call('GET', MINE, kid)).json().items, [{ endDate: '2026-02-28T09:00:00.000Z' }])
-  t.equal((await call('POST', b.url, b.who, { user: { id: kid.id } })).statusCode, 409, 'still active until then')
-  const late = await call('POST', a.url, a.who, { user: { id: other.id } })
+  t.equal((await call('POST', b.url, staff, { user: { id: kid.id } })).statusCode, 409, 'still active until then')
+  const late = await call('POST', a.url, staff, { user: { id: other.id } })
   t.equal(late.statusCode, 201, 'a member added to a pending cancellation')
   t.equal(late.json().endDate, '2026-02-28T09:00:00.000Z', 'ends with it')
 
@@ -282,8 +287,8 @@ t.test('enrollments end with their subscription: at the end of the cycle, reopen
   t.equal((await call('POST', `${sub}/cancellation`, a.who, {})).statusCode, 200)
   t.notOk((await run('2026-02-28T09:00:00.000Z')).users.items.some((u: { id: string }) => u.id === a.subscription.id))
   t.match((await call('GET', sub, a.who)).json(), { extendedStatus: 'CANCELLED' })
-  t.equal((await call('POST', b.url, b.who, { user: { id: kid.id } })).statusCode, 201, 'ended with it: free to join another')
-  const closed = await call('POST', a.url, a.who, { user: { id: (await member()).id } })
+  t.equal((await call('POST', b.url, staff, { user: { id: kid.id } })).statusCode, 201, 'ended with it: free to join another')
+  const closed = await call('POST', a.url, staff, { user: { id: (await member()).id } })
   t.equal(closed.statusCode, 409)
   t.match(errorOf(closed).message, /^the subscription is not in force \(CANCELLED\)/)
 
@@ -299,11 +304,11 @@ t.test('enrollments end with their subscription: at the end of the cycle, reopen
 })
 
 t.test('a HOLD that runs out ends the subscription in the CHARGE job, and its enrollments with it', async (t) => {
-  const { ctx, call, plan, card, owner, member, run } = await setup(t)
+  const { ctx, staff, call, plan, card, owner, member, run } = await setup(t)
   const strict = await plan({ ...familyPlan, displayName: 'Strict', graceDays: 0, holdDays: 0 })
   const a = await owner(strict)
   const kid = await member()
-  t.equal((await call('POST', a.url, a.who, { user: { id: kid.id } })).statusCode, 201)
+  t.equal((await call('POST', a.url, staff, { user: { id: kid.id } })).statusCode, 201)
   await card(a.who, '9995')
   t.match((await run('2026-02-28T09:00:00.000Z')).job.counts, { grace: 1 })
   t.match((await run('2026-03-02T09:00:00.000Z')).job.counts, { hold: 1 })
@@ -396,4 +401,69 @@ t.test("each route's 401, 403, 404 and 400; a member cannot enroll into someone 
     t.match(errorOf(res).message, message)
   }
   t.equal(await enrollmentCount(), 3, 'no refusal wrote anything')
+})
+
+t.test('enrolment is an invitation: nothing changes for a stranger the owner names until they accept', async (t) => {
+  const { ctx, staff, call, owner, member, run, planId, card } = await setup(t)
+  const { who: ana, subscription, url } = await owner()
+  const stranger = await member('Eva', 'Ruiz')
+  ctx.clock.set('2026-02-05T10:00:00.000Z')
+  const invited = await call('POST', url, ana, { email: stranger.email.toUpperCase() })
+  t.equal(invited.statusCode, 201, 'by e-mail')
+  t.match(invited.json(), { invitationStatus: 'INVITED', user: { id: stranger.id } })
+  const again = await call('POST', url, ana, { user: { id: stranger.id } })
+  t.equal(again.statusCode, 409)
+  t.match(errorOf(again).message, /already invited/)
+  const mail = await ctx.app.db.selectFrom('mail_outbox').selectAll().where('kind', '=', 'enrollment_invitation').execute()
+  t.equal(mail.length, 1, 'the invited user is told by mail')
+
+  // Not family for the owner's packages, and no member fee or name on the owner's renewal.
+  t.equal((await call('GET', MINE, stranger)).json()._total, 1, 'they see the invitation')
+  t.same(await ctx.app.db.selectFrom('membership_enrollments').select('id').where('user_id', '=', stranger.id).where('invitation_status', '=', 'ACCEPTED').execute(), [])
+  const renewal = await run('2026-02-28T09:00:00.000Z')
+  t.match(renewal.users.items, [{ id: subscription.id, amount: 61.89 }], 'charged as if alone: no additional member fee')
+  const order = (await call('GET', `/apis/v2/orders/${(await call('GET', `${SUBSCRIPTIONS}/${subscription.id}`, ana)).json().order.id}`, ana)).json()
+  t.notMatch(JSON.stringify(order.lines), /Eva/, 'no name on the order')
+
+  // Their own purchase of the same type is not refused.
+  const other = await member()
+  const own = await owner()
+  const theirs = await call('POST', own.url, staff, { user: { id: other.id } })
+  t.equal(theirs.statusCode, 201)
+  await card(stranger)
+  ctx.clock.set('2026-03-01T10:00:00.000Z')
+  const bought = await call('POST', SUBSCRIPTIONS, stranger, { mode: 'ORDER', membership: { id: planId } })
+  t.equal(bought.statusCode, 201, 'no 409 on their own purchase while merely invited')
+  const late = await call('POST', `${url}/${invited.json().id}/acceptance`, stranger, { accept: true })
+  t.equal(late.statusCode, 409, 'accepting now would make two of a type')
+  t.match(errorOf(late).message, /already holds an active BASIC_MEMBER enrollment/)
+  const declined = await call('POST', `${url}/${invited.json().id}/acceptance`, stranger, { accept: false })
+  t.match(declined.json(), { invitationStatus: 'DECLINED' })
+  t.equal((await call('POST', `${url}/${invited.json().id}/acceptance`, stranger, { accept: true })).statusCode, 409, 'answered once')
+
+  // Only the invited user answers.
+  const kid = await member()
+  const kidInvite = (await call('POST', url, ana, { user: { id: kid.id } })).json()
+  t.equal((await call('POST', `${url}/${kidInvite.id}/acceptance`, ana, { accept: true })).statusCode, 404, 'not the owner')
+  t.equal((await call('POST', `${url}/${kidInvite.id}/acceptance`, staff, { accept: true })).statusCode, 403, 'not staff either')
+  const accepted = await call('POST', `${url}/${kidInvite.id}/acceptance`, kid, { accept: true })
+  t.match(accepted.json(), { invitationStatus: 'ACCEPTED', startDate: '2026-03-01T10:00:00.000Z' })
+  const next = await run('2026-03-31T08:00:00.000Z')
+  t.match(next.users.items.find((u: { id: string }) => u.id === subscription.id), { amount: 74.29 }, 'accepted: the member fee from the next renewal')
+})
+
+t.test("a plan's maxEnrollments caps a subscription's members, invitations included: 409 over it", async (t) => {
+  const { staff, call, plan, owner, member } = await setup(t)
+  const capped = await plan({ ...familyPlan, displayName: 'Couple', maxEnrollments: 2 })
+  t.equal((await call('GET', `/apis/v2/admin/memberships/${capped}`, staff)).json().maxEnrollments, 2)
+  const { who: ana, url } = await owner(capped)
+  const first = await member()
+  const invited = (await call('POST', url, ana, { user: { id: first.id } })).json()
+  const over = await call('POST', url, ana, { user: { id: (await member()).id } })
+  t.equal(over.statusCode, 409)
+  t.match(errorOf(over).message, /^this plan covers at most 2 members per subscription \(maxEnrollments\), and 2 are enrolled or invited/)
+  const byStaff = await call('POST', url, staff, { user: { id: (await member()).id } })
+  t.equal(byStaff.statusCode, 409, 'staff too')
+  t.equal((await call('POST', `${url}/${invited.id}/acceptance`, first, { accept: true })).statusCode, 200)
+  t.equal((await call('GET', url, ana)).json()._total, 2)
 })

@@ -13,12 +13,20 @@ import { isStaff, type Actor } from '../actor.js'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import { requestMinor } from '../billing/request-money.js'
 import type { Clock } from '../clock.js'
+import type { MembershipType } from '@club/contract'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { MembershipEnrollmentsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
-import { activeEnrollmentOfType } from './enrollment-rows.js'
+import { sendMail, type Mailer } from '../password-reset/mailer.js'
+import { activeEnrollmentOfType, memberName } from './enrollment-rows.js'
 import { DRAFT_LIFETIME_MS, extendedStatusOf, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
+
+export interface EnrollmentDeps {
+  clock: Clock
+  /** Tells the invited user (the mail with the invitation), after the invitation is written. */
+  invite: (enrollment: MembershipEnrollment) => Promise<void>
+}
 
 export const enrollmentPath = (subscriptionId: string, id: string) => `${subscriptionPath(subscriptionId)}/enrollments/${id}`
 
@@ -44,12 +52,14 @@ export function toEnrollment(row: EnrollmentRow): MembershipEnrollment {
     membership: { id: row.membership_id },
     membershipSubscription: { id: row.subscription_id },
     isOwner: row.is_owner === 1,
+    invitationStatus: row.invitation_status,
     errors: null,
     customFee: fromMinor(row.custom_fee_minor, currencyExponent(row.currency)),
     createdDate: row.created_at,
     startDate: row.start_date,
-    // The reference has no null here: an enrollment without an end simply has no endDate.
-    ...(row.end_date === null ? {} : { endDate: row.end_date }),
+    // The reference has no null here: an enrollment without an end simply has no endDate; an
+    // invitation not accepted has none either (it never began).
+    ...(row.end_date === null || row.invitation_status !== 'ACCEPTED' ? {} : { endDate: row.end_date }),
     _links: {
       self: { href: enrollmentPath(row.subscription_id, row.id) },
       membershipSubscription: { href: subscriptionPath(row.subscription_id) }
@@ -63,57 +73,116 @@ async function enrollmentRow(db: DbOrTx, subscriptionId: string, id: string): Pr
   return row
 }
 
+/** The user an enrollment request names: by id, or by the e-mail they signed up with. */
+async function invitedUser(tx: DbOrTx, request: MembershipEnrollmentRequest): Promise<string> {
+  if ((request.user === undefined) === (request.email === undefined)) throw new BadRequestError('body: name the user by exactly one of user.id or email')
+  if (request.user !== undefined) {
+    if (!(await tx.selectFrom('users').select('id').where('id', '=', request.user.id).executeTakeFirst())) {
+      throw new BadRequestError(`user.id: no user ${request.user.id.slice(0, 100)}`)
+    }
+    return request.user.id
+  }
+  const email = request.email!.trim().toLowerCase()
+  const user = await tx.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst()
+  if (!user) throw new BadRequestError(`email: no member of the club signed up with ${JSON.stringify(email.slice(0, 100))}`)
+  return user.id
+}
+
 /**
- * Adds a member to a subscription. Every rule is checked, and the row written, in one IMMEDIATE
- * transaction, so two requests (or two processes) enrolling the same user queue and the second sees
- * the first; the partial unique index backs that up for open-ended enrollments.
+ * Whether `userId` may hold an active enrollment of `type` now: not while they hold one (here or in
+ * another subscription), nor while they are buying a membership of that type themselves.
+ */
+async function refuseSecondOfType(tx: DbOrTx, userId: string, subscriptionId: string, type: MembershipType, now: Date): Promise<void> {
+  const at = now.toISOString()
+  const existing = await activeEnrollmentOfType(tx, userId, type, at)
+  if (existing) {
+    throw new ConflictError(
+      existing.subscription_id === subscriptionId
+        ? `the user is already enrolled in this membership (enrollment ${existing.id})`
+        : `the user already holds an active ${type} enrollment (enrollment ${existing.id} in membership subscription ${existing.subscription_id})`
+    )
+  }
+  // A user in the middle of buying a membership of this type (not yet confirmed, so no enrollment
+  // yet) would hold two once it is confirmed.
+  const buying = await tx
+    .selectFrom('membership_subscriptions as s')
+    .innerJoin('memberships as m', 'm.id', 's.membership_id')
+    .select(['s.id', 's.status'])
+    .where('s.member_id', '=', userId)
+    .where('m.type', '=', type)
+    .where((eb) =>
+      eb.or([
+        eb('s.status', '=', 'REQUIRES_AUTHENTICATION'),
+        eb.and([eb('s.status', '=', 'DRAFT'), eb('s.created_at', '>', new Date(now.getTime() - DRAFT_LIFETIME_MS).toISOString())])
+      ])
+    )
+    .executeTakeFirst()
+  if (buying) throw new ConflictError(`the user is buying a ${type} membership of their own (membership subscription ${buying.id}, ${buying.status})`)
+}
+
+/**
+ * A plan's maxEnrollments: the members a subscription covers (active ones, the owner included), and
+ * with `pending` the invitations not yet answered, since each may still be accepted.
+ */
+async function refuseOverCap(tx: DbOrTx, subscriptionId: string, max: number | null, at: string, pending: boolean): Promise<void> {
+  if (max === null) return
+  const counted = await tx
+    .selectFrom('membership_enrollments')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('subscription_id', '=', subscriptionId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('invitation_status', '=', 'ACCEPTED'), eb.or([eb('end_date', 'is', null), eb('end_date', '>', at)])]),
+        ...(pending ? [eb('invitation_status', '=', 'INVITED')] : [])
+      ])
+    )
+    .executeTakeFirstOrThrow()
+  if (Number(counted.n) >= max) {
+    throw new ConflictError(`this plan covers at most ${max} members per subscription (maxEnrollments), and ${Number(counted.n)} are enrolled${pending ? ' or invited' : ''}`)
+  }
+}
+
+/**
+ * Adds a member to a subscription. The owner invites (INVITED: nothing changes for the invited user
+ * until they accept: no fee on the owner's order, no discount, no 409 on their own purchase); staff
+ * enrol directly (a front desk adding a child). Every rule is checked, and the row written, in one
+ * IMMEDIATE transaction, so two requests (or two processes) enrolling the same user queue and the
+ * second sees the first; the partial unique index backs that up for open-ended enrollments.
  */
 export async function createEnrollment(
   db: Db,
   subscriptionId: string,
   request: MembershipEnrollmentRequest,
   actor: Actor,
-  clock: Clock
+  deps: EnrollmentDeps
 ): Promise<MembershipEnrollment> {
-  const now = clock.now()
+  const now = deps.clock.now()
   const at = now.toISOString()
-  return db.transaction().execute(async (tx) => {
+  const created = await db.transaction().execute(async (tx) => {
     const subscription = await visibleRow(tx, subscriptionId, actor)
     if ((request.customFee ?? 0) !== 0 && !isStaff(actor)) throw new ForbiddenError('only staff may set a customFee')
     if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); no one can be added to it`)
-    const plan = await tx.selectFrom('memberships').select(['type', 'display_name']).where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
+    const plan = await tx.selectFrom('memberships').select(['type', 'display_name', 'max_enrollments']).where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
     const fee = requestMinor(request.customFee ?? 0, 'customFee', currencyExponent(subscription.currency))
     if (fee > 0 && (subscription.charge_type === 'FREE' || subscription.charge_type === 'NON_RECURRING')) {
       throw new BadRequestError(`customFee: a ${subscription.charge_type} membership is not renewed, so a custom fee would never be charged`)
     }
-    const userId = request.user.id
-    if (!(await tx.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst())) {
-      throw new BadRequestError(`user.id: no user ${userId.slice(0, 100)}`)
+    const userId = await invitedUser(tx, request)
+    const direct = isStaff(actor)
+    if (direct) await refuseSecondOfType(tx, userId, subscription.id, plan.type, now)
+    else {
+      const open = await tx
+        .selectFrom('membership_enrollments')
+        .select('id')
+        .where('subscription_id', '=', subscription.id)
+        .where('user_id', '=', userId)
+        .where('invitation_status', '=', 'INVITED')
+        .executeTakeFirst()
+      if (open) throw new ConflictError(`the user is already invited to this membership (enrollment ${open.id})`)
+      const active = await activeEnrollmentOfType(tx, userId, plan.type, at)
+      if (active?.subscription_id === subscription.id) throw new ConflictError(`the user is already enrolled in this membership (enrollment ${active.id})`)
     }
-    const existing = await activeEnrollmentOfType(tx, userId, plan.type, at)
-    if (existing) {
-      throw new ConflictError(
-        existing.subscription_id === subscription.id
-          ? `the user is already enrolled in this membership (enrollment ${existing.id})`
-          : `the user already holds an active ${plan.type} enrollment (enrollment ${existing.id} in membership subscription ${existing.subscription_id})`
-      )
-    }
-    // A user in the middle of buying a membership of this type (not yet confirmed, so no enrollment
-    // yet) would hold two once it is confirmed.
-    const buying = await tx
-      .selectFrom('membership_subscriptions as s')
-      .innerJoin('memberships as m', 'm.id', 's.membership_id')
-      .select(['s.id', 's.status'])
-      .where('s.member_id', '=', userId)
-      .where('m.type', '=', plan.type)
-      .where((eb) =>
-        eb.or([
-          eb('s.status', '=', 'REQUIRES_AUTHENTICATION'),
-          eb.and([eb('s.status', '=', 'DRAFT'), eb('s.created_at', '>', new Date(now.getTime() - DRAFT_LIFETIME_MS).toISOString())])
-        ])
-      )
-      .executeTakeFirst()
-    if (buying) throw new ConflictError(`the user is buying a ${plan.type} membership of their own (membership subscription ${buying.id}, ${buying.status})`)
+    await refuseOverCap(tx, subscription.id, plan.max_enrollments, at, true)
 
     const row: MembershipEnrollmentsTable = {
       id: randomUUID(),
@@ -126,8 +195,10 @@ export async function createEnrollment(
       custom_fee_minor: fee,
       start_date: at,
       // It ends with its subscription: when a cancellation is pending, or a NON_RECURRING one runs out.
-      end_date: subscription.end_date,
-      created_at: at
+      // An invitation is no enrollment yet: it ends as it starts, so nothing counts it as active.
+      end_date: direct ? subscription.end_date : at,
+      created_at: at,
+      invitation_status: direct ? 'ACCEPTED' : 'INVITED'
     }
     try {
       await tx.insertInto('membership_enrollments').values(row).execute()
@@ -136,6 +207,43 @@ export async function createEnrollment(
       throw err
     }
     return toEnrollment({ ...row, display_name: plan.display_name, currency: subscription.currency })
+  })
+  if (created.invitationStatus === 'INVITED') await deps.invite(created)
+  return created
+}
+
+/**
+ * The invited user (only they) accepts or declines. Accepting checks again what staff's direct
+ * enrolment checks (one active enrollment per type, no purchase of their own under way, the plan's
+ * cap) and starts the enrollment now; declining leaves it as it is, never active.
+ */
+export async function answerInvitation(db: Db, subscriptionId: string, id: string, accept: boolean, actor: Actor, clock: Clock): Promise<MembershipEnrollment> {
+  const now = clock.now()
+  const at = now.toISOString()
+  return db.transaction().execute(async (tx) => {
+    const row = await enrollmentRow(tx, subscriptionId, id)
+    if (row.user_id !== actor.id) {
+      if (isStaff(actor)) throw new ForbiddenError('only the invited user may accept or decline an invitation')
+      throw new NotFoundError(`enrollment ${id.slice(0, 100)} not found in membership subscription ${subscriptionId.slice(0, 100)}`)
+    }
+    if (row.invitation_status !== 'INVITED') throw new ConflictError(`the invitation was already answered (${row.invitation_status})`)
+    if (!accept) {
+      await tx.updateTable('membership_enrollments').set({ invitation_status: 'DECLINED' }).where('id', '=', id).execute()
+      return toEnrollment({ ...row, invitation_status: 'DECLINED' })
+    }
+    const subscription = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirstOrThrow()
+    if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); the invitation can no longer be accepted`)
+    const plan = await tx.selectFrom('memberships').select('max_enrollments').where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
+    await refuseSecondOfType(tx, row.user_id, subscriptionId, row.membership_type, now)
+    await refuseOverCap(tx, subscriptionId, plan.max_enrollments, at, false)
+    const accepted = { invitation_status: 'ACCEPTED' as const, start_date: at, end_date: subscription.end_date }
+    try {
+      await tx.updateTable('membership_enrollments').set(accepted).where('id', '=', id).execute()
+    } catch (err) {
+      if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${row.membership_type} enrollment`)
+      throw err
+    }
+    return toEnrollment({ ...row, ...accepted })
   })
 }
 
@@ -200,4 +308,28 @@ async function page(base: ReturnType<typeof enrollments>, query: { page?: number
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
   ])
   return paged(rows.map(toEnrollment), Number(count.n), request, path, query)
+}
+
+/**
+ * The invited user's mail: who invited them to what, and how to answer. No link: the answer is
+ * given signed in (POST …/acceptance), and a link that opens nothing is worse than none.
+ */
+export async function mailInvitation(db: Db, enrollment: MembershipEnrollment, deps: { clock: Clock; mailer: Mailer }): Promise<void> {
+  const people = await db
+    .selectFrom('users')
+    .select(['id', 'email', 'first_name', 'last_name'])
+    .where('id', 'in', [enrollment.user.id, enrollment.creatorUser.id])
+    .execute()
+  const invited = people.find((p) => p.id === enrollment.user.id)
+  const owner = people.find((p) => p.id === enrollment.creatorUser.id)
+  if (!invited || !owner) return
+  const text = [
+    `${memberName(owner)} invited you to share their membership "${enrollment.displayName}".`,
+    '',
+    'Nothing changes for you until you accept: sign in to the club and accept or decline the invitation',
+    `(POST ${enrollmentPath(enrollment.membershipSubscription.id, enrollment.id)}/acceptance).`,
+    '',
+    'If you do not know this person, decline it or ignore this mail.'
+  ].join('\n')
+  await sendMail(db, deps.mailer, 'enrollment_invitation', { to: invited.email, subject: `An invitation to the membership "${enrollment.displayName}"`, text }, deps.clock)
 }

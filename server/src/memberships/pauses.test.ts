@@ -11,9 +11,9 @@ const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
 type Who = { id: string; authorization: string }
 const policy = { minimumWeeks: 1, maximumWeeks: 4, pausesPerYear: 1, pauseFee: 5 }
 
-async function setup(t: Parameters<typeof testApp>[0], plan: Record<string, unknown> = { ...monthlyPlan, pausePolicy: policy }) {
+async function setup(t: Parameters<typeof testApp>[0], plan: Record<string, unknown> = { ...monthlyPlan, pausePolicy: policy }, start = '2026-01-31T09:00:00.000Z') {
   const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
-  ctx.clock.set('2026-01-31T09:00:00.000Z')
+  ctx.clock.set(start)
   const admin = await userWithToken(ctx, 'admin')
   const member = await userWithToken(ctx, 'member')
   const call = (method: 'GET' | 'POST', url: string, who: Who, payload?: unknown) =>
@@ -36,6 +36,10 @@ t.test('a three-week pause: its fee charged, the next charge and grant moved 21 
   const res = await call('POST', `${url}/pauses`, member, { pauseDurationWeeks: 3 })
   t.equal(res.statusCode, 201)
   t.match(res.json(), { pauseStartDate: '2026-02-10T12:00:00.000Z', pauseEndDate: '2026-03-03T12:00:00.000Z', pauseDurationWeeks: 3, pauseFeePaid: 5, status: 'ACTIVE' })
+  const self = await call('GET', res.json()._links.self.href, member)
+  t.equal(self.statusCode, 200, "the pause's self link is the pause")
+  t.equal(self.json().id, res.json().id)
+  t.equal((await call('GET', `${url}/pauses/nope`, member)).statusCode, 404)
   const s = await show()
   t.match(s, { extendedStatus: 'PAUSED', nextChargeDate: '2026-03-21T09:00:00.000Z', billingCycleEnd: '2026-03-21T09:00:00.000Z', activePause: { status: 'ACTIVE' } })
   const fee = await ctx.app.db.selectFrom('orders').selectAll().where('kind', '=', 'PAUSE_FEE').executeTakeFirstOrThrow()
@@ -46,6 +50,20 @@ t.test('a three-week pause: its fee charged, the next charge and grant moved 21 
   t.match(await show(), { extendedStatus: 'ACTIVE', nextChargeDate: '2026-04-21T08:00:00.000Z', activePause: null })
   const list = (await call('GET', `${url}/pauses`, member)).json()
   t.match(list, { _total: 1, items: [{ status: 'COMPLETED' }] })
+})
+
+t.test('a two-week pause asked on 25 November moves the next charge from 25 December to 8 January, exactly 14 days', async (t) => {
+  const { ctx, member, call, url, show, run } = await setup(t, { ...monthlyPlan, pausePolicy: { ...policy, pauseFee: 0 } }, '2026-11-25T09:00:00.000Z')
+  const before = await show()
+  t.match(before, { nextChargeDate: '2026-12-25T09:00:00.000Z' })
+  t.equal((await call('POST', `${url}/pauses`, member, { pauseDurationWeeks: 2 })).statusCode, 201)
+  const paused = await show()
+  t.match(paused, { nextChargeDate: '2027-01-08T09:00:00.000Z', billingCycleEnd: '2027-01-08T09:00:00.000Z' }, 'not 9 January: the day the member would have got free')
+  if (before.nextGrantDate !== null) {
+    t.equal(Date.parse(paused.nextGrantDate) - Date.parse(before.nextGrantDate), 14 * 86_400_000, 'the next grant moved 14 days too')
+  }
+  t.match((await run('2027-01-08T09:00:00.000Z')).job.counts, { renewed: 1 })
+  t.match(await show(), { nextChargeDate: '2027-02-08T09:00:00.000Z' }, 'later periods follow from the moved charge')
 })
 
 t.test('an early resume gives back the unused days; a pending pause called off gives back all', async (t) => {

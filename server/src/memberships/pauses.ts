@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto'
 import { DateTime } from 'luxon'
 import type { MembershipPauseRequest, MembershipSubscriptionPause } from '@club/contract'
 import type { Actor } from '../actor.js'
-import { anchorAt, chargeDate, daysAfter, shiftAnchor, type RenewalPeriod } from '../billing/calendar.js'
+import { anchorAt, daysAfter } from '../billing/calendar.js'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import { priceCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
@@ -39,7 +39,7 @@ export function toPause(row: MembershipPausesTable, currency: string, now: Date)
     status: pauseStatusOf(row, now),
     createdAt: row.created_at,
     membershipSubscription: { id: row.subscription_id },
-    _links: { self: { href: `${subscriptionPath(row.subscription_id)}/pauses` }, membershipSubscription: { href: subscriptionPath(row.subscription_id) } }
+    _links: { self: { href: `${subscriptionPath(row.subscription_id)}/pauses/${row.id}` }, membershipSubscription: { href: subscriptionPath(row.subscription_id) } }
   }
 }
 
@@ -56,16 +56,22 @@ export async function openPause(db: DbOrTx, subscriptionId: string, now: Date): 
 }
 
 /**
- * The schedule moved by `days` local calendar days (negative: back): the anchor, and with it the
- * next charge and the cycle end; the next grant when it falls on or after `from` (the pause's start).
+ * The schedule moved by `days` local calendar days (negative: back): the next charge and the cycle
+ * end move by exactly those days, and the schedule is re-anchored on that moved charge (cycle_index
+ * -1: "the anchor is the next one due"), so later periods follow from it. Moving the old anchor
+ * instead and adding months again lands a day off across months of different lengths (25 Nov + 14
+ * days + 1 month = 9 Jan, where 25 Dec + 14 days = 8 Jan). The next grant moves when it falls on or
+ * after `from` (the pause's start).
  */
 export function shiftSchedule(row: MembershipSubscriptionsTable, days: number, from: string): Partial<MembershipSubscriptionsTable> {
-  const anchor = shiftAnchor({ local: row.anchor_local, timezone: row.timezone }, days)
-  const changes: Partial<MembershipSubscriptionsTable> = { anchor_local: anchor.local }
-  if (row.charge_type === 'MONTHLY' || row.charge_type === 'SIX_MONTHS' || row.charge_type === 'YEARLY') {
-    const next = chargeDate(anchor, row.charge_type as RenewalPeriod, row.cycle_index + 1).toISOString()
-    changes.next_charge_date = next
-    changes.billing_cycle_end = next
+  const changes: Partial<MembershipSubscriptionsTable> = {}
+  const renews = row.charge_type === 'MONTHLY' || row.charge_type === 'SIX_MONTHS' || row.charge_type === 'YEARLY'
+  if (renews && row.next_charge_date !== null) {
+    const next = daysAfter(anchorAt(new Date(row.next_charge_date), row.timezone), days)
+    changes.anchor_local = anchorAt(next, row.timezone).local
+    changes.cycle_index = -1
+    changes.next_charge_date = next.toISOString()
+    changes.billing_cycle_end = next.toISOString()
   }
   if (row.next_grant_date !== null && row.next_grant_date >= from) {
     changes.next_grant_date = daysAfter(anchorAt(new Date(row.next_grant_date), row.timezone), days).toISOString()
@@ -217,6 +223,19 @@ export async function listPauses(db: DbOrTx, subscriptionId: string, actor: Acto
   }
 }
 
+/** One pause of a subscription the actor may see. */
+async function visiblePause(db: DbOrTx, subscriptionId: string, pauseId: string, actor: Actor) {
+  const row = await visibleRow(db, subscriptionId, actor)
+  const pause = await db.selectFrom('membership_pauses').selectAll().where('id', '=', pauseId).where('subscription_id', '=', subscriptionId).executeTakeFirst()
+  if (!pause) throw new NotFoundError(`pause ${pauseId.slice(0, 100)} not found`)
+  return { row, pause }
+}
+
+export async function getPause(db: DbOrTx, subscriptionId: string, pauseId: string, actor: Actor, clock: Clock): Promise<MembershipSubscriptionPause> {
+  const { row, pause } = await visiblePause(db, subscriptionId, pauseId, actor)
+  return toPause(pause, row.currency, clock.now())
+}
+
 /** Whole local calendar days from `now` until `end` in `timezone` (what an early resume gives back). */
 export function unusedDays(now: Date, end: Date, timezone: string): number {
   const today = DateTime.fromJSDate(now, { zone: timezone }).startOf('day')
@@ -229,9 +248,7 @@ export async function endPause(db: Db, subscriptionId: string, pauseId: string, 
   const now = clock.now()
   const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
-    const row = await visibleRow(tx, subscriptionId, actor)
-    const pause = await tx.selectFrom('membership_pauses').selectAll().where('id', '=', pauseId).where('subscription_id', '=', subscriptionId).executeTakeFirst()
-    if (!pause) throw new NotFoundError(`pause ${pauseId.slice(0, 100)} not found`)
+    const { row, pause } = await visiblePause(tx, subscriptionId, pauseId, actor)
     const status = pauseStatusOf(pause, now)
     if (status === 'COMPLETED') throw new ConflictError('the pause is already over')
     const back = status === 'PENDING' ? 7 * pause.weeks : unusedDays(now, new Date(pause.end_date), row.timezone)

@@ -73,6 +73,7 @@ t.test('an admin creates a plan; amounts come back in currency units, rates as p
     price: 49.9,
     initiationFee: 25,
     additionalMemberFee: 10,
+    maxEnrollments: null,
     durationDays: null,
     taxes: [{ name: 'VAT', percentage: 21, inclusive: false }],
     fees: [{ name: 'Service', percentage: 2.5 }],

@@ -10,7 +10,7 @@ import {
 import { runMembershipJob } from '../jobs/membership-jobs.js'
 import { currentUser } from '../plugins/auth.js'
 import { sendJson } from '../reply.js'
-import { createPause, endPause, listPauses } from './pauses.js'
+import { createPause, endPause, getPause, listPauses } from './pauses.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
 import {
   cancelSubscription,
@@ -104,6 +104,11 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
       reply.code(201).send(await createPause(app.db, request.params.id, request.body, currentUser(request), { clock: app.clock, provider: app.paymentProvider }))
   })
   app.route({ ...pauseRoutes.list, onRequest: signedIn, handler: (request) => listPauses(app.db, request.params.id, currentUser(request), app.clock) })
+  app.route({
+    ...pauseRoutes.get,
+    onRequest: signedIn,
+    handler: (request) => getPause(app.db, request.params.id, request.params.pauseId, currentUser(request), app.clock)
+  })
   app.route({
     ...pauseRoutes.end,
     onRequest: signedIn,

@@ -17,12 +17,13 @@ import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pric
 import type { Clock } from '../clock.js'
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
 import { readCache, type Db, type DbOrTx } from '../db/database.js'
-import type { Database, MembershipPausesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import type { Database, MembershipPausesTable, MembershipSubscriptionChangesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { requestInstant } from '../instants.js'
 import { pageRequest, paged } from '../paging.js'
 import { IdempotencyKeyReusedError, PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
+import { checkCorrectionAuthority, correctionMessages, correctionsOf, recordCorrections } from './corrections.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
 
@@ -114,7 +115,16 @@ function toSubscription(
   row: MembershipSubscriptionsTable,
   plan: Plan,
   priced: PricedCharge,
-  options: { mode: 'PREVIEW' | 'ORDER'; id: string | null; now: Date; summary: boolean; errors: ValidationError[] | null; pause?: MembershipPausesTable | null }
+  options: {
+    mode: 'PREVIEW' | 'ORDER'
+    id: string | null
+    now: Date
+    summary: boolean
+    errors: ValidationError[] | null
+    pause?: MembershipPausesTable | null
+    /** Staff and admin corrections, shown to the member as messages (ORDER answers). */
+    corrections?: MembershipSubscriptionChangesTable[]
+  }
 ): MembershipSubscription {
   const pause = options.pause ?? null
   const exponent = currencyExponent(row.currency)
@@ -156,6 +166,7 @@ function toSubscription(
     membership: { id: row.membership_id },
     errors: options.errors,
     order: row.last_order_id === null ? null : { id: row.last_order_id },
+    ...(options.corrections === undefined ? {} : { messages: correctionMessages(options.corrections, row.currency) }),
     summary: options.summary
       ? {
           total: units(priced.total),
@@ -375,7 +386,7 @@ export async function createSubscription(db: Db, request: MembershipSubscription
 
   const outcome = plan.chargeType === 'FREE' ? ({ status: 'succeeded', reference: '' } as const) : await firstCharge(db, deps.provider, order, plan)
   const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
-  return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: true, errors: recorded.errors }) }
+  return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: false, errors: recorded.errors, corrections: [] }) }
 }
 
 /**
@@ -584,7 +595,8 @@ function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | nu
 async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
   const plan = toPlan(await membershipRow(db, row.membership_id))
   const pause = (await openPause(db, row.id, now)) ?? null
-  return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause })
+  const corrections = (await correctionsOf(db, [row.id])).get(row.id) ?? []
+  return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause, corrections })
 }
 
 /**
@@ -601,7 +613,7 @@ interface SubscriptionAnswer {
 
 const subscriptionReads = {
   name: 'membership-subscriptions',
-  tables: ['membership_subscriptions', 'memberships', 'membership_pauses', 'membership_enrollments', 'users']
+  tables: ['membership_subscriptions', 'memberships', 'membership_pauses', 'membership_enrollments', 'membership_subscription_changes', 'users']
 }
 
 async function loadAnswer(db: DbOrTx, id: string, now: Date, serialize: (s: MembershipSubscription) => string): Promise<SubscriptionAnswer> {
@@ -624,7 +636,8 @@ async function loadAnswer(db: DbOrTx, id: string, now: Date, serialize: (s: Memb
     now,
     summary: false,
     errors: storedErrors(row),
-    pause
+    pause,
+    corrections: (await correctionsOf(db, [row.id])).get(row.id) ?? []
   })
   const changes = [row.end_date, ...pauses.flatMap((p) => [p.start_date, p.end_date])].filter((d): d is string => d !== null && d > at).sort()
   return { memberId: row.member_id, until: changes[0] ?? null, json: serialize(subscription) }
@@ -693,11 +706,22 @@ export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptio
   const now = clock.now()
   const plans = new Map<string, Plan>()
   const items: MembershipSubscription[] = []
+  const corrections = await correctionsOf(db, rows.map((r) => r.id))
   for (const row of rows) {
     let plan = plans.get(row.membership_id)
     if (!plan) plans.set(row.membership_id, (plan = toPlan(await membershipRow(db, row.membership_id))))
     const pause = (await openPause(db, row.id, now)) ?? null
-    items.push(toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause }))
+    items.push(
+      toSubscription(row, plan, await currentCharge(db, row, plan), {
+        mode: 'ORDER',
+        id: row.id,
+        now,
+        summary: false,
+        errors: storedErrors(row),
+        pause,
+        corrections: corrections.get(row.id) ?? []
+      })
+    )
   }
   return paged(items, Number(count.n), request, path, query)
 }
@@ -715,6 +739,7 @@ export async function confirmSubscription(db: Db, id: string, actor: Actor, deps
     id: row.id,
     now: deps.clock.now(),
     summary: false,
+    corrections: (await correctionsOf(db, [row.id])).get(row.id) ?? [],
     errors: recorded.errors
   })
 }
@@ -725,7 +750,9 @@ async function change(
   id: string,
   actor: Actor,
   clock: Clock,
-  apply: (row: MembershipSubscriptionsTable, plan: Plan, now: Date) => Partial<MembershipSubscriptionsTable>
+  apply: (row: MembershipSubscriptionsTable, plan: Plan, now: Date) => Partial<MembershipSubscriptionsTable>,
+  /** Written in the same transaction, with the row as it was and the changes (a correction's history). */
+  alsoWrite?: (tx: DbOrTx, current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Promise<void>
 ): Promise<MembershipSubscription> {
   const now = clock.now()
   const row = await db.transaction().execute(async (tx) => {
@@ -733,6 +760,7 @@ async function change(
     const plan = toPlan(await membershipRow(tx, current.membership_id))
     const changes = { ...apply(current, plan, now), updated_at: now.toISOString() }
     await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', id).execute()
+    if (alsoWrite) await alsoWrite(tx, current, changes)
     // Enrollments end with their subscription, in the same transaction: a cancellation sets theirs,
     // withdrawing it clears them again.
     if (changes.end_date !== undefined && changes.end_date !== current.end_date) {
@@ -810,6 +838,7 @@ export async function patchSubscription(db: Db, id: string, patch: MembershipSub
     if (patch.price !== undefined) {
       changes.price_minor = patch.price === null ? plan.priceMinor : requestMinor(patch.price, 'price', currencyExponent(row.currency))
     }
+    checkCorrectionAuthority(row, changes, actor)
     return changes
-  })
+  }, (tx, current, changes) => recordCorrections(tx, current, changes, actor, clock.now().toISOString()))
 }

@@ -2,10 +2,11 @@
 // pro-rata refund; redemptions matched against constraints (events, bookings across peak hours in
 // the area's zone, guests and kids), taken atomically (a race for the last item has one winner),
 // idempotent for the same target, given back on cancel unless late or expired.
+import { randomUUID } from 'node:crypto'
 import t from 'tap'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
 import { issuePackage } from './issue.js'
-import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { testVenue } from '../test-support/venue.js'
 import { caller, issued, packageTemplate, tenBookings, threeReplays } from './test-fixtures.js'
 
@@ -18,6 +19,32 @@ async function setup(t: Parameters<typeof testApp>[0], env: Record<string, strin
   const member = await userWithToken(ctx, 'member')
   const other = await userWithToken(ctx, 'member')
   return { ctx, staff, admin, member, other, call: caller(ctx) }
+}
+
+/** A package bought for `paidMinor` (as a purchase records it): the charge made through the provider. */
+async function boughtPackage(ctx: TestApp, memberId: string, templateId: string, paidMinor: number) {
+  await setDefaultPaymentMethod(ctx.app.db, memberId, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
+  const method = await ctx.app.db.selectFrom('payment_methods').selectAll().where('user_id', '=', memberId).executeTakeFirstOrThrow()
+  const key = `purchase-${randomUUID()}`
+  const charge = await ctx.app.paymentProvider.charge({
+    amount: paidMinor,
+    currency: 'EUR',
+    idempotencyKey: key,
+    description: 'package',
+    metadata: {},
+    paymentMethod: { brand: method.brand, last4: method.last4, expMonth: method.exp_month, expYear: method.exp_year, providerCustomerRef: null, providerMethodRef: null }
+  })
+  if (charge.status !== 'succeeded') throw new Error('charge')
+  const now = ctx.clock.now().toISOString()
+  const orderId = randomUUID()
+  await ctx.app.db
+    .insertInto('orders')
+    .values({ id: orderId, user_id: memberId, creator_id: memberId, kind: 'PURCHASE', membership_subscription_id: null, period_start: null, status: 'PAID', currency: 'EUR', subtotal_minor: paidMinor, total_minor: paidMinor, lines: '[]', fees: '[]', taxes: '[]', provider: 'test', provider_ref: charge.reference, idempotency_key: key, failure_code: null, failure_message: null, created_at: now, updated_at: now })
+    .execute()
+  const id = await ctx.app.db.transaction().execute((tx) =>
+    issuePackage(tx, { templateId, userId: memberId, creatorId: memberId, source: 'PURCHASE', issuedAt: ctx.clock.now(), timezone: 'UTC', orderId, paidMinor, currency: 'EUR' })
+  )
+  return { id, orderId, reference: charge.reference }
 }
 
 t.test('PACKAGE template data is checked on create and patch, naming the path', async (t) => {
@@ -80,39 +107,21 @@ t.test('cancel: final, and a bought package refunds its unused share once', asyn
   const { ctx, staff, member, call } = await setup(t)
   const templateId = await packageTemplate(ctx, staff, threeReplays)
   // A package bought for 10.00 EUR (as a purchase records it): the charge made through the provider.
-  await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
-  const method = await ctx.app.db.selectFrom('payment_methods').selectAll().where('user_id', '=', member.id).executeTakeFirstOrThrow()
-  const charge = await ctx.app.paymentProvider.charge({
-    amount: 1000,
-    currency: 'EUR',
-    idempotencyKey: 'purchase-1',
-    description: '3 replays',
-    metadata: {},
-    paymentMethod: { brand: method.brand, last4: method.last4, expMonth: method.exp_month, expYear: method.exp_year, providerCustomerRef: null, providerMethodRef: null }
-  })
-  if (charge.status !== 'succeeded') throw new Error('charge')
-  const now = ctx.clock.now().toISOString()
-  await ctx.app.db
-    .insertInto('orders')
-    .values({ id: 'order-1', user_id: member.id, creator_id: member.id, kind: 'PURCHASE', membership_subscription_id: null, period_start: null, status: 'PAID', currency: 'EUR', subtotal_minor: 1000, total_minor: 1000, lines: '[]', fees: '[]', taxes: '[]', provider: 'test', provider_ref: charge.reference, idempotency_key: 'purchase-1', failure_code: null, failure_message: null, created_at: now, updated_at: now })
-    .execute()
-  const id = await ctx.app.db.transaction().execute((tx) =>
-    issuePackage(tx, { templateId, userId: member.id, creatorId: member.id, source: 'PURCHASE', issuedAt: ctx.clock.now(), timezone: 'UTC', orderId: 'order-1', paidMinor: 1000, currency: 'EUR' })
-  )
+  const { id, orderId, reference } = await boughtPackage(ctx, member.id, templateId, 1000)
   t.equal((await call('POST', `${PACKAGES}/${id}/redemptions`, member, { type: 'REPLAY', target: { replay: { id: 'r1' } } })).statusCode, 201)
 
   t.equal((await call('POST', `${PACKAGES}/${id}/cancel`, member)).statusCode, 403, 'members cannot cancel')
   const cancelled = await call('POST', `${PACKAGES}/${id}/cancel`, staff)
   t.equal(cancelled.statusCode, 200)
-  t.match(cancelled.json(), { status: 'CANCELED', order: { id: 'order-1' }, _links: { refund: { href: /^\/apis\/v2\/orders\// } } })
+  t.match(cancelled.json(), { status: 'CANCELED', order: { id: orderId }, _links: { refund: { href: /^\/apis\/v2\/orders\// } } })
   const refund = (await call('GET', cancelled.json()._links.refund.href, member)).json()
   // 2 of 3 unused: 1000 x 2 / 3 = 666.67 → 6.67 EUR.
   t.match(refund, { kind: 'REFUND', status: 'PAID', total: 6.67, providerReference: /\S/ })
   const provider = ctx.app.paymentProvider as unknown as { list(): Array<{ reference: string; refunded: number }> }
-  t.equal(provider.list().find((c) => c.reference === charge.reference)!.refunded, 667, 'the provider refunded 6.67')
+  t.equal(provider.list().find((c) => c.reference === reference)!.refunded, 667, 'the provider refunded 6.67')
   const again = await call('POST', `${PACKAGES}/${id}/cancel`, staff)
   t.equal(again.json()._links.refund.href, cancelled.json()._links.refund.href, 'cancelling again refunds nothing more')
-  t.equal(provider.list().find((c) => c.reference === charge.reference)!.refunded, 667)
+  t.equal(provider.list().find((c) => c.reference === reference)!.refunded, 667)
   t.equal((await call('PATCH', `${PACKAGES}/${id}`, staff, { displayName: 'x' })).statusCode, 409, 'a cancelled package is final')
   const redeem = await call('POST', `${PACKAGES}/${id}/redemptions`, member, { type: 'REPLAY', target: { replay: { id: 'r2' } } })
   t.equal(redeem.statusCode, 409)
@@ -120,6 +129,33 @@ t.test('cancel: final, and a bought package refunds its unused share once', asyn
   // A package staff issued was not bought: cancelling it refunds nothing.
   const free = await issued(ctx, staff, templateId, member.id)
   t.notOk((await call('POST', `${PACKAGES}/${free.id}/cancel`, staff)).json()._links.refund)
+})
+
+t.test("spent is spent: an event's redemption cancelled after it began is refused, and a refund counts only items never used", async (t) => {
+  const { ctx, staff, admin, member, call } = await setup(t)
+  const venue = await testVenue(ctx)
+  const templateId = await packageTemplate(ctx, staff, { ...threeReplays, data: { validityDays: 30, items: [{ type: 'EVENT_SIGNUP', displayName: 'Class', displayNamePlural: 'Classes', totalItems: 3 }] } })
+  const { id } = await boughtPackage(ctx, member.id, templateId, 900)
+  const event = (await call('POST', '/apis/v2/admin/events', admin, { name: 'Clinic', type: 'CLINIC', startDate: '2026-03-02T18:00:00Z', endDate: '2026-03-02T19:00:00Z', courts: { items: [{ id: venue.court1.id }] } })).json()
+  const redemption = (await call('POST', `${PACKAGES}/${id}/redemptions`, member, { type: 'EVENT_SIGNUP', target: { event: { id: event.id } } })).json()
+  ctx.clock.set('2026-03-02T18:30:00.000Z')
+  const refused = await call('DELETE', `${PACKAGES}/${id}/redemptions/${redemption.id}`, member)
+  t.equal(refused.statusCode, 409)
+  t.match(errorOf(refused).message, /begins at 2026-03-02T18:00:00.000Z; an item comes back only when cancelled before it begins: its item stays spent/)
+  t.match((await call('GET', `${PACKAGES}/${id}/redemptions/${redemption.id}`, member)).json(), { cancelationDate: null })
+  t.equal((await call('GET', `${PACKAGES}/${id}`, member)).json().items.items[0].remainingItems, 2)
+
+  // Staff give one back on purpose: the member may use it, but it is not cash.
+  const other = (await call('POST', '/apis/v2/admin/events', admin, { name: 'Clinic 2', type: 'CLINIC', startDate: '2026-03-01T18:00:00Z', endDate: '2026-03-01T19:00:00Z', courts: { items: [{ id: venue.court1.id }] } })).json()
+  const second = (await call('POST', `${PACKAGES}/${id}/redemptions`, staff, { type: 'EVENT_SIGNUP', target: { event: { id: other.id } } })).json()
+  t.equal((await call('POST', `${PACKAGES}/${id}/redemptions/${second.id}/give-back`, staff, { reason: '  ' })).statusCode, 400, 'a reason is needed')
+  t.equal((await call('POST', `${PACKAGES}/${id}/redemptions/${second.id}/give-back`, staff, { reason: 'the coach was ill' })).statusCode, 200)
+  t.equal((await call('GET', `${PACKAGES}/${id}`, member)).json().items.items[0].remainingItems, 2)
+
+  const cancelled = (await call('POST', `${PACKAGES}/${id}/cancel`, staff)).json()
+  const refund = (await call('GET', cancelled._links.refund.href, member)).json()
+  // 3 items for 9.00: one spent at the event, one given back after use; 1 never used = 3.00.
+  t.match(refund, { kind: 'REFUND', total: 3, lines: [{ description: /1 of 3 items unused/ }] })
 })
 
 t.test('redemptions: constraints, retries, EXHAUSTED and back, cancel and late cancel', async (t) => {
@@ -177,8 +213,10 @@ t.test('redemptions: constraints, retries, EXHAUSTED and back, cancel and late c
   t.equal((await call('DELETE', `${PACKAGES}/${pkg.id}/redemptions/${guest.json().id}`, member)).json().cancelationDate, '2026-03-01T10:00:00.000Z', 'cancelling again changes nothing')
   const late = (await redeem({ type: 'GUEST_SIGNUP', target: { event: { id: event.id }, guest: { name: 'Paz' } } })).json()
   ctx.clock.set('2026-03-10T08:00:00.000Z')
-  await call('DELETE', `${PACKAGES}/${pkg.id}/redemptions/${late.id}`, member)
-  t.equal((await call('GET', `${PACKAGES}/${pkg.id}`, member)).json().items.items[1].remainingItems, 0, 'a late cancel forfeits the item')
+  const lateCancel = await call('DELETE', `${PACKAGES}/${pkg.id}/redemptions/${late.id}`, member)
+  t.equal(lateCancel.statusCode, 409, 'within the late-cancel window: refused')
+  t.match(errorOf(lateCancel).message, /begins at 2026-03-10T19:00:00.000Z; an item comes back only when cancelled before it begins \(PACKAGE_LATE_CANCEL_HOURS is 24: until 2026-03-09T19:00:00.000Z\): its item stays spent/)
+  t.equal((await call('GET', `${PACKAGES}/${pkg.id}`, member)).json().items.items[1].remainingItems, 0, 'a late cancel leaves the item used')
 
   // Who uses it: themself or family; not a stranger. Staff may name anyone.
   const stranger = await redeem({ type: 'BOOKING', target: { booking: { ...offPeak, startDate: '2026-03-04T15:30:00Z', endDate: '2026-03-04T16:30:00Z' } }, user: { id: other.id } })

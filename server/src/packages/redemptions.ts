@@ -10,9 +10,9 @@ import type { Clock } from '../clock.js'
 import { compiledInsert, compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, HttpError, NotFoundError, quote } from '../errors.js'
+import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, quote } from '../errors.js'
 import { unmatchedConstraints } from './constraints.js'
-import { storedStatus, toRedemption, visiblePackage } from './service.js'
+import { redemptionCollection, storedStatus, toRedemption, visiblePackage } from './service.js'
 import { resolveTarget, type ResolvedTarget } from './targets.js'
 
 // The redemption path runs these on every request: built and compiled once (db/compiled.ts).
@@ -36,7 +36,7 @@ const insertOrder = compiledInsert('orders', [
 ])
 const insertRedemption = compiledInsert('package_redemptions', [
   'id', 'package_id', 'item_id', 'item', 'type', 'user_id', 'creator_id', 'target_key', 'target', 'target_start_at', 'order_id', 'order_item_id',
-  'redemption_date', 'cancelation_date', 'forfeited'
+  'redemption_date', 'cancelation_date', 'forfeited', 'given_back_by', 'given_back_reason'
 ])
 
 export interface RedemptionDeps {
@@ -74,6 +74,8 @@ async function usingUser(tx: DbOrTx, requested: RedemptionRequest['user'], holde
     .select('e.id')
     .where('s.member_id', '=', holderId)
     .where('e.user_id', '=', id)
+    // An invitation not accepted makes no one family.
+    .where('e.invitation_status', '=', 'ACCEPTED')
     .executeTakeFirst()
   // Anyone else is refused without saying whether that user exists.
   if (!family) throw new BadRequestError('body.user.id: a member may name only themself or someone on a membership they own')
@@ -141,7 +143,9 @@ async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, tar
     order_item_id: orderItemId,
     redemption_date: at,
     cancelation_date: null,
-    forfeited: 0
+    forfeited: 0,
+    given_back_by: null,
+    given_back_reason: null
   }
   await insertRedemption(tx, redemption)
   // Only the last of an item can change the package's status (to EXHAUSTED).
@@ -231,31 +235,118 @@ export async function redeemFromAnyIn(tx: DbOrTx, body: RedemptionRequest, actor
 }
 
 /**
- * Cancels a redemption: its item comes back unless the package expired or was cancelled, or the
- * target starts within the late-cancel window (then it stays used: forfeited). Cancelling again
+ * Cancels a redemption for its item back, while what it paid for has not been delivered (BILLING.md,
+ * "Packages"): an event or a booking until PACKAGE_LATE_CANCEL_HOURS before it begins; a replay
+ * while it is still being made (it is given up with the item: a replay and its item never both
+ * stay). Past that the cancellation is refused with 409 naming the rule: spent is spent. An expired
+ * or cancelled package takes the cancellation and gives nothing back (forfeited). Cancelling again
  * answers it as it is.
  */
 export async function cancelRedemption(db: Db, packageId: string, redemptionId: string, actor: Actor, deps: RedemptionDeps): Promise<PackageItemRedemption> {
   return db.transaction().execute((tx) => cancelRedemptionIn(tx, packageId, redemptionId, actor, deps))
 }
 
+/** The redemption of a package the actor may see, or 404. */
+async function visibleRedemption(tx: DbOrTx, packageId: string, redemptionId: string, actor: Actor) {
+  const row = await visiblePackage(tx, packageId, actor)
+  const redemption = await tx.selectFrom('package_redemptions').selectAll().where('id', '=', redemptionId).where('package_id', '=', row.id).executeTakeFirst()
+  if (!redemption) throw new NotFoundError(`redemption ${quote(redemptionId)} not found in package ${row.id}`)
+  return { row, redemption }
+}
+
+export async function getRedemption(db: DbOrTx, packageId: string, redemptionId: string, actor: Actor): Promise<PackageItemRedemption> {
+  return toRedemption((await visibleRedemption(db, packageId, redemptionId, actor)).redemption)
+}
+
+export async function listRedemptions(db: DbOrTx, packageId: string, actor: Actor) {
+  const row = await visiblePackage(db, packageId, actor)
+  const rows = await db.selectFrom('package_redemptions').selectAll().where('package_id', '=', row.id).orderBy('redemption_date').orderBy('id').execute()
+  return redemptionCollection(row.id, rows)
+}
+
+const REPLAY_BEING_MADE = ['REQUESTED', 'EXPORTING', 'UPLOADING'] as const
+
+/**
+ * Why the item cannot come back (its target delivered or begun), or null. A replay still being made
+ * is given up here, conditionally on its status, so a box reporting READY at the same moment either
+ * came first (and this refuses) or finds it FAILED (and its report is refused).
+ */
+async function spentReason(tx: DbOrTx, redemption: PackageRedemptionsTable, now: Date, deps: RedemptionDeps): Promise<string | null> {
+  if (redemption.type === 'REPLAY') {
+    const replay = await tx.selectFrom('replays').select(['id', 'status']).where('redemption_id', '=', redemption.id).executeTakeFirst()
+    // No replay (deleted before READY, which gave the item back) or a FAILED one: nothing was delivered.
+    if (!replay || replay.status === 'FAILED') return null
+    const givenUp = await tx
+      .updateTable('replays')
+      .set({ status: 'FAILED', reason: 'redemption_cancelled', updated_at: now.toISOString() })
+      .where('id', '=', replay.id)
+      .where('status', 'in', [...REPLAY_BEING_MADE])
+      .executeTakeFirst()
+    if (Number(givenUp.numUpdatedRows) === 1) return null
+    return `replay ${replay.id} it paid for was delivered (${replay.status}): its item stays spent`
+  }
+  if (redemption.target_start_at === null) return null
+  const deadline = Date.parse(redemption.target_start_at) - deps.lateCancelHours * 3_600_000
+  if (now.getTime() < deadline) return null
+  const window = deps.lateCancelHours > 0 ? ` (PACKAGE_LATE_CANCEL_HOURS is ${deps.lateCancelHours}: until ${new Date(deadline).toISOString()})` : ''
+  return `what it paid for begins at ${redemption.target_start_at}; an item comes back only when cancelled before it begins${window}: its item stays spent`
+}
+
+/** The item of a cancelled (or given back) redemption returns, and the package's status with it. */
+async function returnItem(tx: DbOrTx, redemption: PackageRedemptionsTable, nowIso: string): Promise<void> {
+  await tx.updateTable('package_items').set((eb) => ({ remaining_items: eb('remaining_items', '+', 1) })).where('id', '=', redemption.item_id).execute()
+  const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', redemption.package_id).execute()
+  await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: nowIso }).where('id', '=', redemption.package_id).execute()
+}
+
+/**
+ * Marks the redemption cancelled if no one else did first (a conditional update: two cancellations
+ * racing in two processes give one item back); answers the row as it ends up.
+ */
+async function markCancelled(tx: DbOrTx, redemption: PackageRedemptionsTable, changes: Partial<PackageRedemptionsTable>): Promise<PackageRedemptionsTable | null> {
+  const done = await tx.updateTable('package_redemptions').set(changes).where('id', '=', redemption.id).where('cancelation_date', 'is', null).executeTakeFirst()
+  return Number(done.numUpdatedRows) === 1 ? { ...redemption, ...changes } : null
+}
+
+async function currentRedemption(tx: DbOrTx, id: string): Promise<PackageItemRedemption> {
+  return toRedemption(await tx.selectFrom('package_redemptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow())
+}
+
 /** cancelRedemption inside a caller's transaction (a failed replay gives its item back with its status). */
 export async function cancelRedemptionIn(tx: DbOrTx, packageId: string, redemptionId: string, actor: Actor, deps: RedemptionDeps): Promise<PackageItemRedemption> {
   const now = deps.clock.now()
   const nowIso = now.toISOString()
-  const row = await visiblePackage(tx, packageId, actor)
-  const redemption = await tx.selectFrom('package_redemptions').selectAll().where('id', '=', redemptionId).where('package_id', '=', row.id).executeTakeFirst()
-  if (!redemption) throw new NotFoundError(`redemption ${quote(redemptionId)} not found in package ${row.id}`)
+  const { row, redemption } = await visibleRedemption(tx, packageId, redemptionId, actor)
   if (redemption.cancelation_date !== null) return toRedemption(redemption)
-  const late =
-    deps.lateCancelHours > 0 && redemption.target_start_at !== null && Date.parse(redemption.target_start_at) - now.getTime() < deps.lateCancelHours * 3600 * 1000
-  const givesBack = usable(row, nowIso) && !late
-  const cancelled: PackageRedemptionsTable = { ...redemption, cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 }
-  await tx.updateTable('package_redemptions').set({ cancelation_date: nowIso, forfeited: cancelled.forfeited }).where('id', '=', redemption.id).execute()
+  const givesBack = usable(row, nowIso)
   if (givesBack) {
-    await tx.updateTable('package_items').set((eb) => ({ remaining_items: eb('remaining_items', '+', 1) })).where('id', '=', redemption.item_id).execute()
-    const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
-    await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: nowIso }).where('id', '=', row.id).execute()
+    const spent = await spentReason(tx, redemption, now, deps)
+    if (spent) throw new ConflictError(`redemption ${redemption.id} cannot be cancelled: ${spent}`)
   }
+  const cancelled = await markCancelled(tx, redemption, { cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 })
+  if (!cancelled) return currentRedemption(tx, redemption.id)
+  if (givesBack) await returnItem(tx, redemption, nowIso)
   return toRedemption(cancelled)
+}
+
+/**
+ * Staff give an item back on purpose, past the cancellation rules (a class the club called off, a
+ * replay that came out black), recorded with who and why. Not once the package expired or was
+ * cancelled; a redemption already cancelled is answered as it is.
+ */
+export async function giveBackRedemption(db: Db, packageId: string, redemptionId: string, reason: string, actor: Actor, clock: Clock): Promise<PackageItemRedemption> {
+  if (!isStaff(actor)) throw new ForbiddenError('only staff may give an item back past the cancellation rules')
+  const why = reason.trim()
+  if (why === '') throw new BadRequestError('body.reason: say why the item is given back')
+  return db.transaction().execute(async (tx) => {
+    const nowIso = clock.now().toISOString()
+    const { row, redemption } = await visibleRedemption(tx, packageId, redemptionId, actor)
+    if (redemption.cancelation_date !== null) return toRedemption(redemption)
+    const unusable = unusableReason(row, nowIso)
+    if (unusable) throw new ConflictError(`${unusable}; no item can be given back to it`)
+    const given = await markCancelled(tx, redemption, { cancelation_date: nowIso, forfeited: 0, given_back_by: actor.id, given_back_reason: why })
+    if (!given) return currentRedemption(tx, redemption.id)
+    await returnItem(tx, redemption, nowIso)
+    return toRedemption(given)
+  })
 }

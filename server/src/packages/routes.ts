@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { areaSessionPeriodRoutes, packageRoutes } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
-import { cancelRedemption, redeemFromAny, redeemFromPackage } from './redemptions.js'
+import { cancelRedemption, getRedemption, giveBackRedemption, listRedemptions, redeemFromAny, redeemFromPackage } from './redemptions.js'
 import { cancelPackage, createPackage, getPackage, listPackages, patchPackage } from './service.js'
 import { getSessionPeriods, setSessionPeriods } from './session-periods.js'
 
@@ -50,6 +50,17 @@ const packages: FastifyPluginAsyncTypebox = async (app) => {
       const { created, redemption } = await redeemFromAny(app.db, request.body, currentUser(request), redemptionDeps())
       return reply.code(created ? 201 : 200).send(redemption)
     }
+  })
+  app.route({ ...packageRoutes.listRedemptions, onRequest: signedIn, handler: (request) => listRedemptions(app.db, request.params.id, currentUser(request)) })
+  app.route({
+    ...packageRoutes.getRedemption,
+    onRequest: signedIn,
+    handler: (request) => getRedemption(app.db, request.params.id, request.params.redemptionId, currentUser(request))
+  })
+  app.route({
+    ...packageRoutes.giveBackRedemption,
+    onRequest: staff,
+    handler: (request) => giveBackRedemption(app.db, request.params.id, request.params.redemptionId, request.body.reason, currentUser(request), app.clock)
   })
   app.route({
     ...packageRoutes.cancelRedemption,

@@ -43,8 +43,14 @@ export function toRedemption(row: PackageRedemptionsTable): PackageItemRedemptio
     order: { id: row.order_id },
     orderItem: { id: row.order_item_id },
     cancelationDate: row.cancelation_date,
+    ...(row.given_back_by === null ? {} : { givenBackBy: { id: row.given_back_by }, givenBackReason: row.given_back_reason ?? '' }),
     _links: { self: { href: redemptionPath(row.package_id, row.id) }, package: { href: packagePath(row.package_id) }, order: { href: orderPath(row.order_id) } }
   }
+}
+
+/** A package's redemptions as a collection: inside the package's answer, and at its own `redemptions` link. */
+export function redemptionCollection(packageId: string, rows: PackageRedemptionsTable[]) {
+  return { items: rows.map(toRedemption), _total: rows.length, _links: { self: { href: `${packagePath(packageId)}/redemptions` } } }
 }
 
 function toPackage(row: PackagesTable, items: PackageItemsTable[], redemptions: PackageRedemptionsTable[], now: Date): Package {
@@ -72,7 +78,7 @@ function toPackage(row: PackagesTable, items: PackageItemsTable[], redemptions: 
       _total: items.length,
       _links: { self: { href: self } }
     },
-    redemptions: { items: redemptions.map(toRedemption), _total: redemptions.length, _links: { self: { href: `${self}/redemptions` } } },
+    redemptions: redemptionCollection(row.id, redemptions),
     template: row.template_id === null ? null : { id: row.template_id },
     order: row.order_id === null ? null : { id: row.order_id },
     _links: links
@@ -183,10 +189,14 @@ export async function patchPackage(db: Db, id: string, patch: PackagePatch, acto
   })
 }
 
-/** The unused share of what was paid: paid x unused items / all items, rounded half up. */
-export function refundOf(paidMinor: number, items: Array<Pick<PackageItemsTable, 'total_items' | 'remaining_items'>>) {
+/**
+ * The unused share of what was paid: paid x unused items / all items, rounded half up. Unused means
+ * never used: an item staff gave back on purpose (`givenBack`) was used once, so it is not refunded
+ * even while it sits in the remaining count.
+ */
+export function refundOf(paidMinor: number, items: Array<Pick<PackageItemsTable, 'total_items' | 'remaining_items'>>, givenBack: number) {
   const all = items.reduce((sum, i) => sum + i.total_items, 0)
-  const unused = items.reduce((sum, i) => sum + i.remaining_items, 0)
+  const unused = Math.max(0, items.reduce((sum, i) => sum + i.remaining_items, 0) - givenBack)
   return { amount: all === 0 ? 0 : divideRoundHalfUp(BigInt(paidMinor) * BigInt(unused), BigInt(all)), unused, all }
 }
 
@@ -206,7 +216,13 @@ export async function cancelPackage(db: Db, id: string, actor: Actor, provider: 
     }
     const items = await tx.selectFrom('package_items').selectAll().where('package_id', '=', id).execute()
     const order = row.order_id === null ? undefined : await tx.selectFrom('orders').selectAll().where('id', '=', row.order_id).executeTakeFirst()
-    const { amount, unused, all } = refundOf(row.paid_minor, items)
+    const givenBack = await tx
+      .selectFrom('package_redemptions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('package_id', '=', id)
+      .where('given_back_by', 'is not', null)
+      .executeTakeFirstOrThrow()
+    const { amount, unused, all } = refundOf(row.paid_minor, items, Number(givenBack.n))
     let refund: OrdersTable | undefined
     if (amount > 0 && order?.status === 'PAID' && order.provider_ref !== null) {
       refund = {

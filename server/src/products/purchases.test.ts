@@ -167,6 +167,27 @@ t.test('an unreachable provider without an Idempotency-Key: a 502 naming the ord
   t.equal((await call('POST', `${ORDERS}/${id}/confirm`, member)).statusCode, 409, 'a PAID order is not charged again')
 })
 
+t.test('a PENDING purchase not confirmed within a day is given up by the CHARGE job, as a membership draft is', async (t) => {
+  const { provider: lossy, control } = lossyProvider()
+  const { ctx, call, admin, member, product, card } = await productsSetup(t, {}, lossy)
+  const bundle = await product()
+  await card(member, '4242')
+  control.down = true
+  const res = await call('POST', ORDERS, member, { mode: 'ORDER', items: [{ product: { id: bundle.id }, quantity: 1 }] })
+  const id = /Order (\S+) stays PENDING/.exec(errorOf(res).message)?.[1] ?? ''
+  const job = (date: string) => call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'CHARGE', date })
+  const start = ctx.clock.now().getTime()
+  t.notOk((await job(new Date(start + 22 * 3600_000).toISOString())).json().job.counts.purchase_expired, 'not before 23 hours')
+  t.match((await call('GET', `${ORDERS}/${id}`, member)).json(), { status: 'PENDING' })
+  t.match((await job(new Date(start + 23 * 3600_000).toISOString())).json().job.counts, { purchase_expired: 1 })
+  t.match((await call('GET', `${ORDERS}/${id}`, member)).json(), { status: 'FAILED' })
+  const row = await ctx.app.db.selectFrom('orders').select(['failure_code']).where('id', '=', id).executeTakeFirstOrThrow()
+  t.equal(row.failure_code, 'order_expired')
+  control.down = false
+  t.equal((await call('POST', `${ORDERS}/${id}/confirm`, member)).statusCode, 409, 'its confirm link no longer charges')
+  t.equal((await ctx.app.db.selectFrom('packages').select('id').execute()).length, 0, 'nothing issued')
+})
+
 t.test('the same Idempotency-Key answers the first order even after the product was withdrawn and the card removed', async (t) => {
   const { provider: lossy, real, control } = lossyProvider()
   const { ctx, call, admin, member, product, card } = await productsSetup(t, {}, lossy)
@@ -349,9 +370,13 @@ t.test("a member enrolled in someone else's membership gets its discount while i
   await withMembership(setup, member)
   const subscription = (await call('GET', '/apis/v2/membership-subscriptions', member)).json().items[0]
   const kid = await userWithToken(ctx, 'member')
-  t.equal((await call('POST', `/apis/v2/membership-subscriptions/${subscription.id}/enrollments`, member, { user: { id: kid.id } })).statusCode, 201)
+  const invited = await call('POST', `/apis/v2/membership-subscriptions/${subscription.id}/enrollments`, member, { user: { id: kid.id } })
+  t.equal(invited.statusCode, 201)
   const bundle = await product({ price: 20 })
   const discount = async () => (await call('POST', ORDERS, kid, { mode: 'PREVIEW', items: [{ product: { id: bundle.id }, quantity: 1 }] })).json().items[0].discount
+  t.same(await discount(), { amount: 0, description: '' }, 'invited, not yet accepted: no discount')
+  const accepted = await call('POST', `/apis/v2/membership-subscriptions/${subscription.id}/enrollments/${invited.json().id}/acceptance`, kid, { accept: true })
+  t.equal(accepted.statusCode, 200)
   t.same(await discount(), { amount: 3, description: 'Members 15% off the pod shop' })
   await ctx.app.db.updateTable('membership_subscriptions').set({ condition: 'HOLD' }).where('id', '=', subscription.id).execute()
   t.same(await discount(), { amount: 0, description: '' }, 'perks suspended in HOLD')

@@ -191,6 +191,43 @@ t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, give
   t.equal(await remaining(), 2, 'a replay still waiting deleted: its item comes back')
 })
 
+t.test("spent is spent: a delivered replay's redemption cannot be cancelled; one still being made is given up with its item", async (t) => {
+  const { ctx, venue, member, call, device, bucketDir } = await setup(t, { REPLAYS_REQUIRE_PACKAGE: 'true' })
+  const staff = await userWithToken(ctx, 'staff')
+  const pkg = await issued(ctx, staff, await packageTemplate(ctx, staff, threeReplays), member.id)
+  const remaining = async () => (await call('GET', `/apis/v2/packages/${pkg.id}`, member)).json().items.items[0].remainingItems
+  const redemptionOf = async (replayId: string) => {
+    const row = await ctx.app.db.selectFrom('replays').select('redemption_id').where('id', '=', replayId).executeTakeFirstOrThrow()
+    return `/apis/v2/packages/${pkg.id}/redemptions/${row.redemption_id}`
+  }
+
+  const delivered = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${delivered.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${delivered.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  const refused = await call('DELETE', await redemptionOf(delivered.id), member)
+  t.equal(refused.statusCode, 409)
+  t.match(errorOf(refused).message, new RegExp(`replay ${delivered.id} it paid for was delivered \\(READY\\): its item stays spent`))
+  t.equal(await remaining(), 2, 'the item stays spent')
+  t.match((await call('GET', await redemptionOf(delivered.id), member)).json(), { cancelationDate: null })
+  t.match((await call('GET', `${REPLAYS}/${delivered.id}`, member)).json(), { status: 'READY' }, 'and the replay stays delivered')
+
+  const making = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${making.id}/status`, device, { status: 'EXPORTING' })
+  const cancelled = await call('DELETE', await redemptionOf(making.id), member)
+  t.equal(cancelled.statusCode, 200)
+  t.equal(await remaining(), 2, 'the item is back')
+  t.match((await call('GET', `${REPLAYS}/${making.id}`, member)).json(), { status: 'FAILED', reason: 'redemption_cancelled' })
+  const late = await call('PUT', `${DEVICE}/${making.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, 'cam-1/late.mp4'), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  t.equal(late.statusCode, 409, 'the box can no longer deliver what was given back')
+
+  // Staff give an item back on purpose, recorded with who and why.
+  const given = await call('POST', `${await redemptionOf(delivered.id)}/give-back`, staff, { reason: 'the clip came out black' })
+  t.equal(given.statusCode, 200)
+  t.match(given.json(), { cancelationDate: /\S/, givenBackBy: { id: staff.id }, givenBackReason: 'the clip came out black' })
+  t.equal(await remaining(), 3)
+  t.equal((await call('POST', `${await redemptionOf(delivered.id)}/give-back`, member, { reason: 'please' })).statusCode, 403, 'not the member')
+})
+
 t.test('the server tells the box at once, at its serverUrl, with its token', async (t) => {
   let told: (call: { url?: string; authorization?: string }) => void
   const call = new Promise<{ url?: string; authorization?: string }>((resolve) => (told = resolve))

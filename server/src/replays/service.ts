@@ -492,7 +492,9 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     }
     if (change.status === 'FAILED') set = { ...set, reason: change.reason }
     // Conditional on the status read: a takedown committed in between (PostgreSQL reads committed
-    // rows) is not overwritten by READY; the box is told, and its clip deleted, below.
+    // rows) is not overwritten by READY, nor is a replay given up by its redemption's cancellation in
+    // another process (packages/redemptions.ts), so the item and the replay never both stay; the box
+    // is told, and its clip deleted, below.
     const done = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
     if (Number(done.numUpdatedRows) !== 1) {
       const current = await tx.selectFrom('replays').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
@@ -502,8 +504,9 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     return { row: { ...row, ...set } as ReplaysTable, problem: null }
   })
   if (row.problem !== null) {
-    // Taken down while the box was cutting it: the clip it uploaded anyway leaves the bucket now.
-    if (row.row.status === 'TAKEN_DOWN' && change.status === 'READY') {
+    // Taken down, or given up by its member, while the box was cutting it: the clip it uploaded
+    // anyway leaves the bucket now.
+    if ((row.row.status === 'TAKEN_DOWN' || row.row.status === 'FAILED') && change.status === 'READY') {
       await removeClip(db, { ...row.row, location: change.location, bucket }, deps)
     }
     throw new ConflictError(`replay ${row.row.id}: ${row.problem}`)

@@ -24,6 +24,8 @@ import * as m0021 from './0021_replay_guest_court.js'
 import * as m0022 from './0022_footage_access.js'
 import * as m0023 from './0023_replay_takedown.js'
 import * as m0024 from './0024_do_not_film.js'
+import * as m0025 from './0025_redemption_give_backs.js'
+import * as m0026 from './0026_subscription_changes.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -49,5 +51,7 @@ export const migrations: Record<string, Migration> = {
   '0021_replay_guest_court': m0021,
   '0022_footage_access': m0022,
   '0023_replay_takedown': m0023,
-  '0024_do_not_film': m0024
+  '0024_do_not_film': m0024,
+  '0025_redemption_give_backs': m0025,
+  '0026_subscription_changes': m0026
 }
