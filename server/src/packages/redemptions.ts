@@ -330,6 +330,21 @@ export async function cancelRedemptionIn(tx: DbOrTx, packageId: string, redempti
 }
 
 /**
+ * The item of a replay that was never delivered (the box failed it, nobody started it, staff took it
+ * down or its member deleted it before READY) comes back: the server's finding, not a member's
+ * cancellation, so the rules for those (spentReason) do not apply. A package that has expired or was
+ * cancelled meanwhile keeps it used, as a member's cancellation would.
+ */
+export async function returnUndeliveredIn(tx: DbOrTx, packageId: string, redemptionId: string, holder: Actor, clock: Clock): Promise<void> {
+  const nowIso = clock.now().toISOString()
+  const { row, redemption } = await visibleRedemption(tx, packageId, redemptionId, holder)
+  if (redemption.cancelation_date !== null) return
+  const givesBack = usable(row, nowIso)
+  const cancelled = await markCancelled(tx, redemption, { cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 })
+  if (cancelled && givesBack) await returnItem(tx, redemption, nowIso)
+}
+
+/**
  * Staff give an item back on purpose, past the cancellation rules (a class the club called off, a
  * replay that came out black), recorded with who and why. Not once the package expired or was
  * cancelled; a redemption already cancelled is answered as it is.

@@ -20,7 +20,7 @@ import type { ReplaysTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
 import { refuseDoNotFilm } from '../do-not-film/service.js'
-import { cancelRedemptionIn, redeemFromAnyIn, type RedemptionDeps } from '../packages/redemptions.js'
+import { redeemFromAnyIn, returnUndeliveredIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { collection, paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
 import { BucketError, BucketObjectMissingError, checkLocation } from '@club/storage'
@@ -259,7 +259,7 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
 async function giveBack(tx: DbOrTx, row: Pick<ReplaysTable, 'user_id' | 'package_id' | 'redemption_id'>, deps: ReplayDeps): Promise<void> {
   if (row.package_id === null || row.redemption_id === null || row.user_id === null) return
   // As the holder: the package is theirs, so it is visible to them.
-  await cancelRedemptionIn(tx, row.package_id, row.redemption_id, { id: row.user_id, role: 'member' }, deps.redemption)
+  await returnUndeliveredIn(tx, row.package_id, row.redemption_id, { id: row.user_id, role: 'member' }, deps.redemption.clock)
 }
 
 /**
