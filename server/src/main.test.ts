@@ -57,11 +57,12 @@ t.test('in production a development-only setting stops the start, naming each on
   t.match(stderr, /PAYMENT_PROVIDER=test accepts any card/)
   t.match(stderr, /DEVICE_TOKEN_SECRET is empty/)
   t.match(stderr, /METRICS_TOKEN is empty, so \/metrics is open/)
+  t.match(stderr, /SMTP_URL is empty/, 'the log mailer would write every reset link, a sign-in to the account, into the log')
   t.equal(stdout, '', 'nothing was started')
   t.notOk(existsSync(database), 'not even the database')
 
   // CLUB_ENV says the same; with only the payment provider left, it alone is named.
-  const secrets = { DEVICE_TOKEN_SECRET: 'd'.repeat(32), METRICS_TOKEN: 'm'.repeat(16) }
+  const secrets = { DEVICE_TOKEN_SECRET: 'd'.repeat(32), METRICS_TOKEN: 'm'.repeat(16), SMTP_URL: 'smtp://127.0.0.1:2525' }
   const testProvider = start({ CLUB_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', ...secrets })
   t.equal(await testProvider.exited, 1)
   t.equal(testProvider.output().stderr.trim().split('\n').length, 2, 'one line for the refusal, one for the setting')
