@@ -65,6 +65,29 @@ t.test('staff and admin routes need api, whatever the role of the token\'s user'
   t.equal((await call(ctx, 'GET', '/apis/v2/replays', replays)).statusCode, 200, 'a replays token on the replay routes')
 })
 
+t.test("a staff member's narrow token acts as a member on the routes every user shares", async (t) => {
+  const ctx = await testApp(t)
+  const member = await userWithToken(ctx, 'member')
+  const staffUser = await userWithToken(ctx, 'staff')
+  const login = async (scope: string) => {
+    const res = await tokenRequest(ctx, { grant_type: 'password', username: staffUser.email, password: staffUser.password, scope })
+    return `Bearer ${res.json().access_token}`
+  }
+  const replays = await login('replays')
+  const read = await login('read')
+  // With api, staff list another member's replays and orders; a narrow token of the same user may not.
+  t.equal((await call(ctx, 'GET', `/apis/v2/replays?user=${member.id}`, staffUser.authorization)).statusCode, 200, 'api: staff powers')
+  const asMember = await call(ctx, 'GET', `/apis/v2/replays?user=${member.id}`, replays)
+  t.equal(asMember.statusCode, (await call(ctx, 'GET', `/apis/v2/replays?user=${staffUser.id}`, member.authorization)).statusCode, 'a replays token: as a member asking for someone else')
+  t.not(asMember.statusCode, 200)
+  t.not((await call(ctx, 'GET', `/apis/v2/orders?userId=${member.id}`, read)).statusCode, 200, "a read token: not another member's orders")
+  // Older footage is for staff with api: the accessReason of a narrow token is a member's.
+  const old = await call(ctx, 'POST', '/apis/v2/replays', replays, { court: { id: 'c1' }, end: '2026-03-01T08:00:00.000Z', accessReason: 'incident report' })
+  t.equal(old.statusCode, 403, 'no staff footage through a web view token')
+  // users/current still says who the user is.
+  t.equal((await call(ctx, 'GET', '/apis/v2/users/current', replays)).json().role, 'staff')
+})
+
 t.test('profile reads users/current only; replays adds the replay routes', async (t) => {
   const ctx = await testApp(t)
   const profile = await scopedToken(ctx, 'member', 'profile')

@@ -74,6 +74,11 @@ export class InsufficientScopeError extends HttpError {
   }
 }
 
+/** Whether a token's space-delimited scope holds `scope`. */
+export function hasScope(held: string, scope: OAuth2Scope): boolean {
+  return (parseScope(held) ?? []).includes(scope)
+}
+
 /** Refuses a token none of whose scopes is accepted by the route. */
 export function checkScope(held: string, accepted: OAuth2Scope[]): void {
   const scopes = parseScope(held) ?? []

@@ -7,7 +7,7 @@ import fp from 'fastify-plugin'
 import type { SecurityRequirement, UserRole } from '@club/contract'
 import { authenticateApiKey } from '../api-keys/service.js'
 import { BadRequestError, ForbiddenError, UnauthorizedError } from '../errors.js'
-import { acceptedScopes, checkScope } from '../oauth2/scopes.js'
+import { acceptedScopes, checkScope, hasScope } from '../oauth2/scopes.js'
 import { authenticateAccessToken } from '../oauth2/tokens.js'
 import { authenticateDeviceToken } from '../replay-servers/service.js'
 import { authenticateGuest, guestSettings, isGuestToken } from '../replays/guests.js'
@@ -50,11 +50,25 @@ declare module 'fastify' {
   }
 }
 
-/** The signed-in user of a request a guard has passed. */
-export function currentUser(request: FastifyRequest): AuthenticatedUser {
+/** The signed-in user of a request a guard has passed, as their record says (users/current shows it). */
+export function signedInUser(request: FastifyRequest): AuthenticatedUser {
   const principal = request.principal
   if (!principal || principal.kind !== 'user') throw new ForbiddenError('this operation needs a user, not a client token')
   return principal.user
+}
+
+/**
+ * The signed-in user of a request a guard has passed, as the services see them: with a token narrower
+ * than `api` (read, replays, profile: a web view, a partner's app), a staff member or admin acts as a
+ * member. Staff powers on the routes every user shares (listing another member's replays, orders or
+ * packages, asking for older footage) are decided in the services by the role, so the scope has to
+ * reach them through it; the staff and admin routes themselves need `api` (checkTokenScope).
+ */
+export function currentUser(request: FastifyRequest): AuthenticatedUser {
+  const user = signedInUser(request)
+  const principal = request.principal!
+  if (principal.via === 'bearer' && user.role !== 'member' && !hasScope(principal.scope, 'api')) return { ...user, role: 'member' }
+  return user
 }
 
 /** The Bearer token of a request: undefined when there is no Authorization header at all. */

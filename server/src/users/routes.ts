@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { userDeletionRoutes, userRoutes } from '@club/contract'
-import { currentUser } from '../plugins/auth.js'
+import { currentUser, signedInUser } from '../plugins/auth.js'
 import { getDefaultPaymentMethod } from './payment-methods.js'
 import { requestUserDeletion, toUser } from './service.js'
 
@@ -9,7 +9,7 @@ const users: FastifyPluginAsyncTypebox = async (app) => {
     ...userRoutes.current,
     onRequest: app.auth.apiKeyOrBearer(),
     // The guard read the user with the credential: no second query.
-    handler: async (request) => toUser(currentUser(request))
+    handler: async (request) => toUser(signedInUser(request))
   })
 
   app.route({
