@@ -475,6 +475,24 @@ async function checkReadyLocation(db: DbOrTx, replayServerId: string, location: 
   return bucket
 }
 
+/**
+ * A clip a box stored for a replay its player deleted meanwhile (DELETE while UPLOADING): no row names
+ * it any more, so neither a takedown nor replays/cleanup would ever delete it; it goes now. Only a
+ * clip in the box's bucket (checked already) named after the replay (`<camera>/<id>.mp4`, as boxes
+ * store them) of an id no replay has, so a box never makes the server delete anything else.
+ */
+async function removeOrphanClip(db: Db, id: string, location: string, bucket: string, deps: ReplayDeps): Promise<void> {
+  let name: string | undefined
+  try {
+    name = decodeURIComponent(new URL(location).pathname).split('/').pop()
+  } catch {
+    return
+  }
+  if (name !== `${id}.mp4`) return
+  if (await db.selectFrom('replays').select('id').where('id', '=', id).executeTakeFirst()) return
+  await removeClip(db, { id, location, bucket, replay_server_id: null }, deps)
+}
+
 /** A box's report of a replay's progress. A failure gives the package item back. */
 export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: string, change: DeviceReplayStatusChange, deps: ReplayDeps): Promise<DeviceReplay> {
   const now = deps.clock.now().toISOString()
@@ -483,7 +501,7 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
   const bucket = change.status === 'READY' ? await checkReadyLocation(db, replayServerId, change.location) : null
   const row = await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
-    if (!row) throw new NotFoundError(`this box has no replay ${quote(id)}`)
+    if (!row) return null
     const problem = transitionError(row.status, change.status)
     if (problem) return { row, problem }
     let set: Partial<ReplaysTable> = { status: change.status, updated_at: now }
@@ -501,6 +519,10 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
     return { row: { ...row, ...set } as ReplaysTable, problem: null }
   })
+  if (row === null) {
+    if (change.status === 'READY') await removeOrphanClip(db, id, change.location, bucket!, deps)
+    throw new NotFoundError(`this box has no replay ${quote(id)}`)
+  }
   if (row.problem !== null) {
     // Taken down while the box was cutting it: the clip it uploaded anyway leaves the bucket now.
     if (row.row.status === 'TAKEN_DOWN' && change.status === 'READY') {

@@ -103,6 +103,28 @@ t.test("a player's DELETE removes the clip from the bucket at once", async (t) =
   t.equal((await s.ctx.app.inject({ url: clip.link })).statusCode, 404, 'its link finds nothing')
 })
 
+t.test("a player's DELETE while the box uploads: the clip the box stores anyway leaves the bucket when reported", async (t) => {
+  const s = await setup(t)
+  const { call, member, device, venue } = s
+  const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'UPLOADING' })
+  t.equal((await call('DELETE', `${REPLAYS}/${replay.id}`, member)).statusCode, 204, 'deleted mid-upload')
+  const name = `cam-1/${replay.id}.mp4`
+  const late = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(s.bucketDir, name), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  t.equal(late.statusCode, 404, 'the box is told the replay is gone')
+  errorOf(late)
+  t.notOk(existsSync(join(s.bucketDir, name)), 'and its upload is deleted: nothing else would ever delete it')
+
+  // Only a clip named after a replay that is gone: a report for another box's replay, or naming any
+  // other object of the bucket, deletes nothing.
+  const kept = storedClip(s.bucketDir, 'cam-1/kept.mp4')
+  const other = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('DELETE', `${REPLAYS}/${other.id}`, member)
+  t.equal((await call('PUT', `${DEVICE}/${other.id}/status`, device, { status: 'READY', location: kept, durationSeconds: 30, sizeBytes: 28, sha256: SHA })).statusCode, 404)
+  t.ok(existsSync(join(s.bucketDir, 'cam-1/kept.mp4')), 'a clip not named after the replay stays')
+})
+
 t.test('a symbolic link in the bucket pointing outside it: refused at READY and at download, nothing served', async (t) => {
   const s = await setup(t)
   const { ctx, call, member, device, venue, bucketDir } = s
