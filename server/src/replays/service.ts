@@ -535,8 +535,9 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
 
 /**
  * The replays/cleanup job's work (the webhooks issue wires it): every replay older than
- * `retentionDays` loses its stored clip and becomes EXPIRED. A clip that cannot be deleted now keeps
- * its replay as it is, for the next run. Answers how many expired.
+ * `retentionDays` loses its stored clip and becomes EXPIRED, and a taken-down replay's clip still
+ * stored is deleted. A clip that cannot be deleted now keeps its replay as it is, for the next run.
+ * Answers how many expired.
  */
 export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 'remove'>, now: Date, retentionDays: number): Promise<number> {
   const before = new Date(now.getTime() - retentionDays * 86_400_000).toISOString()
@@ -558,6 +559,17 @@ export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 
     // Not over a takedown made since the select: its record stays TAKEN_DOWN.
     await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').execute()
     expired++
+  }
+  // A takedown's clip the bucket would not delete then (its 502): tried again on every run, whatever
+  // its age, so that it goes even when no one takes the replay down again.
+  const leftovers = await db.selectFrom('replays').select(['id', 'location', 'bucket', 'replay_server_id']).where('status', '=', 'TAKEN_DOWN').where('location', 'is not', null).execute()
+  for (const row of leftovers) {
+    try {
+      await storage.remove(row.location!, await clipBucket(db, row))
+    } catch {
+      continue
+    }
+    await db.updateTable('replays').set({ location: null }).where('id', '=', row.id).where('location', '=', row.location).execute()
   }
   // A guest whose token has expired can read nothing any more; once its last clip is gone too, its row
   // (and its expired replays, by cascade) goes, so the table does not grow with every phone that came.

@@ -7,6 +7,8 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { errorOf, userWithToken } from '../test-support/app.js'
 import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
+import { deleteExpiredReplays } from './service.js'
+import { ReplayStorage } from './storage.js'
 import { filmedVenue as setup, storedClip } from './test-helpers.js'
 
 const REPLAYS = '/apis/v2/replays'
@@ -93,6 +95,18 @@ t.test('a replay taken down while the box cuts it: its item comes back, and the 
   const late = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location, durationSeconds: 30, sizeBytes: 28, sha256: SHA })
   t.equal(late.statusCode, 409)
   t.notOk(existsSync(join(s.bucketDir, `cam-1/${replay.id}.mp4`)), 'the late upload is deleted from the bucket')
+})
+
+t.test('a takedown whose clip the bucket would not delete then: replays/cleanup deletes it on its next run, whatever its age', async (t) => {
+  const s = await setup(t)
+  const clip = await readyReplay(s)
+  // As takeDownReplay leaves a replay when the bucket answers an error (its 502): TAKEN_DOWN, the location kept.
+  await s.ctx.app.db.updateTable('replays').set({ status: 'TAKEN_DOWN', taken_down_at: s.ctx.clock.now().toISOString(), taken_down_reason: 'x' }).where('id', '=', clip.id).execute()
+  const storage = new ReplayStorage({ credentialsPath: '', linkKey: 'k', publicBaseUrl: 'http://x' })
+  t.equal(await deleteExpiredReplays(s.ctx.app.db, storage, s.ctx.clock.now(), 30), 0, 'nothing expires')
+  t.notOk(existsSync(clip.path), 'the clip is gone without anyone asking again')
+  const row = await s.ctx.app.db.selectFrom('replays').select(['status', 'location']).where('id', '=', clip.id).executeTakeFirstOrThrow()
+  t.same(row, { status: 'TAKEN_DOWN', location: null })
 })
 
 t.test("a player's DELETE removes the clip from the bucket at once", async (t) => {
