@@ -192,13 +192,11 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
     .where('config', 'is not', null)
     .orderBy('created_at')
     .execute()
-  const choice = chooseCamera(
-    boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! })),
-    court.id,
-    body.cameraId
-  )
+  const candidates = boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! }))
+  const choice = chooseCamera(candidates, court.id, body.cameraId)
   if ('missing' in choice) throw new ConflictError(choice.missing)
-  await refuseDoNotFilm(db, court.id, start, end)
+  const filmed = candidates.find((b) => b.id === choice.replayServerId)!.config.cameras.find((c) => c.id === choice.cameraId)!.courtIds!
+  await refuseDoNotFilm(db, filmed, start, end)
 
   const id = randomUUID()
   // The item that pays for it and the replay are written together: neither can exist without the other.
