@@ -381,12 +381,20 @@ export async function deleteReplay(db: Db, id: string, requester: Requester, dep
   const row = await visibleReplay(db, id, requester)
   if (row.status === 'TAKEN_DOWN') throw new ConflictError(`replay ${quote(id)} was taken down by staff: its record is kept`)
   await removeClip(db, row, deps)
-  await db.transaction().execute(async (tx) => {
-    const deleted = await tx.deleteFrom('replays').where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').returning('status').executeTakeFirst()
+  const deleted = await db.transaction().execute(async (tx) => {
+    const deleted = await tx
+      .deleteFrom('replays')
+      .where('id', '=', row.id)
+      .where('status', '!=', 'TAKEN_DOWN')
+      .returning(['status', 'location', 'bucket'])
+      .executeTakeFirst()
     // Only a replay still being made gives its item back: a delivered one (READY, or EXPIRED since) was
     // paid for, and a FAILED one gave it back when it failed.
     if (deleted && IN_PROGRESS.includes(deleted.status)) await giveBack(tx, row, deps)
+    return deleted
   })
+  // Its box reported it READY after it was read above: that clip goes too, or no row would name it.
+  if (deleted && deleted.location !== row.location) await removeClip(db, { ...row, ...deleted }, deps)
 }
 
 /**

@@ -7,7 +7,10 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { errorOf, userWithToken } from '../test-support/app.js'
 import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
-import { deleteExpiredReplays } from './service.js'
+import type { Db } from '../db/database.js'
+import { deviceTokenKey } from '../replay-servers/service.js'
+import { replayDeps } from './deps.js'
+import { deleteExpiredReplays, deleteReplay } from './service.js'
 import { ReplayStorage } from './storage.js'
 import { filmedVenue as setup, storedClip } from './test-helpers.js'
 
@@ -137,6 +140,36 @@ t.test("a player's DELETE while the box uploads: the clip the box stores anyway 
   await call('DELETE', `${REPLAYS}/${other.id}`, member)
   t.equal((await call('PUT', `${DEVICE}/${other.id}/status`, device, { status: 'READY', location: kept, durationSeconds: 30, sizeBytes: 28, sha256: SHA })).statusCode, 404)
   t.ok(existsSync(join(s.bucketDir, 'cam-1/kept.mp4')), 'a clip not named after the replay stays')
+})
+
+t.test("a player's DELETE racing the box's READY: the clip reported in between leaves the bucket too", async (t) => {
+  const s = await setup(t)
+  const { ctx, call, member, device, venue } = s
+  const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'UPLOADING' })
+  const name = `cam-1/${replay.id}.mp4`
+  const db = ctx.app.db
+  // The delete read the replay UPLOADING (no clip yet); the box's READY commits before the delete's own transaction.
+  const racing = new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'transaction') {
+        return () => ({
+          execute: async (work: (tx: never) => Promise<unknown>) => {
+            const ready = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(s.bucketDir, name), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+            t.equal(ready.statusCode, 200, 'READY lands in between')
+            return target.transaction().execute(work as never)
+          }
+        })
+      }
+      const value = Reflect.get(target, prop) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  }) as Db
+  const deps = replayDeps(ctx.app.config, ctx.clock, await deviceTokenKey(db, ctx.app.config, ctx.clock))
+  await deleteReplay(racing, replay.id, { id: member.id, role: 'member' }, deps)
+  t.equal(await db.selectFrom('replays').select('id').where('id', '=', replay.id).executeTakeFirst(), undefined, 'the record is gone')
+  t.notOk(existsSync(join(s.bucketDir, name)), 'and so is the clip reported meanwhile')
 })
 
 t.test('a symbolic link in the bucket pointing outside it: refused at READY and at download, nothing served', async (t) => {
