@@ -1,6 +1,7 @@
 // "Do not film" intervals: who may keep them, what is checked, what the boxes of the court's area
 // are told in their status answer (and when it changes), and that no replay may overlap one.
 import t from 'tap'
+import { runCli } from '../cli.js'
 import { migrateToLatest, migratorFor } from '../db/database.js'
 import { errorOf, userWithToken } from '../test-support/app.js'
 import { camera, club, poll, putConfig } from '../replay-servers/test-helpers.js'
@@ -113,6 +114,24 @@ t.test("a camera filming two courts: a replay of one is refused while the other 
   t.equal(shared.statusCode, 409, "court 1's camera films court 1b too")
   t.match(errorOf(shared).message, `court ${beside.id} is not filmed from ${at('09:50:00')} to ${at('10:30:00')} ("do not film")`)
   t.equal((await call('POST', '/apis/v2/replays', member, { court: { id: venue.court1.id }, seconds: 30, end: at('09:50:00') })).statusCode, 201, 'before it, as ever')
+})
+
+t.test('club do-not-film add: the reason is held to the route\'s rule (something said, at most 200 characters)', async (t) => {
+  const { ctx, venue } = await setup(t)
+  const club = async (...args: string[]) => {
+    const err: string[] = []
+    const code = await runCli(args, { DATABASE_URL: ctx.config.DATABASE_URL, PASSWORD_HASH_COST: '1024' }, () => undefined, (s) => err.push(s))
+    return { code, err: err.join('\n') }
+  }
+  // The command line runs on the system clock: an interval ending in an hour of real time.
+  const end = new Date(Date.now() + 3_600_000).toISOString()
+  for (const reason of ['   ', 'x'.repeat(201)]) {
+    const refused = await club('do-not-film', 'add', venue.court1.id, '--end', end, '--reason', reason)
+    t.equal(refused.code, 2, `--reason of ${reason.length} characters`)
+    t.match(refused.err, '--reason')
+  }
+  t.equal((await ctx.app.db.selectFrom('do_not_film_intervals').select('id').execute()).length, 0, 'nothing stored')
+  t.equal((await club('do-not-film', 'add', venue.court1.id, '--end', end, '--reason', 'Junior camp')).code, 0)
 })
 
 t.test('0024 and 0023 go down and up again: the intervals table and its trigger, the takedown columns', async (t) => {
