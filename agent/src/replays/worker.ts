@@ -68,6 +68,7 @@ export class ReplayWorker {
     do {
       this.again = false
       const waiting = await this.options.client.waiting()
+      await this.forgetUnlisted(waiting)
       const steps = planReplays(waiting, await this.pendingUploads())
       for (const step of steps) {
         if (this.options.signal.aborted) return
@@ -151,6 +152,29 @@ export class ReplayWorker {
       return JSON.parse(await readFile(this.pendingPath(id), 'utf8')) as PendingUpload
     } catch {
       return undefined
+    }
+  }
+
+  /**
+   * Removes the clips cut for replays the server no longer lists (deleted by their player or taken
+   * down while this box worked on them, or READY before the clip was removed here): no step would ever
+   * take them up, and a clip of people is not kept on the box for nothing.
+   */
+  private async forgetUnlisted(waiting: readonly DeviceReplay[]): Promise<void> {
+    const listed = new Set(waiting.map((replay) => this.pendingPath(replay.id)))
+    let names: string[] = []
+    try {
+      names = await readdir(this.pendingDir)
+    } catch {
+      return
+    }
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const path = join(this.pendingDir, name)
+      if (listed.has(path)) continue
+      const pending = await this.readPending(name.slice(0, -'.json'.length))
+      if (pending) await rm(pending.clipPath, { force: true })
+      await rm(path, { force: true })
+      this.options.log.info({ replayId: name.slice(0, -'.json'.length) }, 'a cut clip of a replay the server no longer lists was removed')
     }
   }
 

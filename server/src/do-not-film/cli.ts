@@ -15,6 +15,8 @@ export const doNotFilmCommands: Record<string, Command> = {
   async 'do-not-film add'({ db, args }) {
     const { values, positionals } = flags(args, { start: { type: 'string' }, end: { type: 'string' }, reason: { type: 'string' } }, ['end', 'reason'], 'COURT_ID')
     if (positionals.length !== 1) throw new UsageError('usage: club do-not-film add COURT_ID [--start ISO] --end ISO --reason TEXT')
+    // The route's rule (its contract): the console shows this text to staff as typed.
+    if (!/\S/.test(values.reason!) || values.reason!.length > 200) throw new UsageError('--reason must say what the interval is for, in at most 200 characters')
     const body = { start: values.start ?? systemClock.now().toISOString(), end: values.end!, reason: values.reason! }
     return createDoNotFilmInterval(db, positionals[0]!, body, null, systemClock)
   },

@@ -1,10 +1,12 @@
 // "Do not film" intervals: who may keep them, what is checked, what the boxes of the court's area
 // are told in their status answer (and when it changes), and that no replay may overlap one.
 import t from 'tap'
+import { runCli } from '../cli.js'
 import { migrateToLatest, migratorFor } from '../db/database.js'
 import { errorOf, userWithToken } from '../test-support/app.js'
-import { club, poll } from '../replay-servers/test-helpers.js'
+import { camera, club, poll, putConfig } from '../replay-servers/test-helpers.js'
 import { filmedVenue as setup } from '../replays/test-helpers.js'
+import { createVenueItem } from '../venue/service.js'
 
 const at = (iso: string) => `2026-03-01T${iso}.000Z`
 const pathOf = (courtId: string) => `/apis/v2/admin/courts/${courtId}/do-not-film`
@@ -98,6 +100,38 @@ t.test('no replay may overlap an interval: 409 naming the rule; right before it 
   t.equal((await call('POST', '/apis/v2/replays', staff, { court: { id: venue.court1.id } })).statusCode, 409, 'staff too')
   const before = await ask({ seconds: 30, end: at('09:50:00') })
   t.equal(before.statusCode, 201, 'one that ends as it starts')
+})
+
+t.test("a camera filming two courts: a replay of one is refused while the other is not filmed (its picture shows both)", async (t) => {
+  const { ctx, call, member, venue, admin, boxId, bucket } = await setup(t)
+  const beside = await createVenueItem(ctx.app.db, 'courts', { name: 'Court 1b', area: { id: venue.hall.id } }, ctx.clock)
+  const wide = await putConfig(ctx, admin, boxId, { cloudStorageBucket: bucket, cameras: [camera('cam-1', { courtIds: [venue.court1.id, beside.id] })] })
+  t.equal(wide.statusCode, 200, wide.body)
+  const staff = await userWithToken(ctx, 'staff')
+  // Marked after it began (a private event noticed late): the box holds footage of its first minutes.
+  t.equal((await call('POST', pathOf(beside.id), staff, { start: at('09:50:00'), end: at('10:30:00'), reason: 'Private event' })).statusCode, 201)
+  const shared = await call('POST', '/apis/v2/replays', member, { court: { id: venue.court1.id }, seconds: 30 })
+  t.equal(shared.statusCode, 409, "court 1's camera films court 1b too")
+  t.match(errorOf(shared).message, `court ${beside.id} is not filmed from ${at('09:50:00')} to ${at('10:30:00')} ("do not film")`)
+  t.equal((await call('POST', '/apis/v2/replays', member, { court: { id: venue.court1.id }, seconds: 30, end: at('09:50:00') })).statusCode, 201, 'before it, as ever')
+})
+
+t.test('club do-not-film add: the reason is held to the route\'s rule (something said, at most 200 characters)', async (t) => {
+  const { ctx, venue } = await setup(t)
+  const club = async (...args: string[]) => {
+    const err: string[] = []
+    const code = await runCli(args, { DATABASE_URL: ctx.config.DATABASE_URL, PASSWORD_HASH_COST: '1024' }, () => undefined, (s) => err.push(s))
+    return { code, err: err.join('\n') }
+  }
+  // The command line runs on the system clock: an interval ending in an hour of real time.
+  const end = new Date(Date.now() + 3_600_000).toISOString()
+  for (const reason of ['   ', 'x'.repeat(201)]) {
+    const refused = await club('do-not-film', 'add', venue.court1.id, '--end', end, '--reason', reason)
+    t.equal(refused.code, 2, `--reason of ${reason.length} characters`)
+    t.match(refused.err, '--reason')
+  }
+  t.equal((await ctx.app.db.selectFrom('do_not_film_intervals').select('id').execute()).length, 0, 'nothing stored')
+  t.equal((await club('do-not-film', 'add', venue.court1.id, '--end', end, '--reason', 'Junior camp')).code, 0)
 })
 
 t.test('0024 and 0023 go down and up again: the intervals table and its trigger, the takedown columns', async (t) => {

@@ -82,19 +82,22 @@ export async function deleteDoNotFilmInterval(db: Db, courtId: string, intervalI
   if (Number(deleted.numDeletedRows) !== 1) throw new NotFoundError(`court ${quote(courtId)} has no "do not film" interval ${quote(intervalId)}`)
 }
 
-/** A 409 naming the interval when a replay of `courtId` from `start` to `end` would overlap one. */
-export async function refuseDoNotFilm(db: DbOrTx, courtId: string, start: Date, end: Date): Promise<void> {
+/**
+ * A 409 naming the interval when a replay from `start` to `end` would overlap one of `courtIds`: every
+ * court the replay's camera films, since its picture shows them all (as the box stops such a camera).
+ */
+export async function refuseDoNotFilm(db: DbOrTx, courtIds: readonly string[], start: Date, end: Date): Promise<void> {
   const overlapping = await db
     .selectFrom('do_not_film_intervals')
-    .select(['start_at', 'end_at'])
-    .where('court_id', '=', courtId)
+    .select(['court_id', 'start_at', 'end_at'])
+    .where('court_id', 'in', courtIds)
     .where('start_at', '<', end.toISOString())
     .where('end_at', '>', start.toISOString())
     .orderBy('start_at')
     .executeTakeFirst()
   if (overlapping) {
     // Not the reason: a member asking learns only that the court is not filmed then.
-    throw new ConflictError(`court ${quote(courtId)} is not filmed from ${overlapping.start_at} to ${overlapping.end_at} ("do not film"): no replay may overlap it`)
+    throw new ConflictError(`court ${quote(overlapping.court_id)} is not filmed from ${overlapping.start_at} to ${overlapping.end_at} ("do not film"): no replay may overlap it`)
   }
 }
 

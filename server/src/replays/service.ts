@@ -192,13 +192,11 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
     .where('config', 'is not', null)
     .orderBy('created_at')
     .execute()
-  const choice = chooseCamera(
-    boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! })),
-    court.id,
-    body.cameraId
-  )
+  const candidates = boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! }))
+  const choice = chooseCamera(candidates, court.id, body.cameraId)
   if ('missing' in choice) throw new ConflictError(choice.missing)
-  await refuseDoNotFilm(db, court.id, start, end)
+  const filmed = candidates.find((b) => b.id === choice.replayServerId)!.config.cameras.find((c) => c.id === choice.cameraId)!.courtIds!
+  await refuseDoNotFilm(db, filmed, start, end)
 
   const id = randomUUID()
   // The item that pays for it and the replay are written together: neither can exist without the other.
@@ -383,12 +381,20 @@ export async function deleteReplay(db: Db, id: string, requester: Requester, dep
   const row = await visibleReplay(db, id, requester)
   if (row.status === 'TAKEN_DOWN') throw new ConflictError(`replay ${quote(id)} was taken down by staff: its record is kept`)
   await removeClip(db, row, deps)
-  await db.transaction().execute(async (tx) => {
-    const deleted = await tx.deleteFrom('replays').where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').returning('status').executeTakeFirst()
+  const deleted = await db.transaction().execute(async (tx) => {
+    const deleted = await tx
+      .deleteFrom('replays')
+      .where('id', '=', row.id)
+      .where('status', '!=', 'TAKEN_DOWN')
+      .returning(['status', 'location', 'bucket'])
+      .executeTakeFirst()
     // Only a replay still being made gives its item back: a delivered one (READY, or EXPIRED since) was
     // paid for, and a FAILED one gave it back when it failed.
     if (deleted && IN_PROGRESS.includes(deleted.status)) await giveBack(tx, row, deps)
+    return deleted
   })
+  // Its box reported it READY after it was read above: that clip goes too, or no row would name it.
+  if (deleted && deleted.location !== row.location) await removeClip(db, { ...row, ...deleted }, deps)
 }
 
 /**
@@ -475,6 +481,24 @@ async function checkReadyLocation(db: DbOrTx, replayServerId: string, location: 
   return bucket
 }
 
+/**
+ * A clip a box stored for a replay its player deleted meanwhile (DELETE while UPLOADING): no row names
+ * it any more, so neither a takedown nor replays/cleanup would ever delete it; it goes now. Only a
+ * clip in the box's bucket (checked already) named after the replay (`<camera>/<id>.mp4`, as boxes
+ * store them) of an id no replay has, so a box never makes the server delete anything else.
+ */
+async function removeOrphanClip(db: Db, id: string, location: string, bucket: string, deps: ReplayDeps): Promise<void> {
+  let name: string | undefined
+  try {
+    name = decodeURIComponent(new URL(location).pathname).split('/').pop()
+  } catch {
+    return
+  }
+  if (name !== `${id}.mp4`) return
+  if (await db.selectFrom('replays').select('id').where('id', '=', id).executeTakeFirst()) return
+  await removeClip(db, { id, location, bucket, replay_server_id: null }, deps)
+}
+
 /** A box's report of a replay's progress. A failure gives the package item back. */
 export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: string, change: DeviceReplayStatusChange, deps: ReplayDeps): Promise<DeviceReplay> {
   const now = deps.clock.now().toISOString()
@@ -483,7 +507,7 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
   const bucket = change.status === 'READY' ? await checkReadyLocation(db, replayServerId, change.location) : null
   const row = await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
-    if (!row) throw new NotFoundError(`this box has no replay ${quote(id)}`)
+    if (!row) return null
     const problem = transitionError(row.status, change.status)
     if (problem) return { row, problem }
     let set: Partial<ReplaysTable> = { status: change.status, updated_at: now }
@@ -503,6 +527,10 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
     return { row: { ...row, ...set } as ReplaysTable, problem: null }
   })
+  if (row === null) {
+    if (change.status === 'READY') await removeOrphanClip(db, id, change.location, bucket!, deps)
+    throw new NotFoundError(`this box has no replay ${quote(id)}`)
+  }
   if (row.problem !== null) {
     // Taken down, or given up by its member, while the box was cutting it: the clip it uploaded
     // anyway leaves the bucket now.
@@ -516,8 +544,9 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
 
 /**
  * The replays/cleanup job's work (the webhooks issue wires it): every replay older than
- * `retentionDays` loses its stored clip and becomes EXPIRED. A clip that cannot be deleted now keeps
- * its replay as it is, for the next run. Answers how many expired.
+ * `retentionDays` loses its stored clip and becomes EXPIRED, and a taken-down replay's clip still
+ * stored is deleted. A clip that cannot be deleted now keeps its replay as it is, for the next run.
+ * Answers how many expired.
  */
 export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 'remove'>, now: Date, retentionDays: number): Promise<number> {
   const before = new Date(now.getTime() - retentionDays * 86_400_000).toISOString()
@@ -539,6 +568,17 @@ export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 
     // Not over a takedown made since the select: its record stays TAKEN_DOWN.
     await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').execute()
     expired++
+  }
+  // A takedown's clip the bucket would not delete then (its 502): tried again on every run, whatever
+  // its age, so that it goes even when no one takes the replay down again.
+  const leftovers = await db.selectFrom('replays').select(['id', 'location', 'bucket', 'replay_server_id']).where('status', '=', 'TAKEN_DOWN').where('location', 'is not', null).execute()
+  for (const row of leftovers) {
+    try {
+      await storage.remove(row.location!, await clipBucket(db, row))
+    } catch {
+      continue
+    }
+    await db.updateTable('replays').set({ location: null }).where('id', '=', row.id).where('location', '=', row.location).execute()
   }
   // A guest whose token has expired can read nothing any more; once its last clip is gone too, its row
   // (and its expired replays, by cascade) goes, so the table does not grow with every phone that came.

@@ -7,6 +7,11 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { errorOf, userWithToken } from '../test-support/app.js'
 import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
+import type { Db } from '../db/database.js'
+import { deviceTokenKey } from '../replay-servers/service.js'
+import { replayDeps } from './deps.js'
+import { deleteExpiredReplays, deleteReplay } from './service.js'
+import { ReplayStorage } from './storage.js'
 import { filmedVenue as setup, storedClip } from './test-helpers.js'
 
 const REPLAYS = '/apis/v2/replays'
@@ -95,12 +100,76 @@ t.test('a replay taken down while the box cuts it: its item comes back, and the 
   t.notOk(existsSync(join(s.bucketDir, `cam-1/${replay.id}.mp4`)), 'the late upload is deleted from the bucket')
 })
 
+t.test('a takedown whose clip the bucket would not delete then: replays/cleanup deletes it on its next run, whatever its age', async (t) => {
+  const s = await setup(t)
+  const clip = await readyReplay(s)
+  // As takeDownReplay leaves a replay when the bucket answers an error (its 502): TAKEN_DOWN, the location kept.
+  await s.ctx.app.db.updateTable('replays').set({ status: 'TAKEN_DOWN', taken_down_at: s.ctx.clock.now().toISOString(), taken_down_reason: 'x' }).where('id', '=', clip.id).execute()
+  const storage = new ReplayStorage({ credentialsPath: '', linkKey: 'k', publicBaseUrl: 'http://x' })
+  t.equal(await deleteExpiredReplays(s.ctx.app.db, storage, s.ctx.clock.now(), 30), 0, 'nothing expires')
+  t.notOk(existsSync(clip.path), 'the clip is gone without anyone asking again')
+  const row = await s.ctx.app.db.selectFrom('replays').select(['status', 'location']).where('id', '=', clip.id).executeTakeFirstOrThrow()
+  t.same(row, { status: 'TAKEN_DOWN', location: null })
+})
+
 t.test("a player's DELETE removes the clip from the bucket at once", async (t) => {
   const s = await setup(t)
   const clip = await readyReplay(s)
   t.equal((await s.call('DELETE', `${REPLAYS}/${clip.id}`, s.member)).statusCode, 204)
   t.notOk(existsSync(clip.path), 'gone before the next cleanup')
   t.equal((await s.ctx.app.inject({ url: clip.link })).statusCode, 404, 'its link finds nothing')
+})
+
+t.test("a player's DELETE while the box uploads: the clip the box stores anyway leaves the bucket when reported", async (t) => {
+  const s = await setup(t)
+  const { call, member, device, venue } = s
+  const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'UPLOADING' })
+  t.equal((await call('DELETE', `${REPLAYS}/${replay.id}`, member)).statusCode, 204, 'deleted mid-upload')
+  const name = `cam-1/${replay.id}.mp4`
+  const late = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(s.bucketDir, name), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  t.equal(late.statusCode, 404, 'the box is told the replay is gone')
+  errorOf(late)
+  t.notOk(existsSync(join(s.bucketDir, name)), 'and its upload is deleted: nothing else would ever delete it')
+
+  // Only a clip named after a replay that is gone: a report for another box's replay, or naming any
+  // other object of the bucket, deletes nothing.
+  const kept = storedClip(s.bucketDir, 'cam-1/kept.mp4')
+  const other = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('DELETE', `${REPLAYS}/${other.id}`, member)
+  t.equal((await call('PUT', `${DEVICE}/${other.id}/status`, device, { status: 'READY', location: kept, durationSeconds: 30, sizeBytes: 28, sha256: SHA })).statusCode, 404)
+  t.ok(existsSync(join(s.bucketDir, 'cam-1/kept.mp4')), 'a clip not named after the replay stays')
+})
+
+t.test("a player's DELETE racing the box's READY: the clip reported in between leaves the bucket too", async (t) => {
+  const s = await setup(t)
+  const { ctx, call, member, device, venue } = s
+  const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'UPLOADING' })
+  const name = `cam-1/${replay.id}.mp4`
+  const db = ctx.app.db
+  // The delete read the replay UPLOADING (no clip yet); the box's READY commits before the delete's own transaction.
+  const racing = new Proxy(db, {
+    get(target, prop) {
+      if (prop === 'transaction') {
+        return () => ({
+          execute: async (work: (tx: never) => Promise<unknown>) => {
+            const ready = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(s.bucketDir, name), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+            t.equal(ready.statusCode, 200, 'READY lands in between')
+            return target.transaction().execute(work as never)
+          }
+        })
+      }
+      const value = Reflect.get(target, prop) as unknown
+      return typeof value === 'function' ? value.bind(target) : value
+    }
+  }) as Db
+  const deps = replayDeps(ctx.app.config, ctx.clock, await deviceTokenKey(db, ctx.app.config, ctx.clock))
+  await deleteReplay(racing, replay.id, { id: member.id, role: 'member' }, deps)
+  t.equal(await db.selectFrom('replays').select('id').where('id', '=', replay.id).executeTakeFirst(), undefined, 'the record is gone')
+  t.notOk(existsSync(join(s.bucketDir, name)), 'and so is the clip reported meanwhile')
 })
 
 t.test('a symbolic link in the bucket pointing outside it: refused at READY and at download, nothing served', async (t) => {
