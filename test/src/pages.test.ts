@@ -153,8 +153,10 @@ t.test('the console approves and configures a box; the box page follows it', asy
     const asked = await server.call('POST', '/apis/v2/replays', member.authorization, { court: { id: courtId }, seconds: 5 })
     t.equal(asked.status, 201)
     await page.getByRole('link', { name: 'Replays' }).click()
-    await page.getByLabel(`Why replay ${asked.json.id} is taken down`).fill('a parent asked')
-    await page.getByRole('button', { name: 'Take down' }).click()
+    const reason = page.getByLabel(`Why replay ${asked.json.id} is taken down`)
+    await reason.fill('a parent asked')
+    // The row of this replay: the list holds the earlier tests' replays too, each with its own button.
+    await page.getByRole('row').filter({ has: reason }).getByRole('button', { name: 'Take down' }).click()
     await page.getByText('Replay taken down: its clip is deleted.').waitFor()
     await page.locator('td', { hasText: 'TAKEN_DOWN (a parent asked)' }).waitFor()
     const stored = (await server.call('GET', `/apis/v2/replays/${asked.json.id}`, admin.authorization)).json
