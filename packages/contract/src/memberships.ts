@@ -858,7 +858,7 @@ export const enrollmentInvitationRoutes = defineRoutes({
     url: '/apis/v2/membership-enrollment-invitations/lookup',
     schema: {
       ...byLink,
-      operationId: 'lookupMembershipEnrollmentInvitation',
+      operationId: 'getMembershipEnrollmentInvitationByToken',
       summary: "An invitation, by its mail's token",
       description:
         'Not in the reference. What the page behind the invitation mail shows: who invites, to which membership. The token ' +
@@ -872,7 +872,7 @@ export const enrollmentInvitationRoutes = defineRoutes({
     url: '/apis/v2/membership-enrollment-invitations/answer',
     schema: {
       ...byLink,
-      operationId: 'answerMembershipEnrollmentInvitation',
+      operationId: 'createMembershipEnrollmentInvitationAnswer',
       summary: "Accept or decline an invitation with its mail's token",
       description:
         'Not in the reference. The same as the invited user\'s …/acceptance: accepting re-checks the one active enrollment ' +
