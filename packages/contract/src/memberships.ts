@@ -778,7 +778,8 @@ export const membershipEnrollmentRoutes = defineRoutes({
       description:
         'The invited user only (staff 403, anyone else 404). Accepting starts the enrollment now, under the same rules as ' +
         "staff's direct enrolment: 409 when the user holds an active enrollment of the plan's type or is buying one, or " +
-        "when the plan's maxEnrollments is reached. An invitation already answered is a 409.",
+        "when the plan's maxEnrollments is reached. An invitation already answered or withdrawn is a 409. The invitation " +
+        "mail's link answers the same way without signing in (createMembershipEnrollmentInvitationAnswer).",
       params: MembershipEnrollmentParams,
       body: MembershipEnrollmentAcceptance,
       response: { 200: MembershipEnrollment, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
@@ -806,7 +807,8 @@ export const membershipEnrollmentRoutes = defineRoutes({
       description:
         "The subscription's owner or staff. The enrollment is ended now (its endDate set; it stays in the history) and " +
         "adds no fee to later renewals; one already ended is answered as it is. The owner's own enrollment cannot be " +
-        'removed (409): cancel the subscription instead.',
+        'removed (409): cancel the subscription instead. An invitation not yet answered is withdrawn instead ' +
+        '(invitationStatus WITHDRAWN; declined when the invited user removes it), and can no longer be accepted.',
       params: MembershipEnrollmentParams,
       response: { 200: MembershipEnrollment, ...guarded, 404: ErrorBody, 409: ErrorBody }
     }
