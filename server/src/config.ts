@@ -123,6 +123,7 @@ export const ConfigSchema = Type.Object({
   SMTP_URL: Type.String({ default: '', pattern: '^(smtps?://.+)?$', description: 'smtp:// or smtps:// URL of the mail relay; empty writes mail to the log (development)' }),
   MAIL_FROM: Type.String({ default: 'Club <no-reply@localhost>', minLength: 3, description: 'From address of the mail the platform sends' }),
   PASSWORD_RESET_RATE_LIMIT_MAX: Int({ default: 20, minimum: 1, description: 'Password reset requests per hour per client IP' }),
+  INVITATION_LINK_RATE_LIMIT_MAX: Int({ default: 30, minimum: 1, description: "Requests per hour per client IP to each of the invitation link's routes" }),
   PHONE_VERIFICATION_PROVIDER: Type.Enum(['log', 'twilio', 'firebase'], {
     default: 'log',
     description: 'Who sends signup SMS codes: log (development: written to the log), twilio (Verify), firebase (Identity Toolkit)'

@@ -4,3 +4,12 @@ export function withQuery(uri: string, params: Record<string, string | undefined
   const separator = !uri.includes('?') ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&'
   return `${uri}${separator}${added.toString()}`
 }
+
+/**
+ * A page of the web front end a mail links to (`password-reset`, `enrollment-invitation`), below
+ * PUBLIC_BASE_URL (never the request's Host), with the mail's single-use token in its query.
+ */
+export function pageLink(publicBaseUrl: string, page: string, token: string): string {
+  const url = new URL(page, publicBaseUrl.endsWith('/') ? publicBaseUrl : `${publicBaseUrl}/`).toString()
+  return withQuery(url, { token })
+}

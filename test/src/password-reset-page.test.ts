@@ -2,32 +2,14 @@
 // relay (the fake SMTP server): from the mailed link to signing in with the new password, and the
 // links that can no longer be used saying so in words.
 import t from 'tap'
-import { join } from 'node:path'
-import { fakeSmtp } from '@club/server/test-support/fake-smtp'
 import { PHONE, launchBrowser, openPage } from './browser.js'
-import { TestServer, freePort, tempDir, waitFor } from './support.js'
+import { decoded, mailedLinks as linksTo, serverWithMailRelay } from './mail.js'
+import { waitFor } from './support.js'
 
-/** A message's text with its quoted-printable soft breaks and escaped `=` undone. */
-const decoded = (message: string) => message.replace(/=\n/g, '').replace(/=3D/g, '=')
-
-/** The links of the messages the relay received, in order. */
-function mailedLinks(messages: string[]): string[] {
-  return messages.flatMap((message) => {
-    const text = decoded(message)
-    return [...text.matchAll(/https?:\/\/\S+\/password-reset\?token=[A-Za-z0-9_-]+/g)].map((m) => m[0])
-  })
-}
+const mailedLinks = (messages: string[]) => linksTo(messages, 'password-reset')
 
 t.test('from the mailed link to signing in with the new password', async (t) => {
-  const smtp = await fakeSmtp(t)
-  const port = await freePort()
-  const server = new TestServer(
-    join(tempDir(t), 'server'),
-    { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Club <club@example.org>', PUBLIC_BASE_URL: `http://127.0.0.1:${port}` },
-    port
-  )
-  await server.start()
-  t.teardown(() => server.stop())
+  const { server, smtp } = await serverWithMailRelay(t)
   const staff = await server.user('staff')
   const browser = await launchBrowser(t)
   const { page, requests, foreignRequests } = await openPage(browser, PHONE)

@@ -27,7 +27,7 @@ for (const tool of ['ffmpeg', 'ffprobe']) {
 }
 export const AGENT_MAIN = join(dirname(require.resolve('@club/agent/package.json')), 'dist', 'main.js')
 
-interface Teardown {
+export interface Teardown {
   teardown(fn: () => unknown): void
 }
 

@@ -14,7 +14,8 @@ import {
   ValidationError,
   apiKeyOrBearerSecurity,
   bearerSecurity,
-  defineRoutes
+  defineRoutes,
+  noSecurity
 } from './common.js'
 
 export const MembershipType = Type.Enum(['GLOBAL_MEMBER', 'ANGEL_MEMBER', 'BASIC_MEMBER', 'AREA_MEMBER'])
@@ -169,8 +170,10 @@ export const MembershipEnrollment = Type.Object({
   membershipSubscription: ItemRef,
   isOwner: Nullable(Type.Boolean()),
   invitationStatus: Type.Optional(
-    Type.Enum(['INVITED', 'ACCEPTED', 'DECLINED'], {
-      description: 'Not in the reference. An enrollment the owner asks for is an invitation until the invited user accepts it; staff enrol directly (ACCEPTED)'
+    Type.Enum(['INVITED', 'ACCEPTED', 'DECLINED', 'WITHDRAWN'], {
+      description:
+        'Not in the reference. An enrollment the owner asks for is an invitation until the invited user accepts it; staff enrol directly (ACCEPTED). ' +
+        'An invitation removed before it was answered is WITHDRAWN'
     })
   ),
   errors: Nullable(Type.Array(ValidationError)),
@@ -775,7 +778,8 @@ export const membershipEnrollmentRoutes = defineRoutes({
       description:
         'The invited user only (staff 403, anyone else 404). Accepting starts the enrollment now, under the same rules as ' +
         "staff's direct enrolment: 409 when the user holds an active enrollment of the plan's type or is buying one, or " +
-        "when the plan's maxEnrollments is reached. An invitation already answered is a 409.",
+        "when the plan's maxEnrollments is reached. An invitation already answered or withdrawn is a 409. The invitation " +
+        "mail's link answers the same way without signing in (createMembershipEnrollmentInvitationAnswer).",
       params: MembershipEnrollmentParams,
       body: MembershipEnrollmentAcceptance,
       response: { 200: MembershipEnrollment, 400: ErrorBody, ...guarded, 404: ErrorBody, 409: ErrorBody }
@@ -803,7 +807,8 @@ export const membershipEnrollmentRoutes = defineRoutes({
       description:
         "The subscription's owner or staff. The enrollment is ended now (its endDate set; it stays in the history) and " +
         "adds no fee to later renewals; one already ended is answered as it is. The owner's own enrollment cannot be " +
-        'removed (409): cancel the subscription instead.',
+        'removed (409): cancel the subscription instead. An invitation not yet answered is withdrawn instead ' +
+        '(invitationStatus WITHDRAWN; declined when the invited user removes it), and can no longer be accepted.',
       params: MembershipEnrollmentParams,
       response: { 200: MembershipEnrollment, ...guarded, 404: ErrorBody, 409: ErrorBody }
     }
@@ -818,6 +823,65 @@ export const membershipEnrollmentRoutes = defineRoutes({
       description: "A member's own enrollments, as owner or added member; staff see everyone's and may filter by userId. Newest first.",
       querystring: MembershipEnrollmentsOfUserQuery,
       response: { 200: PagedCollection(MembershipEnrollment), 400: ErrorBody, ...guarded }
+    }
+  }
+})
+
+// The invitation mail's link: the page it opens reads and answers the invitation with the mail's
+// token as its only credential (no account needed to be signed in on that device).
+
+const InvitationToken = Type.String({ minLength: 1, maxLength: 200, writeOnly: true, description: "The token of the invitation mail's link" })
+
+export const EnrollmentInvitationLookup = Type.Object({ token: InvitationToken }, { additionalProperties: false })
+export type EnrollmentInvitationLookup = Static<typeof EnrollmentInvitationLookup>
+
+export const EnrollmentInvitationAnswer = Type.Object(
+  { token: InvitationToken, accept: Type.Boolean({ description: 'true accepts the invitation, false declines it' }) },
+  { additionalProperties: false }
+)
+export type EnrollmentInvitationAnswer = Static<typeof EnrollmentInvitationAnswer>
+
+/** Only what the invited user needs to decide: who invites them, to which membership, and where it stands. */
+export const EnrollmentInvitation = Type.Object({
+  inviter: Type.Object({ name: Type.String({ description: "The inviting member's name, else their e-mail" }) }),
+  membership: Type.Object({ displayName: Type.String({ description: "The plan's name" }) }),
+  invitationStatus: Type.Enum(['INVITED', 'ACCEPTED', 'DECLINED'])
+})
+export type EnrollmentInvitation = Static<typeof EnrollmentInvitation>
+
+const byLink = { tags: ['memberships'], security: noSecurity }
+const linkErrors =
+  'An unknown token is a 400; an invitation already answered, withdrawn, or whose subscription is no longer in force ' +
+  '(the invitation expired with it) is a 409 saying which. Limited per client IP (429).'
+
+export const enrollmentInvitationRoutes = defineRoutes({
+  read: {
+    method: 'POST',
+    url: '/apis/v2/membership-enrollment-invitations/lookup',
+    schema: {
+      ...byLink,
+      operationId: 'getMembershipEnrollmentInvitationByToken',
+      summary: "An invitation, by its mail's token",
+      description:
+        'Not in the reference. What the page behind the invitation mail shows: who invites, to which membership. The token ' +
+        `travels in the body, never in an address. ${linkErrors}`,
+      body: EnrollmentInvitationLookup,
+      response: { 200: EnrollmentInvitation, 400: ErrorBody, 409: ErrorBody, 429: ErrorBody }
+    }
+  },
+  answer: {
+    method: 'POST',
+    url: '/apis/v2/membership-enrollment-invitations/answer',
+    schema: {
+      ...byLink,
+      operationId: 'createMembershipEnrollmentInvitationAnswer',
+      summary: "Accept or decline an invitation with its mail's token",
+      description:
+        'Not in the reference. The same as the invited user\'s …/acceptance: accepting re-checks the one active enrollment ' +
+        "per type, a purchase of their own under way and the plan's maxEnrollments (409 naming the rule), and an " +
+        `invitation is answered once. Credentials sent along change nothing: the token alone says whose invitation it is. ${linkErrors}`,
+      body: EnrollmentInvitationAnswer,
+      response: { 200: EnrollmentInvitation, 400: ErrorBody, 409: ErrorBody, 429: ErrorBody }
     }
   }
 })

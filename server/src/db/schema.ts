@@ -205,8 +205,13 @@ export interface MembershipEnrollmentsTable {
   /** null: open-ended; in the future: ends then; in the past: ended. */
   end_date: string | null
   created_at: string
-  /** INVITED until the user accepts (ACCEPTED) or declines (DECLINED); an invitation is never active (its end_date is its start). */
-  invitation_status: 'INVITED' | 'ACCEPTED' | 'DECLINED'
+  /**
+   * INVITED until the user accepts (ACCEPTED) or declines (DECLINED), or the owner or staff withdraw it
+   * (WITHDRAWN); an invitation is never active (its end_date is its start).
+   */
+  invitation_status: 'INVITED' | 'ACCEPTED' | 'DECLINED' | 'WITHDRAWN'
+  /** SHA-256 of the invitation mail's single-use token; null when no link was mailed. */
+  invitation_token_hash: string | null
 }
 
 export interface MembershipPausesTable {

@@ -1,10 +1,17 @@
-// Enrollments over HTTP: the members a subscription covers, and what a member belongs to.
+// Enrollments over HTTP: the members a subscription covers, what a member belongs to, and the page
+// behind the invitation mail's link with the two open routes it calls.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { membershipEnrollmentRoutes as routes } from '@club/contract'
+import type { FastifyInstance } from 'fastify'
+import { enrollmentInvitationRoutes, membershipEnrollmentRoutes as routes } from '@club/contract'
 import { countedMailer } from '../health/metrics.js'
+import { servePage } from '../pages.js'
 import { createMailer } from '../password-reset/mailer.js'
 import { currentUser } from '../plugins/auth.js'
-import { answerInvitation, createEnrollment, deleteEnrollment, getEnrollment, listEnrollmentsOfUser, listSubscriptionEnrollments, mailInvitation } from './enrollments.js'
+import { routeRateLimit } from '../plugins/rate-limit.js'
+import { answerInvitation, createEnrollment, deleteEnrollment, getEnrollment, listEnrollmentsOfUser, listSubscriptionEnrollments } from './enrollments.js'
+import { INVITATION_PAGE, answerInvitationByToken, lookupInvitation, mailInvitation } from './invitation-links.js'
+
+const HOUR_MS = 3600 * 1000
 
 const enrollments: FastifyPluginAsyncTypebox = async (app) => {
   const signedIn = app.auth.apiKeyOrBearer()
@@ -13,8 +20,10 @@ const enrollments: FastifyPluginAsyncTypebox = async (app) => {
   // The mail goes after the answer: an unreachable relay neither delays nor undoes the invitation.
   const deps = () => ({
     clock: app.clock,
-    invite: async (enrollment: Parameters<typeof mailInvitation>[1]) =>
-      app.background.run('enrollment invitation', () => mailInvitation(app.db, enrollment, { clock: app.clock, mailer }))
+    invite: async (enrollment: Parameters<typeof mailInvitation>[1], token: string) =>
+      app.background.run('enrollment invitation', () =>
+        mailInvitation(app.db, enrollment, token, { clock: app.clock, mailer, publicBaseUrl: app.config.PUBLIC_BASE_URL })
+      )
   })
   app.route({
     ...routes.list,
@@ -46,6 +55,23 @@ const enrollments: FastifyPluginAsyncTypebox = async (app) => {
     ...routes.listOfUser,
     onRequest: signedIn,
     handler: (request) => listEnrollmentsOfUser(app.db, request.query, currentUser(request), routes.listOfUser.url)
+  })
+
+  // The page the invitation mail links to. The link carries the token: the page sends no Referer
+  // anywhere, and the request log redacts the query (logging.ts).
+  servePage(app as unknown as FastifyInstance, INVITATION_PAGE, `/${INVITATION_PAGE}`, { 'referrer-policy': 'no-referrer' })
+  // Open routes whose credential is the token: no auth hook, so credentials sent along are never
+  // read; limited per client IP against guessing (a token is 256 random bits all the same).
+  const perIp = routeRateLimit({ max: app.config.INVITATION_LINK_RATE_LIMIT_MAX, timeWindowMs: HOUR_MS, what: 'invitation link requests' })
+  app.route({
+    ...enrollmentInvitationRoutes.read,
+    config: perIp,
+    handler: (request) => lookupInvitation(app.db, request.body.token, app.clock)
+  })
+  app.route({
+    ...enrollmentInvitationRoutes.answer,
+    config: perIp,
+    handler: (request) => answerInvitationByToken(app.db, request.body, app.clock)
   })
 }
 

@@ -5,55 +5,11 @@ import t from 'tap'
 import { migrateToLatest, migratorFor } from '../db/database.js'
 import { createClient } from '../oauth2/clients.js'
 import type { TestPaymentProvider } from '../payments/index.js'
-import { setDefaultPaymentMethod } from '../users/payment-methods.js'
-import { errorOf, testApp, userWithToken } from '../test-support/app.js'
+import { errorOf } from '../test-support/app.js'
 import { secondServer } from '../test-support/second-server.js'
-import { monthlyPlan } from './test-fixtures.js'
+import { SUBSCRIPTIONS, enrollmentSetup as setup, familyPlan } from './test-fixtures.js'
 
-const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'
 const MINE = '/apis/v2/membership-enrollments'
-type Who = { id: string; email: string; authorization: string }
-
-/** The monthly plan with a fee per added member: 49.90 a month, 10.00 per member, 2.5% fee, 21% VAT. */
-const familyPlan = { ...monthlyPlan, additionalMemberFee: 10 }
-
-async function setup(t: Parameters<typeof testApp>[0]) {
-  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400) })
-  ctx.clock.set('2026-01-31T09:00:00.000Z') // 10:00 in Madrid
-  const admin = await userWithToken(ctx, 'admin')
-  const staff = await userWithToken(ctx, 'staff')
-  const call = (method: 'GET' | 'POST' | 'DELETE', url: string, who: Who | { authorization: string } | undefined, payload?: unknown) =>
-    ctx.app.inject({ method, url, headers: who ? { authorization: who.authorization } : {}, ...(payload !== undefined ? { payload: payload as object } : {}) })
-  const plan = async (body: Record<string, unknown> = familyPlan) => {
-    const res = await call('POST', '/apis/v2/admin/memberships', admin, body)
-    if (res.statusCode !== 201) throw new Error(res.body)
-    return res.json().id as string
-  }
-  const planId = await plan()
-  const card = (who: { id: string }, last4 = '4242') =>
-    setDefaultPaymentMethod(ctx.app.db, who.id, { brand: 'visa', last4, expMonth: 12, expYear: 2030 }, ctx.clock)
-  /** A member who bought the plan: the owner of a CONFIRMED subscription. */
-  const owner = async (id = planId) => {
-    const who = await userWithToken(ctx, 'member')
-    await card(who)
-    const res = await call('POST', SUBSCRIPTIONS, who, { mode: 'ORDER', membership: { id } })
-    if (res.statusCode !== 201) throw new Error(res.body)
-    return { who, subscription: res.json(), url: `${SUBSCRIPTIONS}/${res.json().id}/enrollments` }
-  }
-  const member = (first?: string, last?: string) =>
-    userWithToken(ctx, 'member').then(async (who) => {
-      if (first) await ctx.app.db.updateTable('users').set({ first_name: first, last_name: last ?? null }).where('id', '=', who.id).execute()
-      return who
-    })
-  const run = async (date: string) => {
-    ctx.clock.set(date)
-    const res = await call('POST', '/apis/v2/admin/membership-jobs', admin, { type: 'CHARGE', date })
-    if (res.statusCode !== 201) throw new Error(res.body)
-    return res.json()
-  }
-  const enrollmentCount = async () => (await ctx.app.db.selectFrom('membership_enrollments').select('id').execute()).length
-  return { ctx, admin, staff, call, plan, planId, card, owner, member, run, enrollmentCount }
-}
 
 t.test('the owner adds a member; the owner is enrolled from the confirmation; each sees what they belong to', async (t) => {
   const { ctx, staff, call, owner, member } = await setup(t)

@@ -10,6 +10,7 @@ import type {
   MembershipEnrollmentsOfUserQuery
 } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
+import { randomToken, sha256Hex } from '../crypto.js'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import { requestMinor } from '../billing/request-money.js'
 import type { Clock } from '../clock.js'
@@ -18,29 +19,28 @@ import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { MembershipEnrollmentsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
-import { sendMail, type Mailer } from '../password-reset/mailer.js'
-import { activeEnrollmentOfType, memberName } from './enrollment-rows.js'
+import { activeEnrollmentOfType } from './enrollment-rows.js'
 import { DRAFT_LIFETIME_MS, extendedStatusOf, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
 
 export interface EnrollmentDeps {
   clock: Clock
-  /** Tells the invited user (the mail with the invitation), after the invitation is written. */
-  invite: (enrollment: MembershipEnrollment) => Promise<void>
+  /** Tells the invited user (the mail with the invitation and its link's token), after the invitation is written. */
+  invite: (enrollment: MembershipEnrollment, token: string) => Promise<void>
 }
 
 export const enrollmentPath = (subscriptionId: string, id: string) => `${subscriptionPath(subscriptionId)}/enrollments/${id}`
 
 /** An enrollment with what its answer shows from the plan (name) and the subscription (currency). */
-type EnrollmentRow = MembershipEnrollmentsTable & { display_name: string; currency: string }
+export type EnrollmentRow = MembershipEnrollmentsTable & { display_name: string; currency: string }
 
-function enrollments(db: DbOrTx) {
+export function enrollments(db: DbOrTx) {
   return db
     .selectFrom('membership_enrollments as e')
     .innerJoin('memberships as m', 'm.id', 'e.membership_id')
     .innerJoin('membership_subscriptions as s', 's.id', 'e.subscription_id')
 }
 
-const selectEnrollment = (query: ReturnType<typeof enrollments>) => query.selectAll('e').select(['m.display_name', 's.currency'])
+export const selectEnrollment = (query: ReturnType<typeof enrollments>) => query.selectAll('e').select(['m.display_name', 's.currency'])
 
 export function toEnrollment(row: EnrollmentRow): MembershipEnrollment {
   return {
@@ -169,6 +169,8 @@ export async function createEnrollment(
     }
     const userId = await invitedUser(tx, request)
     const direct = isStaff(actor)
+    // The mail's link answers the invitation without signing in: only its hash is kept.
+    const token = direct ? null : randomToken()
     if (direct) await refuseSecondOfType(tx, userId, subscription.id, plan.type, now)
     else {
       const open = await tx
@@ -198,7 +200,8 @@ export async function createEnrollment(
       // An invitation is no enrollment yet: it ends as it starts, so nothing counts it as active.
       end_date: direct ? subscription.end_date : at,
       created_at: at,
-      invitation_status: direct ? 'ACCEPTED' : 'INVITED'
+      invitation_status: direct ? 'ACCEPTED' : 'INVITED',
+      invitation_token_hash: token === null ? null : sha256Hex(token)
     }
     try {
       await tx.insertInto('membership_enrollments').values(row).execute()
@@ -206,10 +209,10 @@ export async function createEnrollment(
       if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${plan.type} enrollment`)
       throw err
     }
-    return toEnrollment({ ...row, display_name: plan.display_name, currency: subscription.currency })
+    return { enrollment: toEnrollment({ ...row, display_name: plan.display_name, currency: subscription.currency }), token }
   })
-  if (created.invitationStatus === 'INVITED') await deps.invite(created)
-  return created
+  if (created.token !== null) await deps.invite(created.enrollment, created.token)
+  return created.enrollment
 }
 
 /**
@@ -218,33 +221,48 @@ export async function createEnrollment(
  * cap) and starts the enrollment now; declining leaves it as it is, never active.
  */
 export async function answerInvitation(db: Db, subscriptionId: string, id: string, accept: boolean, actor: Actor, clock: Clock): Promise<MembershipEnrollment> {
-  const now = clock.now()
-  const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
     const row = await enrollmentRow(tx, subscriptionId, id)
     if (row.user_id !== actor.id) {
       if (isStaff(actor)) throw new ForbiddenError('only the invited user may accept or decline an invitation')
       throw new NotFoundError(`enrollment ${id.slice(0, 100)} not found in membership subscription ${subscriptionId.slice(0, 100)}`)
     }
-    if (row.invitation_status !== 'INVITED') throw new ConflictError(`the invitation was already answered (${row.invitation_status})`)
-    if (!accept) {
-      await tx.updateTable('membership_enrollments').set({ invitation_status: 'DECLINED' }).where('id', '=', id).execute()
-      return toEnrollment({ ...row, invitation_status: 'DECLINED' })
-    }
-    const subscription = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirstOrThrow()
-    if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); the invitation can no longer be accepted`)
-    const plan = await tx.selectFrom('memberships').select('max_enrollments').where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
-    await refuseSecondOfType(tx, row.user_id, subscriptionId, row.membership_type, now)
-    await refuseOverCap(tx, subscriptionId, plan.max_enrollments, at, false)
-    const accepted = { invitation_status: 'ACCEPTED' as const, start_date: at, end_date: subscription.end_date }
-    try {
-      await tx.updateTable('membership_enrollments').set(accepted).where('id', '=', id).execute()
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${row.membership_type} enrollment`)
-      throw err
-    }
-    return toEnrollment({ ...row, ...accepted })
+    return toEnrollment(await settleInvitation(tx, row, accept, clock.now()))
   })
+}
+
+/** Why an invitation that is no longer INVITED cannot be answered, in words. */
+export function answeredInvitation(status: EnrollmentRow['invitation_status']): ConflictError {
+  return new ConflictError(
+    status === 'WITHDRAWN' ? 'the invitation was withdrawn; it can no longer be answered' : `the invitation was already answered (${status})`
+  )
+}
+
+/**
+ * Accepts or declines an invitation, inside the caller's transaction; the signed-in answer and the
+ * mail's link both come here, so both follow the same rules. The row is written only while it is
+ * still INVITED, so of two answers racing (two tabs, two processes) the second gets the 409.
+ */
+export async function settleInvitation(tx: DbOrTx, row: EnrollmentRow, accept: boolean, now: Date): Promise<EnrollmentRow> {
+  const at = now.toISOString()
+  if (row.invitation_status !== 'INVITED') throw answeredInvitation(row.invitation_status)
+  const write = async (values: Partial<MembershipEnrollmentsTable>) => {
+    const result = await tx.updateTable('membership_enrollments').set(values).where('id', '=', row.id).where('invitation_status', '=', 'INVITED').executeTakeFirst()
+    if (Number(result.numUpdatedRows) !== 1) throw new ConflictError('the invitation was answered meanwhile')
+    return { ...row, ...values }
+  }
+  if (!accept) return write({ invitation_status: 'DECLINED' })
+  const subscription = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.subscription_id).executeTakeFirstOrThrow()
+  if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); the invitation can no longer be accepted`)
+  const plan = await tx.selectFrom('memberships').select('max_enrollments').where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
+  await refuseSecondOfType(tx, row.user_id, row.subscription_id, row.membership_type, now)
+  await refuseOverCap(tx, row.subscription_id, plan.max_enrollments, at, false)
+  try {
+    return await write({ invitation_status: 'ACCEPTED', start_date: at, end_date: subscription.end_date })
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${row.membership_type} enrollment`)
+    throw err
+  }
 }
 
 /**
@@ -265,6 +283,13 @@ export async function deleteEnrollment(db: Db, subscriptionId: string, id: strin
     if (!own) await visibleRow(tx, subscriptionId, actor)
     const row = await enrollmentRow(tx, subscriptionId, id)
     if (row.is_owner === 1) throw new ConflictError("the owner's enrollment cannot be removed; cancel the membership subscription instead")
+    // An invitation not yet answered never began: removing it withdraws it (the invited user
+    // removing it declines it), so neither its link nor …/acceptance can accept it afterwards.
+    if (row.invitation_status === 'INVITED') {
+      const invitationStatus = own ? 'DECLINED' : 'WITHDRAWN'
+      await tx.updateTable('membership_enrollments').set({ invitation_status: invitationStatus }).where('id', '=', id).where('invitation_status', '=', 'INVITED').execute()
+      return toEnrollment({ ...row, invitation_status: invitationStatus })
+    }
     // Already ended (removed before, or its subscription ended): a repeated DELETE answers it as it is.
     if (row.end_date !== null && row.end_date <= at) return toEnrollment(row)
     await tx.updateTable('membership_enrollments').set({ end_date: at }).where('id', '=', id).execute()
@@ -308,28 +333,4 @@ async function page(base: ReturnType<typeof enrollments>, query: { page?: number
     base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
   ])
   return paged(rows.map(toEnrollment), Number(count.n), request, path, query)
-}
-
-/**
- * The invited user's mail: who invited them to what, and how to answer. No link: the answer is
- * given signed in (POST …/acceptance), and a link that opens nothing is worse than none.
- */
-export async function mailInvitation(db: Db, enrollment: MembershipEnrollment, deps: { clock: Clock; mailer: Mailer }): Promise<void> {
-  const people = await db
-    .selectFrom('users')
-    .select(['id', 'email', 'first_name', 'last_name'])
-    .where('id', 'in', [enrollment.user.id, enrollment.creatorUser.id])
-    .execute()
-  const invited = people.find((p) => p.id === enrollment.user.id)
-  const owner = people.find((p) => p.id === enrollment.creatorUser.id)
-  if (!invited || !owner) return
-  const text = [
-    `${memberName(owner)} invited you to share their membership "${enrollment.displayName}".`,
-    '',
-    'Nothing changes for you until you accept: sign in to the club and accept or decline the invitation',
-    `(POST ${enrollmentPath(enrollment.membershipSubscription.id, enrollment.id)}/acceptance).`,
-    '',
-    'If you do not know this person, decline it or ignore this mail.'
-  ].join('\n')
-  await sendMail(db, deps.mailer, 'enrollment_invitation', { to: invited.email, subject: `An invitation to the membership "${enrollment.displayName}"`, text }, deps.clock)
 }

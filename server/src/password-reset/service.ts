@@ -9,7 +9,7 @@ import type { UsersTable } from '../db/schema.js'
 import { revokeUserApiKeys } from '../api-keys/service.js'
 import { BadRequestError } from '../errors.js'
 import { revokeUserTokens } from '../oauth2/tokens.js'
-import { withQuery } from '../url.js'
+import { pageLink } from '../url.js'
 import { checkPasswordPolicy, findUserByEmail, type PasswordDeps } from '../users/service.js'
 import { sendMail, type Mailer } from './mailer.js'
 
@@ -22,10 +22,7 @@ export interface MailDeps {
 }
 
 /** The page of the web front end where a user chooses the new password. */
-export function resetLink(publicBaseUrl: string, token: string): string {
-  const page = new URL('password-reset', publicBaseUrl.endsWith('/') ? publicBaseUrl : `${publicBaseUrl}/`).toString()
-  return withQuery(page, { token })
-}
+export const resetLink = (publicBaseUrl: string, token: string) => pageLink(publicBaseUrl, 'password-reset', token)
 
 /**
  * Starts a reset for the account with this address, if there is one; does nothing otherwise.

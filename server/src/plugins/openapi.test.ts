@@ -67,6 +67,7 @@ const servedOperationIds = [
   'createMembership',
   'createMembershipEnrollment',
   'createMembershipEnrollmentAcceptance',
+  'createMembershipEnrollmentInvitationAnswer',
   'createMembershipSubscription',
   'createMembershipSubscriptionPause',
   'createOrder',
@@ -114,6 +115,7 @@ const servedOperationIds = [
   'getLiveness',
   'getMembership',
   'getMembershipEnrollment',
+  'getMembershipEnrollmentInvitationByToken',
   'getMembershipSubscription',
   'getMembershipSubscriptionPause',
   'getMetrics',
@@ -243,9 +245,12 @@ t.test('every operation states its security; the open ones say so with []', asyn
   // getReplayDownload: a file:// replay's signed link, the signature its credential. createReplayGuestSession: a
   // court page's guest (REPLAYS_GUEST), limited per address. getAgentReleaseKey: the public key a box checks
   // releases with. getFootageNotice: what the club records of its courts, for anyone filmed.
+  // getMembershipEnrollmentInvitationByToken, createMembershipEnrollmentInvitationAnswer: the invitation
+  // mail's token is their credential, limited per client IP.
   t.same(open.sort(), [
-    'createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getFootageNotice', 'getLiveness', 'getReadiness', 'getReplayDownload',
-    'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset', 'resetPassword'
+    'createMembershipEnrollmentInvitationAnswer', 'createPhoneVerification', 'createReplayGuestSession', 'getAgentReleaseKey', 'getFootageNotice', 'getLiveness',
+    'getMembershipEnrollmentInvitationByToken', 'getReadiness', 'getReplayDownload', 'getReplayServerStatus', 'registerReplayServer', 'requestPasswordReset',
+    'resetPassword'
   ])
   // Confidential clients authenticate with HTTP Basic; public clients and the password grant send none. A client's
   // token is revoked with the client's authentication (RFC 7009 section 2.1); a client-less token is its own credential.

@@ -6,7 +6,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { dirname, extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export type PageName = 'console' | 'box' | 'password-reset'
+export type PageName = 'console' | 'box' | 'password-reset' | 'enrollment-invitation'
 
 export interface PageFile {
   body: Buffer

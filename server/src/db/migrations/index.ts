@@ -26,6 +26,7 @@ import * as m0023 from './0023_replay_takedown.js'
 import * as m0024 from './0024_do_not_film.js'
 import * as m0025 from './0025_redemption_give_backs.js'
 import * as m0026 from './0026_subscription_changes.js'
+import * as m0027 from './0027_enrollment_invitation_links.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -53,5 +54,6 @@ export const migrations: Record<string, Migration> = {
   '0023_replay_takedown': m0023,
   '0024_do_not_film': m0024,
   '0025_redemption_give_backs': m0025,
-  '0026_subscription_changes': m0026
+  '0026_subscription_changes': m0026,
+  '0027_enrollment_invitation_links': m0027
 }

@@ -1,29 +1,13 @@
 // The page behind the link the password reset mail sends (PUBLIC_BASE_URL/password-reset?token=…):
-// the new password typed twice against the rules shown, the token taken from the link, the answer in
-// words. The token leaves the address bar at once (no history entry, no Referer, no screenshot of it)
-// and stays in this tab only, so a reload still works.
+// the new password typed twice against the rules shown, the token taken from the link (shared/link.ts),
+// the answer in words.
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
+import { messageOf, showCard, tokenFromLink } from '../shared/link.js'
 import { PASSWORD_RULES, passwordProblem, resetOutcome } from './view.js'
 
 const root = document.getElementById('app')!
 const STORAGE_KEY = 'club.password-reset.token'
-
-const fromLink = new URLSearchParams(location.search).get('token')
-if (fromLink) {
-  sessionStorage.setItem(STORAGE_KEY, fromLink)
-  history.replaceState(null, '', location.pathname)
-}
-const token = sessionStorage.getItem(STORAGE_KEY)
-
-/** The platform's error message of an answer, or its status line when it has none. */
-async function messageOf(res: Response): Promise<string> {
-  try {
-    const body = (await res.json()) as { message?: string }
-    return body.message ?? res.statusText
-  } catch {
-    return res.statusText
-  }
-}
+const token = tokenFromLink(STORAGE_KEY)
 
 /** Asks for a new link: the server answers the same for every address, so the page does too. */
 function newLinkForm(): HTMLFormElement {
@@ -56,24 +40,16 @@ function newLinkForm(): HTMLFormElement {
 
 function linkProblemPage(text: string): void {
   sessionStorage.removeItem(STORAGE_KEY)
-  show(root, h('main', { id: 'main' }, h('div', { class: 'card narrow' }, heading('Choose a new password'), h('p', { class: 'error', role: 'alert' }, text), newLinkForm())))
+  showCard(root, heading('Choose a new password'), h('p', { class: 'error', role: 'alert' }, text), newLinkForm())
 }
 
 function donePage(text: string): void {
   sessionStorage.removeItem(STORAGE_KEY)
-  show(
+  showCard(
     root,
-    h(
-      'main',
-      { id: 'main' },
-      h(
-        'div',
-        { class: 'card narrow' },
-        heading('Password changed'),
-        h('p', { class: 'notice', role: 'status' }, text),
-        h('p', {}, "Sign in with it in the club's app, or, for the club's staff, in the ", h('a', { href: '/console' }, 'console'), '.')
-      )
-    )
+    heading('Password changed'),
+    h('p', { class: 'notice', role: 'status' }, text),
+    h('p', {}, "Sign in with it in the club's app, or, for the club's staff, in the ", h('a', { href: '/console' }, 'console'), '.')
   )
 }
 
