@@ -40,6 +40,10 @@ t.test('a recording box is not disturbed by registrations of its deviceId, and h
 
   await t.test('keeps recording while its deviceId is registered again in a loop', async (t) => {
     const before = agent.finishedSegments('cam').length
+    // ffmpeg logs "recording" (with its pid) each time the agent starts it for a camera.
+    const starts = () => agent.output.split('\n').filter((line) => line.includes('"msg":"recording"') && line.includes('"cameraId":"cam"')).length
+    const startsBefore = starts()
+    t.ok(startsBefore >= 1, 'the start of its recording is in the log')
     const answers = new Map<number, number>()
     const statuses = new Set<string>()
     const end = Date.now() + LOOP_MS
@@ -57,7 +61,8 @@ t.test('a recording box is not disturbed by registrations of its deviceId, and h
     t.ok((answers.get(200) ?? 0) > 10, `the loop registered (${JSON.stringify([...answers])})`)
     t.same([...statuses], ['APPROVED'], 'the box stayed approved throughout')
     await waitFor('a new segment after the loop', () => agent.finishedSegments('cam').length > before + 1)
-    t.ok(agent.finishedSegments('cam').length >= before + Math.floor(LOOP_MS / 2000) - 1, 'it recorded through the loop')
+    // Not a count of segments per second of the loop: a loaded machine writes them late, not fewer.
+    t.equal(starts(), startsBefore, 'it recorded through the loop: ffmpeg was never stopped or started again')
     t.equal(agent.state().serverId, serverId, 'the box kept its serverId')
     const view = (await server.call('GET', `${ADMIN}/${box.id}`, admin)).json
     t.match(view, { status: 'APPROVED', serverUrl: agent.url })
