@@ -592,11 +592,16 @@ function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | nu
   return row.errors === null ? null : (JSON.parse(row.errors) as ValidationError[])
 }
 
+/** How a stored subscription's ORDER answer is drawn: its stored errors, its pause and the corrections made to it. */
+function storedOrder(row: MembershipSubscriptionsTable, now: Date, pause: MembershipPausesTable | null, corrections: MembershipSubscriptionChangesTable[]) {
+  return { mode: 'ORDER' as const, id: row.id, now, summary: false, errors: storedErrors(row), pause, corrections }
+}
+
 async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
   const plan = toPlan(await membershipRow(db, row.membership_id))
   const pause = (await openPause(db, row.id, now)) ?? null
   const corrections = (await correctionsOf(db, [row.id])).get(row.id) ?? []
-  return toSubscription(row, plan, await currentCharge(db, row, plan), { mode: 'ORDER', id: row.id, now, summary: false, errors: storedErrors(row), pause, corrections })
+  return toSubscription(row, plan, await currentCharge(db, row, plan), storedOrder(row, now, pause, corrections))
 }
 
 /**
@@ -630,15 +635,8 @@ async function loadAnswer(db: DbOrTx, id: string, now: Date, serialize: (s: Memb
     .orderBy('start_date')
     .execute()
   const pause = pauses[0] ?? null
-  const subscription = toSubscription(row, plan, priceCurrent(row, plan, await currentMembers(db, row)), {
-    mode: 'ORDER',
-    id: row.id,
-    now,
-    summary: false,
-    errors: storedErrors(row),
-    pause,
-    corrections: (await correctionsOf(db, [row.id])).get(row.id) ?? []
-  })
+  const corrections = (await correctionsOf(db, [row.id])).get(row.id) ?? []
+  const subscription = toSubscription(row, plan, priceCurrent(row, plan, await currentMembers(db, row)), storedOrder(row, now, pause, corrections))
   const changes = [row.end_date, ...pauses.flatMap((p) => [p.start_date, p.end_date])].filter((d): d is string => d !== null && d > at).sort()
   return { memberId: row.member_id, until: changes[0] ?? null, json: serialize(subscription) }
 }
@@ -711,17 +709,7 @@ export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptio
     let plan = plans.get(row.membership_id)
     if (!plan) plans.set(row.membership_id, (plan = toPlan(await membershipRow(db, row.membership_id))))
     const pause = (await openPause(db, row.id, now)) ?? null
-    items.push(
-      toSubscription(row, plan, await currentCharge(db, row, plan), {
-        mode: 'ORDER',
-        id: row.id,
-        now,
-        summary: false,
-        errors: storedErrors(row),
-        pause,
-        corrections: corrections.get(row.id) ?? []
-      })
-    )
+    items.push(toSubscription(row, plan, await currentCharge(db, row, plan), storedOrder(row, now, pause, corrections.get(row.id) ?? [])))
   }
   return paged(items, Number(count.n), request, path, query)
 }
