@@ -124,7 +124,8 @@ export const securitySchemes = {
     type: 'http',
     scheme: 'bearer',
     description:
-      "An access token from the token endpoint, or a recording box's device token. An operation that names no `oauth2` " +
+      "An access token from the token endpoint, a recording box's device token, or a court page guest's token (the replay " +
+      'operations only). An operation that names no `oauth2` ' +
       'scope needs a token with the scope `api` (or `read`, for a GET or HEAD a member may call).'
   },
   oauth2: {

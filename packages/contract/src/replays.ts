@@ -124,6 +124,12 @@ export const ReplayTakedownRequest = Type.Object(
 )
 export type ReplayTakedownRequest = Static<typeof ReplayTakedownRequest>
 
+/**
+ * The replay routes: a user's key or token (`api` or `replays`), or a court page guest's Bearer token
+ * (REPLAYS_GUEST), which carries no scope and is good for these routes only.
+ */
+const playerSecurity = [...scopedSecurity('replays'), { bearerAuth: [] }]
+
 export const replayRoutes = defineRoutes({
   create: {
     method: 'POST',
@@ -139,7 +145,7 @@ export const replayRoutes = defineRoutes({
         'per court per minute (429 with Retry-After). Every request is written to the footage access log. 402: ' +
         'REPLAYS_REQUIRE_PACKAGE is on and no REPLAY package item is left; 409: no camera films the court (or the named camera does not).',
       tags: ['replays'],
-      security: scopedSecurity('replays'),
+      security: playerSecurity,
       body: ReplayRequest,
       response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody, 429: ErrorBody }
     }
@@ -151,7 +157,7 @@ export const replayRoutes = defineRoutes({
       operationId: 'listReplays',
       summary: 'Replays, newest first: your own, or (staff) anyone\'s',
       tags: ['replays'],
-      security: scopedSecurity('replays'),
+      security: playerSecurity,
       querystring: ReplayListQuery,
       response: { 200: ReplayCollection, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody }
     }
@@ -163,7 +169,7 @@ export const replayRoutes = defineRoutes({
       operationId: 'getReplay',
       summary: 'One replay; when READY, with a download link',
       tags: ['replays'],
-      security: scopedSecurity('replays'),
+      security: playerSecurity,
       params: IdParams,
       response: { 200: Replay, ...errors }
     }
@@ -178,7 +184,7 @@ export const replayRoutes = defineRoutes({
         'The clip leaves the bucket at once, before the record goes: its download links stop working (502 when the bucket ' +
         'cannot delete it now; nothing changes). A replay taken down by staff keeps its record: 409.',
       tags: ['replays'],
-      security: scopedSecurity('replays'),
+      security: playerSecurity,
       params: IdParams,
       response: { 204: Type.Null(), ...errors, 409: ErrorBody, 502: ErrorBody }
     }
