@@ -2,7 +2,7 @@
 // PaymentIntent created and confirmed off-session in one request, with the caller's idempotency key
 // as Stripe's Idempotency-Key; a refund is a Refund of that PaymentIntent. Stripe's shapes stay in
 // this file: callers see ChargeResult and RefundResult only.
-import Stripe from 'stripe'
+import type Stripe from 'stripe'
 import {
   IdempotencyKeyReusedError,
   PaymentProviderError,
@@ -30,21 +30,34 @@ type PaymentIntent = Stripe.PaymentIntent
 
 export class StripePaymentProvider implements PaymentProvider {
   readonly name = 'stripe'
-  private readonly stripe: Stripe
+  private readonly options: Stripe.StripeConfig
+  private sdk: Promise<{ errors: typeof Stripe.errors; stripe: Stripe }> | undefined
 
-  constructor(settings: StripeSettings) {
+  constructor(private readonly settings: StripeSettings) {
     const origin = new URL(settings.apiBaseUrl)
     const protocol = origin.protocol === 'http:' ? 'http' : 'https'
     // The API version is the one this SDK release is pinned to and typed for (not set here, so the
     // types and the requests cannot disagree); upgrading the package is upgrading the API version.
-    this.stripe = new Stripe(settings.secretKey, {
+    this.options = {
       host: origin.hostname,
       port: origin.port || (protocol === 'http' ? 80 : 443),
       protocol,
       maxNetworkRetries: settings.maxNetworkRetries ?? 2,
       timeout: settings.timeoutMs ?? 20_000,
       telemetry: false
-    })
+    }
+  }
+
+  /**
+   * The SDK, loaded on the first charge or refund: it is a tenth of a second of every process's
+   * start, and most processes (the CLI, a server on PAYMENT_PROVIDER=test) never charge through it.
+   */
+  private client(): Promise<{ errors: typeof Stripe.errors; stripe: Stripe }> {
+    this.sdk ??= import('stripe').then(({ default: StripeSdk }) => ({
+      errors: StripeSdk.errors,
+      stripe: new StripeSdk(this.settings.secretKey, this.options)
+    }))
+    return this.sdk
   }
 
   async charge(input: ChargeInput): Promise<ChargeResult> {
@@ -59,8 +72,9 @@ export class StripePaymentProvider implements PaymentProvider {
         message: 'the saved payment method was not saved through Stripe; the customer must add it again'
       }
     }
+    const { errors, stripe } = await this.client()
     try {
-      const intent = await this.stripe.paymentIntents.create(
+      const intent = await stripe.paymentIntents.create(
         {
           amount: input.amount,
           currency: input.currency.toLowerCase(),
@@ -79,27 +93,29 @@ export class StripePaymentProvider implements PaymentProvider {
       )
       return toChargeResult(intent)
     } catch (err) {
-      if (err instanceof Stripe.errors.StripeCardError) return cardErrorResult(err)
+      if (err instanceof errors.StripeCardError) return cardErrorResult(err)
       // A customer or method Stripe no longer has (deleted, detached): no retry can charge it.
-      if (err instanceof Stripe.errors.StripeInvalidRequestError && (err.param === 'payment_method' || err.param === 'customer')) {
+      if (err instanceof errors.StripeInvalidRequestError && (err.param === 'payment_method' || err.param === 'customer')) {
         return { status: 'declined', reference: null, declineCode: err.code ?? 'payment_method_unusable', message: err.message }
       }
-      throw providerError(err, 'charge')
+      throw providerError(errors, err, 'charge')
     }
   }
 
   async retrieve(reference: string): Promise<ChargeResult> {
+    const { errors, stripe } = await this.client()
     try {
-      return toChargeResult(await this.stripe.paymentIntents.retrieve(reference))
+      return toChargeResult(await stripe.paymentIntents.retrieve(reference))
     } catch (err) {
-      throw providerError(err, 'retrieve')
+      throw providerError(errors, err, 'retrieve')
     }
   }
 
   async refund(input: RefundInput): Promise<RefundResult> {
+    const { errors, stripe } = await this.client()
     try {
       // Stripe refunds in the charge's own currency; `currency` is the caller's record of it.
-      const refund = await this.stripe.refunds.create(
+      const refund = await stripe.refunds.create(
         { payment_intent: input.reference, amount: input.amount },
         { idempotencyKey: input.idempotencyKey }
       )
@@ -110,8 +126,8 @@ export class StripePaymentProvider implements PaymentProvider {
     } catch (err) {
       // Stripe refuses a refund with a 400 or 404 (already refunded, more than is left, no such
       // PaymentIntent): a decision about this refund, worded by Stripe.
-      if (err instanceof Stripe.errors.StripeInvalidRequestError) return { status: 'failed', message: err.message }
-      throw providerError(err, 'refund')
+      if (err instanceof errors.StripeInvalidRequestError) return { status: 'failed', message: err.message }
+      throw providerError(errors, err, 'refund')
     }
   }
 }
@@ -168,8 +184,7 @@ function cardErrorResult(err: InstanceType<typeof Stripe.errors.StripeCardError>
  * Everything that is not a decision. Messages name the failure and Stripe's request id, never the
  * key: Stripe's own 401 message quotes part of it, so it is not passed on.
  */
-function providerError(err: unknown, operation: 'charge' | 'retrieve' | 'refund'): PaymentProviderError {
-  const { errors } = Stripe
+function providerError(errors: typeof Stripe.errors, err: unknown, operation: 'charge' | 'retrieve' | 'refund'): PaymentProviderError {
   if (!(err instanceof errors.StripeError)) {
     return new PaymentProviderError(`Stripe ${operation} failed: ${err instanceof Error ? err.name : 'unknown error'}`)
   }

@@ -3,7 +3,7 @@
 // or after a short timeout, and the outage is logged once when it starts and once when it ends.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -54,7 +54,9 @@ class RedisReachability {
 }
 
 /** A client that fails fast instead of queueing while Redis is away, and keeps reconnecting. */
-function openRedis(url: string, log: FastifyBaseLogger): { client: Redis; reachability: RedisReachability } {
+async function openRedis(url: string, log: FastifyBaseLogger): Promise<{ client: Redis; reachability: RedisReachability }> {
+  // Loaded only when REDIS_URL is set: most servers, every CLI command and test app count in-process.
+  const { Redis } = await import('ioredis')
   const client = new Redis(url, {
     // A command while disconnected fails at once instead of waiting for the connection.
     enableOfflineQueue: false,
@@ -79,7 +81,7 @@ export default fp(
       app.decorate('redis', null)
       return
     }
-    const { client, reachability } = openRedis(url, app.log)
+    const { client, reachability } = await openRedis(url, app.log)
     app.decorate('redis', client)
     app.addHook('onClose', async () => {
       reachability.closing()

@@ -3,7 +3,7 @@
 // the A5 PDF is made with pdf-lib, the QR drawn as vector squares too, so it prints sharp at any size.
 import QRCode from 'qrcode'
 import { CourtSignQuery } from '@club/contract'
-import { PDFDocument, StandardFonts, rgb, type PDFFont } from 'pdf-lib'
+import type { PDFFont } from 'pdf-lib'
 import { replayPageSeconds, type Config } from '../config.js'
 import { escapeMarkup } from '../html.js'
 import { fill, type Strings } from './strings.js'
@@ -95,6 +95,9 @@ function fitted(font: PDFFont, text: string, max: number, width: number): number
 }
 
 async function courtSignPdf(text: SignText): Promise<Uint8Array> {
+  // Loaded when a PDF is first asked for: pdf-lib is a fifth of the server's start-up and few
+  // processes (a test app, a CLI command, most servers' days) ever draw a sign.
+  const { PDFDocument, StandardFonts, rgb } = await import('pdf-lib')
   const pdf = await PDFDocument.create()
   pdf.setTitle(`${text.clubName}: ${text.courtName}`)
   pdf.setCreator('club platform')

@@ -1,7 +1,6 @@
 // The one way the SMS providers reach their HTTP APIs (undici): bounded waits, and every failure to
 // get an answer becomes a 502 for the caller. URLs and credentials are never logged.
 import type { FastifyBaseLogger } from 'fastify'
-import { request } from 'undici'
 import { BadGatewayError } from '../../errors.js'
 
 const TIMEOUT_MS = 10_000
@@ -17,6 +16,8 @@ export async function postToProvider(
   url: string,
   options: { headers: Record<string, string>; body: string }
 ): Promise<ProviderAnswer> {
+  // Loaded on the first SMS: a process that sends none (most test apps, every CLI command) skips it.
+  const { request } = await import('undici')
   let status: number
   let text: string
   try {
