@@ -182,6 +182,9 @@ function main() {
 
   const envFor = (run) => {
     const e = { ...env }
+    // tap's coverage recorder, which patches/@tapjs__processinfo leaves out when this is set: 0.7
+    // CPU-s of every test process and of every process a test starts, for coverage nobody asked for.
+    if (!values.coverage) e._TAPJS_PROCESSINFO_OFF_ = '1'
     if (run.database === 'postgres') Object.assign(e, postgresEnv)
     if (run.node === '24') Object.assign(e, nodeEnv, { CLUB_TEST_SQLITE_TEMPLATE: template })
     if (audit && run.stage === 'sqlite') {
