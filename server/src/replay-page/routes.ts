@@ -1,7 +1,8 @@
 // The court page (GET /r/{courtSlug}), written for each request from packages/web's court page (its
-// HTML, words and modules, served by the page pipeline below /r/assets/), and the court's printable
-// sign. The page and its assets are not API: they are kept out of the OpenAPI document (`hide`), and so carry no
-// operationId; the sign is an admin operation of the contract (getCourtSign).
+// HTML and words; its modules and styles served by the page pipeline below /r/assets/), and the
+// court's printable sign. The page and its assets are not API: they are kept out of the OpenAPI
+// document (`hide`), and so carry no operationId; the sign is an admin operation of the contract
+// (getCourtSign).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Value } from 'typebox/value'
