@@ -194,8 +194,8 @@ $<HTMLFormElement>('signin-form').addEventListener('submit', async (event) => {
       password.value = ''
       showingSignIn = false
       render()
-      loadMine()
-      flush()
+      void loadMine()
+      void flush()
     } else {
       $('signin-error').textContent = res.status === 400 || res.status === 401 ? t('signin.failed') : t('error.other', { message: res.status })
     }
@@ -220,7 +220,7 @@ function tap(seconds: number): void {
   const at = Date.now()
   const key = `${at}-${Math.random().toString(36).slice(2)}`
   write(localStorage, PENDING, [...pending(), { key, court: cfg.court.id, seconds, tapAt: at, end: new Date(at + offset).toISOString() }])
-  flush()
+  void flush()
 }
 const forgetTap = (key: string) => write(localStorage, PENDING, pending().filter((p) => p.key !== key))
 
@@ -282,7 +282,7 @@ async function poll(id: string): Promise<void> {
     if (following !== id) return
     show(replay)
     if (underWay(replay.status)) setTimeout(poll, POLL_MS, id)
-    else loadMine()
+    else void loadMine()
   } catch {
     // No network for a moment: keep asking.
     setTimeout(poll, POLL_MS * 2, id)
