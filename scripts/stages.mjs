@@ -48,6 +48,7 @@ export const NOT_ON_POSTGRES = {
     'src/billing/money.test.ts': 'pure functions: minor units and rounding',
     'src/billing/pricing.test.ts': 'pure functions: order lines',
     'src/packages/constraints.test.ts': 'pure functions: redemption constraints',
+    'src/pages.test.ts': "reads the server package's own files: no page is served outside the pipeline; no database",
     'src/payments/stripe-provider.test.ts': "the Stripe driver against a local server speaking Stripe's protocol; no database",
     'src/readme.test.ts': 'reads README.md and the settings schema; no database'
   },

@@ -4,16 +4,15 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { flags, UsageError, type Command } from '../cli.js'
 import { courtSign, isSignFormat } from './sign.js'
-import { FALLBACK, loadStrings, wordsFor } from './strings.js'
+import { FALLBACK, LANGUAGES, speaks, wordsFor } from '@club/web/court'
 
 export const replayPageCommands: Record<string, Command> = {
   async 'courts signs'({ db, config, args }) {
     const { values } = flags(args, { area: { type: 'string' }, dir: { type: 'string' }, format: { type: 'string' }, lang: { type: 'string' } }, ['area', 'dir'])
     const format = values.format ?? 'pdf'
     if (!isSignFormat(format)) throw new UsageError(`--format is pdf or svg; got ${JSON.stringify(values.format)}`)
-    const strings = loadStrings()
     const lang = values.lang ?? FALLBACK
-    if (!strings[lang]) throw new UsageError(`--lang is one of ${Object.keys(strings).join(', ')}; got ${JSON.stringify(lang)}`)
+    if (!speaks(lang)) throw new UsageError(`--lang is one of ${Object.keys(LANGUAGES).join(', ')}; got ${JSON.stringify(lang)}`)
     const area = await db.selectFrom('areas').select('id').where('id', '=', values.area!).executeTakeFirst()
     if (!area) throw new UsageError(`--area: no area with id ${JSON.stringify(values.area)}`)
     const courts = await db.selectFrom('courts').select(['name', 'slug']).where('area_id', '=', area.id).orderBy('name').execute()
@@ -22,7 +21,7 @@ export const replayPageCommands: Record<string, Command> = {
     const written: string[] = []
     for (const court of courts) {
       const path = join(dir, `sign-${court.slug}.${format}`)
-      writeFileSync(path, (await courtSign(court, config, wordsFor(strings, lang), format)).body)
+      writeFileSync(path, (await courtSign(court, config, wordsFor(lang), format)).body)
       written.push(path)
     }
     return { written }

@@ -1,5 +1,5 @@
-// The court page and its sign through the API: the words in every language, the language chosen, the
-// page and its assets (and their size), the 404 for people and for programs, guests on and off with
+// The court page and its sign through the API (its words and their choice are tested in packages/web):
+// the page and its assets (and their size), the 404 for people and for programs, guests on and off with
 // their limits, and the sign as SVG and as an A5 PDF.
 import t, { type Test } from 'tap'
 import { readFileSync } from 'node:fs'
@@ -7,12 +7,10 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { PDFDocument } from 'pdf-lib'
 import { migrateToLatest, migratorFor } from '../db/database.js'
-import { ReplayStatus } from '@club/contract'
 import { loadConfig } from '../config.js'
 import { errorOf, testApp, userWithToken } from '../test-support/app.js'
 import { testVenue } from '../test-support/venue.js'
 import { adminOf, approve, camera, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
-import { PAGE_DIR, chooseLanguage, fill, loadStrings } from './strings.js'
 import { wrap } from './sign.js'
 import { runCli } from '../cli.js'
 import { deleteExpiredReplays } from '../replays/service.js'
@@ -33,40 +31,6 @@ async function setup(t: Test, env: Record<string, string> = {}) {
     ctx.app.inject({ method, url, ...options })
   return { ctx, venue, admin, inject }
 }
-
-t.test('every language file has every key of every other, none empty, with the same placeholders', async (t) => {
-  const all = loadStrings()
-  t.ok(Object.keys(all).length >= 3, `languages: ${Object.keys(all).join(', ')}`)
-  const keys = new Set(Object.values(all).flatMap((s) => Object.keys(s)))
-  const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
-  for (const [lang, strings] of Object.entries(all)) {
-    for (const key of keys) {
-      t.ok(typeof strings[key] === 'string' && strings[key]!.trim() !== '', `${lang}.json has ${key}`)
-      if (strings[key]) t.same(placeholders(strings[key]!), placeholders(all.en![key] ?? ''), `${lang}.json ${key} has en's placeholders`)
-    }
-  }
-  // Every key the script and the HTML use is in English (the others are checked against it above).
-  const used = [
-    ...readFileSync(join(PAGE_DIR, 'page.js'), 'utf8').matchAll(/\bt\('([\w.]+)'[,)]/g),
-    ...readFileSync(new URL('./html.ts', import.meta.url), 'utf8').matchAll(/\bw\('([\w.]+)'[,)]/g)
-  ].map((m) => m[1]!)
-  // And the ones it makes from a replay's status and a failure's reason.
-  used.push(...ReplayStatus.enum.map((s) => `status.${s}`), 'reason.no_footage', 'reason.box_unreachable', 'reason.camera_error', 'reason.upload_failed')
-  t.ok(used.length > 20)
-  for (const key of used) t.ok(key in all.en!, `en.json has ${key}, which the page uses`)
-})
-
-t.test('chooseLanguage: by q-value, then order; a region matches its language; English otherwise', async (t) => {
-  const available = ['de', 'en', 'nl']
-  t.equal(chooseLanguage('de-CH,de;q=0.9,en;q=0.8', available), 'de')
-  t.equal(chooseLanguage('fr-FR,fr;q=0.9', available), 'en')
-  t.equal(chooseLanguage('fr, nl;q=0.5, de;q=0.7', available), 'de')
-  t.equal(chooseLanguage('NL-be', available), 'nl')
-  t.equal(chooseLanguage('de;q=0, nl', available), 'nl')
-  t.equal(chooseLanguage('*', available), 'en')
-  t.equal(chooseLanguage(undefined, available), 'en')
-  t.equal(fill('Last {seconds} s', { seconds: 30 }), 'Last 30 s')
-})
 
 t.test('settings: the buttons within REPLAY_MAX_SECONDS; guests and accounts agree', async (t) => {
   t.throws(() => loadConfig({ REPLAY_PAGE_SECONDS: '30,600' }), /REPLAY_PAGE_SECONDS="30,600" is not valid: .*REPLAY_MAX_SECONDS \(300\)/)
@@ -299,5 +263,6 @@ t.test('club courts signs: every sign of an area written to files', async (t) =>
   t.match(readFileSync(join(dir, `sign-${venue.court1.slug}.svg`), 'utf8'), 'Laatste 30 s')
   t.match((await run('courts', 'signs', '--area', 'nope', '--dir', dir)).err, /--area: no area with id "nope"/)
   t.match((await run('courts', 'signs', '--area', venue.hall.id, '--dir', dir, '--format', 'png')).err, /--format is pdf or svg/)
+  t.match((await run('courts', 'signs', '--area', venue.hall.id, '--dir', dir, '--lang', 'constructor')).err, /--lang is one of de, en, nl; got "constructor"/)
   t.same(wrap('Scan with your phone, then tap it', 12), ['Scan with', 'your phone,', 'then tap it'])
 })

@@ -1,45 +1,44 @@
-// The court page (GET /r/{courtSlug}), its script and styles, and the court's printable sign. The page
-// and its assets are not API: they are kept out of the OpenAPI document (`hide`), and so carry no
-// operationId; the sign is an admin operation of the contract (getCourtSign).
-import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
+// The court page (GET /r/{courtSlug}), written for each request from packages/web's court page (its
+// HTML and words; its modules and styles served by the page pipeline below /r/assets/), and the
+// court's printable sign. The page and its assets are not API: they are kept out of the OpenAPI
+// document (`hide`), and so carry no operationId; the sign is an admin operation of the contract
+// (getCourtSign).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Value } from 'typebox/value'
-import { assetFile, contentSecurityPolicy, sendPage, type PageFile } from '@club/web/pages'
+import { contentSecurityPolicy, sendPage, type PageFile } from '@club/web/pages'
+import { chooseLanguage, courtNotFoundHtml, courtPageHtml, wordsFor, type CourtWords } from '@club/web/court'
 import { Slug, replayPageRoutes } from '@club/contract'
 import { replayPageSeconds } from '../config.js'
 import { NotFoundError, quote } from '../errors.js'
 import { getVenueItem } from '../venue/service.js'
 import { footageNotice } from '../footage-access/service.js'
-import { PAGE_DIR, chooseLanguage, loadStrings, wordsFor, type Strings } from './strings.js'
+import { serveAssets } from '../pages.js'
 import { courtSign } from './sign.js'
-import { notFoundHtml, pageHtml } from './html.js'
-
-/** A content-named asset: its name changes with its bytes, so browsers may keep it for a year. */
-function asset(file: string): { path: string; file: PageFile } {
-  const body = readFileSync(PAGE_DIR + file)
-  const [name, ext] = file.split('.') as [string, string]
-  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12)
-  return { path: `/r/assets/${name}.${hash}.${ext}`, file: assetFile(file, body) }
-}
 
 // The page's own script and styles only; the clip is a signed link to wherever the club keeps its
 // clips (this server for file://, the bucket for s3:// and gs://), so media may come from elsewhere.
-const PAGE_POLICY = contentSecurityPolicy({ 'img-src': "'self' data:", 'media-src': '*', 'form-action': "'self'" })
+// The page carries the server's clock and the player's court, so it is never cached.
+const PAGE_HEADERS = {
+  'cache-control': 'no-store',
+  'content-security-policy': contentSecurityPolicy({ 'img-src': "'self' data:", 'media-src': '*', 'form-action': "'self'" })
+}
+
+/** The court page's HTML as a page file, sent like every other page. */
+function htmlPage(html: string, statusCode = 200): PageFile {
+  return { body: Buffer.from(html), type: 'text/html; charset=utf-8', headers: PAGE_HEADERS, statusCode }
+}
 
 const replayPage: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
-  const strings = loadStrings()
-  const languages = Object.keys(strings)
-  const assets = { script: asset('page.js'), style: asset('page.css') }
-  const byPath = new Map(Object.values(assets).map((a) => [a.path, a.file]))
+  const { assetsPath } = serveAssets(app as unknown as FastifyInstance, 'court', '/r')
+  const assets = { script: `/r/${assetsPath}/court/main.js`, style: `/r/${assetsPath}/court.css` }
   const seconds = replayPageSeconds(config)
   const hidden = { schema: { hide: true } }
 
-  const language = (request: FastifyRequest): { lang: string; words: Strings } => {
-    const lang = chooseLanguage(request.headers['accept-language'], languages)
-    return { lang, words: wordsFor(strings, lang) }
+  const language = (request: FastifyRequest): { lang: string; words: CourtWords } => {
+    const lang = chooseLanguage(request.headers['accept-language'])
+    return { lang, words: wordsFor(lang) }
   }
 
   app.get<{ Params: { slug: string } }>('/r/:slug', hidden, async (request, reply: FastifyReply) => {
@@ -49,21 +48,15 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
     if (!court) {
       // A person with a browser gets a page in words; an API client the platform's error shape.
       if (!(request.headers.accept ?? '').includes('text/html')) throw new NotFoundError(`no court with slug ${quote(slug)}`)
-      return reply
-        .code(404)
-        .type('text/html; charset=utf-8')
-        .header('cache-control', 'no-store')
-        .header('content-security-policy', PAGE_POLICY)
-        .send(notFoundHtml({ lang, words, clubName: config.CLUB_NAME, style: assets.style.path }))
+      return sendPage(reply, htmlPage(courtNotFoundHtml({ lang, words, clubName: config.CLUB_NAME, style: assets.style }), 404), undefined)
     }
-    const html = pageHtml({
+    const html = courtPageHtml({
       lang,
       words,
       clubName: config.CLUB_NAME,
       court,
       seconds,
-      script: assets.script.path,
-      style: assets.style.path,
+      assets,
       settings: {
         guests: config.REPLAYS_GUEST,
         requirePackage: config.REPLAYS_REQUIRE_PACKAGE,
@@ -75,17 +68,7 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
       },
       notice: footageNotice(config)
     })
-    return reply
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', PAGE_POLICY)
-      .send(html)
-  })
-
-  app.get<{ Params: { name: string } }>('/r/assets/:name', hidden, async (request, reply) => {
-    const found = byPath.get(`/r/assets/${request.params.name}`)
-    if (!found) throw new NotFoundError(`no court page asset ${quote(request.params.name)}`)
-    return sendPage(reply, found, request.headers['if-none-match'])
+    return sendPage(reply, htmlPage(html), undefined)
   })
 
   app.route({

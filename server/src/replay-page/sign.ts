@@ -6,7 +6,7 @@ import { CourtSignQuery } from '@club/contract'
 import type { PDFFont } from 'pdf-lib'
 import { replayPageSeconds, type Config } from '../config.js'
 import { escapeMarkup } from '../html.js'
-import { fill, type Strings } from './strings.js'
+import { fill, type CourtWords } from '@club/web/court'
 
 interface SignText {
   clubName: string
@@ -141,14 +141,14 @@ export function isSignFormat(value: string): value is SignFormat {
 export async function courtSign(
   court: { name: string; slug: string },
   config: Pick<Config, 'CLUB_NAME' | 'PUBLIC_BASE_URL' | 'REPLAY_PAGE_SECONDS' | 'REPLAY_MAX_SECONDS'>,
-  words: Strings,
+  words: CourtWords,
   format: SignFormat
 ): Promise<{ type: string; body: Buffer }> {
   const text: SignText = {
     clubName: config.CLUB_NAME,
     courtName: court.name,
     url: `${config.PUBLIC_BASE_URL.replace(/\/+$/, '')}/r/${court.slug}`,
-    instructions: fill(words['sign.instructions'] ?? '', { seconds: replayPageSeconds(config)[0]! })
+    instructions: fill(words['sign.instructions'], { seconds: replayPageSeconds(config)[0]! })
   }
   if (format === 'pdf') return { type: 'application/pdf', body: Buffer.from(await courtSignPdf(text)) }
   return { type: 'image/svg+xml; charset=utf-8', body: Buffer.from(courtSignSvg(text)) }

@@ -6,21 +6,29 @@ import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { dirname, extname, join, relative, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+/** The pages with an HTML file of their own in public/. */
 export type PageName = 'console' | 'box' | 'password-reset' | 'enrollment-invitation'
+/** Every page's folder of modules: the court page's HTML is written by the server for each request. */
+export type PageFolder = PageName | 'court'
 
 export interface PageFile {
   body: Buffer
   type: string
   headers: Record<string, string>
+  /** 200 unless said: a page saying in words that there is no such court is a 404. */
+  statusCode?: number
 }
 
-export interface Page {
-  /** The page itself (HTML), to serve at its address. */
-  html: PageFile
+export interface PageAssets {
   /** Where the assets are, below the page's prefix: `assets/<hash>`. */
   assetsPath: string
   /** An asset by its path below `assetsPath` (`console/main.js`), or undefined. */
   asset(path: string): PageFile | undefined
+}
+
+export interface Page extends PageAssets {
+  /** The page itself (HTML), to serve at its address. */
+  html: PageFile
 }
 
 /** What sendPage needs of a framework's reply; Fastify's has it. */
@@ -37,7 +45,7 @@ export interface PageReply {
 export function sendPage<R extends PageReply>(reply: R, file: PageFile, ifNoneMatch: string | undefined): R {
   const headers = { 'content-type': file.type, ...file.headers }
   if (file.headers.etag !== undefined && ifNoneMatch === file.headers.etag) reply.code(304).headers(headers).send()
-  else reply.code(200).headers(headers).send(file.body)
+  else reply.code(file.statusCode ?? 200).headers(headers).send(file.body)
   return reply
 }
 
@@ -100,15 +108,14 @@ function files(dir: string): string[] {
 }
 
 /**
- * Loads a page: public/<name>.html, public/*.css and the compiled modules of pages/<name> and
- * pages/shared. `base` is the page's own address ending in a slash (`/console/`, `/`): the HTML names
- * its assets relative to it.
+ * A page's assets: public/*.css and the compiled modules of pages/<folder> and pages/shared, each
+ * under a folder named by the hash of all of them.
  */
-export function loadPage(name: PageName, base: string): Page {
+export function loadAssets(folder: PageFolder): PageAssets {
   const sources = [
     ...files(join(ROOT, 'public')).filter((p) => extname(p) !== '.html').map((p) => ({ path: p, from: join(ROOT, 'public') })),
-    ...['shared', name].flatMap((folder) =>
-      files(join(ROOT, 'dist', 'pages', folder)).filter((p) => p.endsWith('.js')).map((p) => ({ path: p, from: join(ROOT, 'dist', 'pages') }))
+    ...['shared', folder].flatMap((name) =>
+      files(join(ROOT, 'dist', 'pages', name)).filter((p) => p.endsWith('.js')).map((p) => ({ path: p, from: join(ROOT, 'dist', 'pages') }))
     )
   ]
   const assets = new Map<string, PageFile>()
@@ -119,12 +126,16 @@ export function loadPage(name: PageName, base: string): Page {
     hash.update(key).update('\0').update(body)
     assets.set(key, assetFile(path, body))
   }
-  const assetsPath = `assets/${hash.digest('hex').slice(0, 16)}`
+  return { assetsPath: `assets/${hash.digest('hex').slice(0, 16)}`, asset: (path) => assets.get(path) }
+}
+
+/**
+ * Loads a page: public/<name>.html and its assets (loadAssets). `base` is the page's own address
+ * ending in a slash (`/console/`, `/`): the HTML names its assets relative to it.
+ */
+export function loadPage(name: PageName, base: string): Page {
+  const assets = loadAssets(name)
   const template = readFileSync(join(ROOT, 'public', `${name}.html`), 'utf8')
-  const html = Buffer.from(template.replaceAll('{{assets}}', `${base}${assetsPath}`))
-  return {
-    html: { body: html, type: 'text/html; charset=utf-8', headers: PAGE_HEADERS },
-    assetsPath,
-    asset: (path) => assets.get(path)
-  }
+  const html = Buffer.from(template.replaceAll('{{assets}}', `${base}${assets.assetsPath}`))
+  return { ...assets, html: { body: html, type: 'text/html; charset=utf-8', headers: PAGE_HEADERS } }
 }

@@ -1,45 +1,55 @@
-// The court page's HTML: the words of the chosen language written in on the server (the page reads
-// before its script runs), and the settings the script needs inline as JSON.
-import { escapeMarkup } from '../html.js'
+// The court page's HTML, written by the server for each request: the words of the chosen language in
+// place (the page reads before its script runs), and the settings the script needs inline as JSON.
+// The script and the style sheet are the page's assets, named by the server's page pipeline.
 import type { FootageNotice } from '@club/contract'
-import { fill, type Strings } from './strings.js'
+import type { CourtPageConfig } from './view.js'
+import { fill, type CourtWords, type WordKey } from './words.js'
+
+const ENTITIES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' }
+const escape = (text: string) => text.replace(/[<>&"']/g, (c) => ENTITIES[c]!)
 
 /** JSON safe inside a <script> element: no "</script>" or "<!--" can close it. */
 function inlineJson(value: unknown): string {
   return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
 }
 
+/** Where the page's two assets are, as the server serves them. */
+export interface CourtAssets {
+  script: string
+  style: string
+}
+
 function head(lang: string, title: string, style: string): string {
   return (
-    `<!doctype html><html lang="${escapeMarkup(lang)}"><head><meta charset="utf-8">` +
+    `<!doctype html><html lang="${escape(lang)}"><head><meta charset="utf-8">` +
     '<meta name="viewport" content="width=device-width,initial-scale=1,viewport-fit=cover">' +
-    `<meta name="theme-color" content="#0b5d3b"><title>${escapeMarkup(title)}</title>` +
+    `<meta name="theme-color" content="#0b5d3b"><title>${escape(title)}</title>` +
     `<link rel="stylesheet" href="${style}">`
   )
 }
 
-interface PageInput {
+export interface CourtPageInput {
   lang: string
-  words: Strings
+  words: CourtWords
   clubName: string
-  court: { id: string; name: string; slug: string }
+  court: CourtPageConfig['court']
+  /** The buttons: one a replay length (REPLAY_PAGE_SECONDS). */
   seconds: number[]
-  script: string
-  style: string
-  settings: { guests: boolean; requirePackage: boolean; shopUrl: string; serverNow: number; maxAgeSeconds: number }
+  assets: CourtAssets
+  settings: Omit<CourtPageConfig, 'lang' | 'court' | 'strings'>
   /** What is recorded and for how long, said on the page (issue 33). */
   notice: FootageNotice
 }
 
-export function pageHtml(input: PageInput): string {
-  const w = (key: string, values: Record<string, string | number> = {}) => escapeMarkup(fill(input.words[key] ?? key, values))
-  const config = { lang: input.lang, court: input.court, strings: input.words, ...input.settings }
+export function courtPageHtml(input: CourtPageInput): string {
+  const w = (key: WordKey, values: Record<string, string | number> = {}) => escape(fill(input.words[key], values))
+  const config: CourtPageConfig = { lang: input.lang, court: input.court, strings: input.words, ...input.settings }
   const buttons = input.seconds.map((s) => `<button type="button" class="tap" data-seconds="${s}">${w('tap.label', { seconds: s })}</button>`).join('')
   return (
-    head(input.lang, `${input.court.name} · ${input.clubName}`, input.style) +
+    head(input.lang, `${input.court.name} · ${input.clubName}`, input.assets.style) +
     `<script type="application/json" id="config">${inlineJson(config)}</script>` +
-    `<script src="${input.script}" defer></script></head><body>` +
-    `<header><p class="club">${escapeMarkup(input.clubName)}</p><h1 id="court">${escapeMarkup(input.court.name)}</h1></header><main>` +
+    `<script type="module" src="${input.assets.script}"></script></head><body>` +
+    `<header><p class="club">${escape(input.clubName)}</p><h1 id="court">${escape(input.court.name)}</h1></header><main>` +
     `<noscript><p class="notice">${w('noscript')}</p></noscript>` +
     `<section id="signin" hidden><h2>${w('signin.title')}</h2><form id="signin-form">` +
     `<label>${w('signin.email')}<input type="email" name="email" autocomplete="username" required></label>` +
@@ -59,11 +69,12 @@ export function pageHtml(input: PageInput): string {
   )
 }
 
-export function notFoundHtml(input: { lang: string; words: Strings; clubName: string; style: string }): string {
-  const w = (key: string) => escapeMarkup(fill(input.words[key] ?? key, { club: input.clubName }))
+/** "No such court", in words, for a person who followed a wrong code. */
+export function courtNotFoundHtml(input: { lang: string; words: CourtWords; clubName: string; style: string }): string {
+  const w = (key: WordKey) => escape(fill(input.words[key], { club: input.clubName }))
   return (
-    head(input.lang, `${input.words['notFound.title'] ?? ''} · ${input.clubName}`, input.style) +
-    `</head><body><header><p class="club">${escapeMarkup(input.clubName)}</p><h1>${w('notFound.title')}</h1></header>` +
+    head(input.lang, `${input.words['notFound.title']} · ${input.clubName}`, input.style) +
+    `</head><body><header><p class="club">${escape(input.clubName)}</p><h1>${w('notFound.title')}</h1></header>` +
     `<main><p id="not-found">${w('notFound.text')}</p></main></body></html>`
   )
 }
