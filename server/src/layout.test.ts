@@ -28,3 +28,10 @@ t.test("no area's commands import cli.ts back (it imports them all: a circle)", 
   t.ok(relativeImports('cli.ts').includes('cli/args.ts'))
   t.ok(relativeImports('cli.ts').includes('venue/cli.ts'))
 })
+
+t.test('dist/ holds no test support (the fakes, helpers and fixtures stay with the tests)', async (t) => {
+  const dist = join(SRC, '..', 'dist')
+  const built = readdirSync(dist, { recursive: true, encoding: 'utf8' })
+  t.ok(built.includes('app.js'), 'dist/ is built (tsc -b runs before the tests)')
+  t.same(built.filter((file) => isTestCode(file) || /(^|\/)fake-/.test(file)), [], 'tsconfig.json leaves test code out of the build (files from an older build stay in dist/ until it is removed: rm -rf server/dist)')
+})
