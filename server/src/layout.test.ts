@@ -35,3 +35,10 @@ t.test('dist/ holds no test support (the fakes, helpers and fixtures stay with t
   t.ok(built.includes('app.js'), 'dist/ is built (tsc -b runs before the tests)')
   t.same(built.filter((file) => isTestCode(file) || /(^|\/)fake-/.test(file)), [], 'tsconfig.json leaves test code out of the build (files from an older build stay in dist/ until it is removed: rm -rf server/dist)')
 })
+
+t.test('no file outside db/ branches on the database dialect (the SQL that differs is in db/sql.ts)', async (t) => {
+  const branch = /dialectOf\([^)]*\)\s*[!=]==|isPostgres|['"](postgres|sqlite)['"]/
+  const branching = productFiles().filter((file) => !file.startsWith('db/') && branch.test(readFileSync(join(SRC, file), 'utf8')))
+  t.same(branching, [], 'services call db/sql.ts (greatest, least, jsonArrayElements, textContains) instead')
+  t.ok(branch.test(readFileSync(join(SRC, 'db/sql.ts'), 'utf8')), 'the pattern finds the branches db/sql.ts does hold')
+})
