@@ -192,6 +192,13 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
     t.equal(res.status, 200, JSON.stringify(clip))
     t.equal(clip.location, `s3://clips/venue-a/cam-a/${clip.id}.mp4`, 'below the bucket URL, by camera, as a replay')
     t.equal(await stored(clip.id), 200, 'the store holds it')
+
+    await s3.stop()
+    const refused = await fetch(`${boxes.a.url}/clips`, { method: 'POST', headers: { 'content-type': 'application/json', ...boxes.a.bearer() }, body: JSON.stringify(request) })
+    t.equal(refused.status, 502, 'the store down: the clip was cut, not stored')
+    t.same(await refused.json(), { statusCode: 502, error: 'Bad Gateway', message: 'the clip was cut but the bucket s3://clips/venue-a did not take it' })
+    await s3.start()
+    t.notMatch(boxes.a.output, /X-Amz-Signature|S3RVER"/, 'the box logs neither a signature nor a key')
   })
 })
 
