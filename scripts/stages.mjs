@@ -50,6 +50,7 @@ export const NOT_ON_POSTGRES = {
     'src/packages/constraints.test.ts': 'pure functions: redemption constraints',
     'src/pages.test.ts': "reads the server package's own files: no page is served outside the pipeline; no database",
     'src/payments/stripe-provider.test.ts': "the Stripe driver against a local server speaking Stripe's protocol; no database",
+    'src/layout.test.ts': "reads the source files and dist/ to check the layout's rules; no database",
     'src/readme.test.ts': 'reads README.md and the settings schema; no database'
   },
   e2e: {

@@ -117,6 +117,7 @@ export class Agent {
       maxClipSeconds: config.maxClipSeconds,
       filterThreads: availableParallelism(),
       leases,
+      bucket: () => this.openBucket(),
       log
     })
     this.decoders = new Decoders({

@@ -141,7 +141,9 @@ export async function buildLocalApi(
       void reply.header('retry-after', String(err.retryAfterSeconds))
     }
     if (err instanceof HttpError) void reply.headers(err.headers)
-    const statusCode = err.statusCode && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500
+    // A 502 is said on purpose (an export's bucket refused the clip), its message naming only the bucket.
+    const upstream = err instanceof HttpError && err.statusCode === 502
+    const statusCode = err.statusCode && ((err.statusCode >= 400 && err.statusCode < 500) || upstream) ? err.statusCode : 500
     if (statusCode === 500) request.log.error({ err }, 'request failed')
     const message = statusCode === 500 ? 'the agent could not complete the request' : err.message
     void reply.code(statusCode).send(errorBody(statusCode, message))

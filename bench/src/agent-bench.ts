@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, w
 import { createServer } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { extname, join } from 'node:path'
-import { migrateToLatest, openDatabase } from '@club/server/db/database.js'
+import { migrateToLatest, openDatabase } from '@club/server/db/database'
 import { machine, repoRoot, startNode, table, writeResults, type Started } from './harness.js'
 import { seedVenue } from './scenarios.js'
 import { seedUsers } from './seed.js'

@@ -3,11 +3,11 @@
 // inserted straight into the tables as the ORDER path leaves them (one plan, one confirmed
 // subscription and its paid first order each), since ordering is not what is measured.
 import { randomUUID } from 'node:crypto'
-import { anchorAt, chargeDate } from '@club/server/billing/calendar.js'
-import type { Db } from '@club/server/db/database.js'
-import { runChargeJob } from '@club/server/jobs/membership-charge.js'
-import { createMembership } from '@club/server/memberships/plans.js'
-import { TestPaymentProvider } from '@club/server/payments/index.js'
+import { anchorAt, chargeDate } from '@club/server/billing/calendar'
+import type { Db } from '@club/server/db/database'
+import { runChargeJob } from '@club/server/jobs/membership-charge'
+import { createMembership } from '@club/server/memberships/plans'
+import { TestPaymentProvider } from '@club/server/payments'
 import { load } from './harness.js'
 import { insertChunked } from './seed.js'
 import type { Scenario } from './scenarios.js'

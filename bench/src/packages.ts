@@ -3,11 +3,11 @@
 // its own, so each takes an item: the write path with its conditional update, order line and
 // redemption row); and a catalogue of 20 products the deprecated offering list prices per member.
 import { randomUUID } from 'node:crypto'
-import type { Db } from '@club/server/db/database.js'
-import { issuePackage } from '@club/server/packages/issue.js'
-import { redeemFromPackage } from '@club/server/packages/redemptions.js'
-import { createProduct } from '@club/server/products/catalogue.js'
-import { createTemplate } from '@club/server/templates/service.js'
+import type { Db } from '@club/server/db/database'
+import { issuePackage } from '@club/server/packages/issue'
+import { redeemFromPackage } from '@club/server/packages/redemptions'
+import { createProduct } from '@club/server/products/catalogue'
+import { createTemplate } from '@club/server/templates/service'
 import { load } from './harness.js'
 import type { Scenario } from './scenarios.js'
 

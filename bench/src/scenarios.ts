@@ -2,10 +2,10 @@
 // row, reference, search entry and version record is exactly what the API would have written, and
 // the scenarios that read them.
 import { createHash, randomUUID } from 'node:crypto'
-import { deviceTokenKey, approveReplayServer, registerReplayServer, setReplayServerConfig } from '@club/server/replay-servers/service.js'
-import { createTemplate, patchTemplate } from '@club/server/templates/service.js'
-import type { Clock } from '@club/server/clock.js'
-import type { Db } from '@club/server/db/database.js'
+import { deviceTokenKey, approveReplayServer, registerReplayServer, setReplayServerConfig } from '@club/server/replay-servers/service'
+import { createTemplate, patchTemplate } from '@club/server/templates/service'
+import type { Clock } from '@club/server/clock'
+import type { Db } from '@club/server/db/database'
 import type { TemplateStatus } from '@club/contract'
 import { load, type LoadResult, type Started } from './harness.js'
 import type { SeededMemberships } from './memberships.js'

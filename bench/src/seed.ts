@@ -1,8 +1,8 @@
 // Seeds a benchmark database with realistic volumes, straight into the tables (the services would
 // hash every password at full cost, which would take minutes and measure nothing).
 import { randomUUID } from 'node:crypto'
-import { hashPassword, randomToken, sha256Hex } from '@club/server/crypto.js'
-import type { Db } from '@club/server/db/database.js'
+import { hashPassword, randomToken, sha256Hex } from '@club/server/crypto'
+import type { Db } from '@club/server/db/database'
 
 export const BENCH_PASSWORD = 'bench password 1'
 

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // The `club` command: administration from a shell. Migrates first, prints JSON on stdout, and on
 // any error prints one line on stderr and exits non-zero.
-import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { systemClock } from './clock.js'
 import { loadConfig } from './config.js'
 import { backupDatabase, restoreDatabase } from './db/backup.js'
@@ -22,73 +21,13 @@ import { replayPageCommands } from './replay-page/cli.js'
 import { footageCommands } from './footage-access/cli.js'
 import { replayCommands } from './replays/cli.js'
 import { doNotFilmCommands } from './do-not-film/cli.js'
-import type { Config } from './config.js'
-
-export class UsageError extends Error {
-  override name = 'UsageError'
-}
-
-export interface CommandContext {
-  db: Db
-  config: Config
-  args: string[]
-  /** Migrations the run applied before the command (every command migrates first). */
-  applied: string[]
-}
-
-type Options = NonNullable<ParseArgsConfig['options']>
-
-/**
- * Thrown by flags() when asked for --help: carries the command's own flag declarations, so the help
- * is derived from what the command really parses and cannot drift from it.
- */
-export class HelpRequested extends Error {
-  override name = 'HelpRequested'
-  constructor(
-    readonly options: Options,
-    readonly required: string[],
-    readonly positionals: string
-  ) {
-    super('help requested')
-  }
-}
-
-/**
- * Parses a command's flags; `required` flags must be present. Unknown flags are an error.
- * `positionals` names the words the command takes besides flags (e.g. "FILE"), for its help.
- */
-export function flags<const O extends Options>(
-  args: string[],
-  options: O,
-  required: Array<keyof O & string> = [],
-  positionals = ''
-): { values: { [K in keyof O]?: O[K] extends { multiple: true } ? string[] : string }; positionals: string[] } {
-  if (args.includes('--help') || args.includes('-h')) throw new HelpRequested(options, required, positionals)
-  let parsed
-  try {
-    parsed = parseArgs({ args, options: options as Options, allowPositionals: true, strict: true })
-  } catch (err) {
-    throw new UsageError(err instanceof Error ? err.message : String(err))
-  }
-  for (const name of required) {
-    if (parsed.values[name] === undefined) throw new UsageError(`missing required flag --${name}`)
-  }
-  return parsed as never
-}
-
-export function integer(value: string | undefined, name: string): number | undefined {
-  if (value === undefined) return undefined
-  if (!/^-?\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number, got ${JSON.stringify(value)}`)
-  return Number(value)
-}
+import { flags, HelpRequested, integer, UsageError, type Command, type StandaloneCommand } from './cli/args.js'
 
 async function userIdByEmail(db: Db, email: string): Promise<string> {
   const user = await findUserByEmail(db, email)
   if (!user) throw new UsageError(`no user with email ${email}`)
   return user.id
 }
-
-export type Command = (ctx: CommandContext) => Promise<unknown>
 
 /**
  * Commands by their words: `users create` → commands['users create']. Each area keeps its commands
@@ -224,9 +163,6 @@ export const commandHelp: Record<string, string> = {
     '--picture URL sets every size; --tax NAME:PERCENT[:inclusive]; a PACKAGE needs --package-template, a MEMBERSHIP --membership.'
   ].join('\n')
 }
-
-/** A command that must not open the database first (every other command opens and migrates it). */
-export type StandaloneCommand = (ctx: { config: Config; args: string[] }) => Promise<unknown>
 
 export const standaloneCommands: Record<string, StandaloneCommand> = {
   /**

@@ -2,7 +2,7 @@
 // mail relay (the fake SMTP server): from the mailed link to an accepted enrollment, the decline
 // path, and the links that can no longer be used saying so in words.
 import t from 'tap'
-import { monthlyPlan } from '@club/server/memberships/test-fixtures'
+import { monthlyPlan } from '@club/server/testing'
 import { setDefaultPaymentMethod } from '@club/server/users/payment-methods'
 import { PHONE, launchBrowser, openPage } from './browser.js'
 import { decoded, mailedLinks as linksTo, serverWithMailRelay } from './mail.js'

@@ -1,7 +1,7 @@
 // The page tests' mail: a server whose mail goes through a real relay (the fake SMTP server), and
 // the links of the messages it caught.
 import { join } from 'node:path'
-import { fakeSmtp } from '@club/server/test-support/fake-smtp'
+import { fakeSmtp } from '@club/server/testing'
 import { TestServer, freePort, tempDir, type Teardown } from './support.js'
 
 /** A message's text with its quoted-printable soft breaks and escaped `=` undone. */

@@ -183,6 +183,23 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
     t.equal(await stored(replay.id), 404, 'gone before any cleanup')
     t.equal((await fetch(replay.downloadUrl)).status, 404)
   })
+
+  await t.test("box A's local API exports a clip to its s3:// bucket, where its replays go", async (t) => {
+    const end = new Date(Date.now() - 2000)
+    const request = { cameraId: 'cam-a', start: new Date(end.getTime() - 3000).toISOString(), end: end.toISOString() }
+    const res = await fetch(`${boxes.a.url}/clips`, { method: 'POST', headers: { 'content-type': 'application/json', ...boxes.a.bearer() }, body: JSON.stringify(request) })
+    const clip = (await res.json()) as { id: string; location: string }
+    t.equal(res.status, 200, JSON.stringify(clip))
+    t.equal(clip.location, `s3://clips/venue-a/cam-a/${clip.id}.mp4`, 'below the bucket URL, by camera, as a replay')
+    t.equal(await stored(clip.id), 200, 'the store holds it')
+
+    await s3.stop()
+    const refused = await fetch(`${boxes.a.url}/clips`, { method: 'POST', headers: { 'content-type': 'application/json', ...boxes.a.bearer() }, body: JSON.stringify(request) })
+    t.equal(refused.status, 502, 'the store down: the clip was cut, not stored')
+    t.same(await refused.json(), { statusCode: 502, error: 'Bad Gateway', message: 'the clip was cut but the bucket s3://clips/venue-a did not take it' })
+    await s3.start()
+    t.notMatch(boxes.a.output, /X-Amz-Signature|S3RVER"/, 'the box logs neither a signature nor a key')
+  })
 })
 
 function readdirMp4(dir: string): string[] {

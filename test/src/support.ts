@@ -11,9 +11,7 @@ import { promisify } from 'node:util'
 // The services plugin declares app.db on Fastify's instance type.
 import type {} from '@club/server/plugins/services'
 import { buildApp } from '@club/server'
-import { ManualClock } from '@club/server/clock'
-import { testConfig, userWithToken, type TestApp } from '@club/server/test-support/app'
-import { createTestPostgresDatabase } from '@club/server/test-support/postgres'
+import { createTestPostgresDatabase, ManualClock, testConfig, userWithToken, type TestApp } from '@club/server/testing'
 
 const execFileAsync = promisify(execFile)
 const require = createRequire(import.meta.url)

@@ -1,6 +1,9 @@
 import t from 'tap'
-import type { Camera } from '@club/contract'
-import { clipArgs, concatList, overlayPosition, usableRate, type ClipPlan } from './export.js'
+import type { Camera, ReplayServerConfig } from '@club/contract'
+import { openBucket } from '@club/storage'
+import { createLogger } from '../log.js'
+import { ClipExporter, clipArgs, concatList, overlayPosition, usableRate, type ClipPlan } from './export.js'
+import { SegmentLeases } from './leases.js'
 
 const camera: Camera = { id: 'cam-1', feed: 'rtsp://x/s', isEnabled: true }
 const plan = (extra: Partial<ClipPlan> = {}): ClipPlan => ({
@@ -84,4 +87,29 @@ t.test('frame rates as ffprobe reports them', async (t) => {
   t.equal(usableRate('30000/1001'), '30000/1001')
   t.equal(usableRate('0/0'), '25')
   t.equal(usableRate(undefined), '25')
+})
+
+t.test("the bucket is opened through @club/storage before any footage is read; one the box cannot open is a 422", async (t) => {
+  let opened = 0
+  const exporter = new ClipExporter({
+    // Never reached: both exports below end before the first ffprobe.
+    runner: undefined as never,
+    recordingsDir: '/nonexistent/recordings',
+    clipsDir: '/nonexistent/clips',
+    segmentSeconds: 2,
+    maxClipSeconds: 30,
+    leases: new SegmentLeases(),
+    bucket: () => (opened++, openBucket('s3://clips/venue', { credentialsPath: '/nonexistent/s3-credentials.json' })),
+    log: createLogger('silent')
+  })
+  const request = { cameraId: camera.id, start: new Date('2026-03-01T10:00:00Z'), end: new Date('2026-03-01T10:00:05Z') }
+  const config = (extra: Partial<ReplayServerConfig>) => ({ cameras: [camera], ...extra }) as ReplayServerConfig
+  await t.rejects(exporter.export(request, camera, config({ cloudStorageBucket: 's3://clips/venue' }), null), {
+    name: 'ClipError',
+    statusCode: 422,
+    message: 'cannot read the credentials file /nonexistent/s3-credentials.json: ENOENT'
+  })
+  t.equal(opened, 1)
+  await t.rejects(exporter.export(request, camera, config({}), null), { statusCode: 404, message: /no footage/ }, 'no bucket: none opened, the clip would stay in the clips folder')
+  t.equal(opened, 1)
 })

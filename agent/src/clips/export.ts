@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto'
 import { access, constants, mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import type { Bucket } from '@club/storage'
 import type { Camera, LogoPlacement, ReplayServerConfig } from '@club/contract'
 import type { Logger } from '../log.js'
 import { audioEncoder, correctedSize, correctedVideo, MAP_INPUT, videoEncoder } from '../recorder/pipeline.js'
@@ -10,12 +12,11 @@ import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { listSegments, segmentsCovering, type ClipSource } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
-import { storageFor } from './storage.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
 export class ClipError extends Error {
   override name = 'ClipError'
-  constructor(readonly statusCode: 400 | 404 | 422, message: string) {
+  constructor(readonly statusCode: 400 | 404 | 422 | 502, message: string) {
     super(message)
   }
 }
@@ -141,6 +142,11 @@ export interface ClipExporterOptions {
   /** Threads for ffmpeg's filter slices (the box's cores). */
   filterThreads?: number
   leases: SegmentLeases
+  /**
+   * The configured cloudStorageBucket, opened through @club/storage (file://, s3:// or gs://, as the
+   * replays' uploads): the same driver, credentials and checks for both.
+   */
+  bucket(): Promise<Bucket>
   log: Logger
 }
 
@@ -165,9 +171,11 @@ export class ClipExporter {
       if (path && !(await readable(path))) throw new ClipError(422, `the ${what} file ${path} cannot be read`)
     }
 
-    let storage
+    // Opened before any footage is cut: a bucket the box cannot use is refused at once. None configured:
+    // the clip stays in the clips folder, and that is its location.
+    let bucket: Bucket | undefined
     try {
-      storage = storageFor(config.cloudStorageBucket)
+      bucket = config.cloudStorageBucket ? await this.options.bucket() : undefined
     } catch (err) {
       throw new ClipError(422, (err as Error).message)
     }
@@ -211,12 +219,22 @@ export class ClipExporter {
       log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration }, 'exporting clip')
       await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
       const result = await runner.probe(plan.outputPath)
-      const location = await storage.upload(plan.outputPath, `${camera.id}/${id}.mp4`)
+      const location = bucket ? await upload(bucket, plan.outputPath, `${camera.id}/${id}.mp4`, log) : pathToFileURL(plan.outputPath).href
       return { id, cameraId: camera.id, start: request.start.toISOString(), end: request.end.toISOString(), duration: result.duration ?? duration, location }
     } finally {
       release()
       await rm(work, { recursive: true, force: true })
     }
+  }
+}
+
+/** Stores the cut clip; a store that does not take it is a 502 naming the bucket (the SDK's error is logged). */
+async function upload(bucket: Bucket, path: string, key: string, log: Logger): Promise<string> {
+  try {
+    return await bucket.upload(path, key)
+  } catch (err) {
+    log.error({ err, bucket: bucket.url, key }, 'clip upload failed')
+    throw new ClipError(502, `the clip was cut but the bucket ${bucket.url} did not take it`)
   }
 }
 

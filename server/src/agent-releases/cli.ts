@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, isAbsolute } from 'node:path'
 import { systemClock } from '../clock.js'
-import { UsageError, flags, type Command, type StandaloneCommand } from '../cli.js'
+import { UsageError, flags, type Command, type StandaloneCommand } from '../cli/args.js'
 import type { Config } from '../config.js'
 import { makeReleaseKey } from './keys.js'
 import { addAgentRelease, listAgentReleases, signReleaseFile } from './service.js'

@@ -45,6 +45,11 @@ function inspect(file: string): { migrations: string[] } {
   }
 }
 
+/** Refuses a BACKUP_SCHEDULE at start on PostgreSQL, rather than failing at every scheduled time. */
+export function checkScheduledBackups(db: Db): void {
+  if (dialectOf(db) === 'postgres') throw new Error(`BACKUP_SCHEDULE is set: ${POSTGRES_BACKUPS}`)
+}
+
 /**
  * Copies the open database into `file` with SQLite's online backup: readers and writers carry on,
  * and the copy is one consistent state that holds every transaction committed before it began (a

@@ -1,7 +1,7 @@
 // `club do-not-film list|add|delete`: a court's "do not film" intervals from a shell, as the admin
 // routes answer them (made from here, an interval's createdBy is null).
 import { systemClock } from '../clock.js'
-import { flags, UsageError, type Command } from '../cli.js'
+import { flags, UsageError, type Command } from '../cli/args.js'
 import { createDoNotFilmInterval, deleteDoNotFilmInterval, listDoNotFilmIntervals } from './service.js'
 
 export const doNotFilmCommands: Record<string, Command> = {

@@ -1,7 +1,7 @@
 // `club footage log [--court ID] [--user ID|EMAIL] [--from T] [--to T] [--page N] [--ipp N]`: the
 // footage access log from a shell, the same page as GET /apis/v2/admin/footage-access.
 import { FootageAccessQuery } from '@club/contract'
-import { flags, integer, UsageError, type Command } from '../cli.js'
+import { flags, integer, UsageError, type Command } from '../cli/args.js'
 import { findUserByEmail } from '../users/service.js'
 import { valueValidator } from '../plugins/validation.js'
 import { listFootageAccess } from './service.js'

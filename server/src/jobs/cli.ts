@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
 import { JobName, webhookRoutes } from '@club/contract'
-import { flags, UsageError, type Command, type StandaloneCommand } from '../cli.js'
+import { flags, UsageError, type Command, type StandaloneCommand } from '../cli/args.js'
 import { systemClock } from '../clock.js'
 import { webhookSecrets } from '../config.js'
 import { BadRequestError } from '../errors.js'

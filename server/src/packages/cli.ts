@@ -1,6 +1,6 @@
 // `club packages cancel-redemption`: the front desk's shell, under the same rules as the API's
 // DELETE (spent is spent): the item comes back only while what it paid for was not delivered.
-import { flags, UsageError, type Command, type CommandContext } from '../cli.js'
+import { flags, UsageError, type Command, type CommandContext } from '../cli/args.js'
 import { systemClock } from '../clock.js'
 import { cancelRedemption } from './redemptions.js'
 

@@ -3,15 +3,13 @@
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import cron from 'node-cron'
-import { POSTGRES_BACKUPS, takeScheduledBackup } from '../db/backup.js'
-import { dialectOf } from '../db/database.js'
+import { checkScheduledBackups, takeScheduledBackup } from '../db/backup.js'
 
 export default fp(
   async function backups(app: FastifyInstance) {
     const { BACKUP_SCHEDULE: schedule, BACKUP_DIR: dir, BACKUP_KEEP: keep } = app.config
     if (!schedule) return
-    // Refused at start rather than failing at every scheduled time.
-    if (dialectOf(app.db) === 'postgres') throw new Error(`BACKUP_SCHEDULE is set: ${POSTGRES_BACKUPS}`)
+    checkScheduledBackups(app.db)
     const task = cron.schedule(
       schedule,
       async () => {

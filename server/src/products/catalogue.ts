@@ -7,7 +7,8 @@ import { currencyExponent, toPercentage, unitsOf } from '../billing/money.js'
 import { requestBasisPoints, requestMinor } from '../billing/request-money.js'
 import type { TaxRate } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
-import { dialectOf, isUniqueViolation, readThrough, type DbOrTx } from '../db/database.js'
+import { isUniqueViolation, readThrough, type DbOrTx } from '../db/database.js'
+import { jsonArrayElements } from '../db/sql.js'
 import type { ProductsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { pageRequest, paged } from '../paging.js'
@@ -208,11 +209,7 @@ async function isOrdered(db: DbOrTx, id: string): Promise<boolean> {
     .selectFrom('orders')
     .select('orders.id')
     .where('orders.kind', '=', 'PURCHASE')
-    .where(
-      dialectOf(db) === 'postgres'
-        ? sql<boolean>`exists (select 1 from jsonb_array_elements(orders.lines::jsonb) as line where line -> 'product' ->> 'id' = ${id})`
-        : sql<boolean>`exists (select 1 from json_each(orders.lines) as line where json_extract(line.value, '$.product.id') = ${id})`
-    )
+    .where(sql<boolean>`exists (select 1 from ${jsonArrayElements(db, sql.ref('orders.lines'), 'line')} where line.value -> 'product' ->> 'id' = ${id})`)
     .limit(1)
     .executeTakeFirst()
   return found !== undefined

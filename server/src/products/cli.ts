@@ -1,7 +1,7 @@
 // `club products create|list`: the catalogue from a shell. A product is given as a JSON file
 // (--file, the body of POST /apis/v2/admin/products) or with flags for the usual fields.
 import { ProductCreate, ProductListQuery } from '@club/contract'
-import { flags, integer, UsageError, type Command, type CommandContext } from '../cli.js'
+import { flags, integer, UsageError, type Command, type CommandContext } from '../cli/args.js'
 import { systemClock } from '../clock.js'
 import { amount, jsonFile, rate } from '../memberships/cli.js'
 import { valueValidator } from '../plugins/validation.js'

@@ -2,7 +2,7 @@
 // them all at once (the same signs as GET /apis/v2/admin/courts/{id}/sign).
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { flags, UsageError, type Command } from '../cli.js'
+import { flags, UsageError, type Command } from '../cli/args.js'
 import { courtSign, isSignFormat } from './sign.js'
 import { FALLBACK, LANGUAGES, speaks, wordsFor } from '@club/web/court'
 

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs'
 import { ReplayServerListQuery } from '@club/contract'
 import { systemClock } from '../clock.js'
-import { integer, UsageError, flags, type Command, type CommandContext } from '../cli.js'
+import { integer, UsageError, flags, type Command, type CommandContext } from '../cli/args.js'
 import { valueValidator } from '../plugins/validation.js'
 import {
   approveReplayServerClaim,

@@ -20,7 +20,8 @@ import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import { dialectOf, type Db, type DbOrTx } from '../db/database.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import { greatest, jsonArrayElements } from '../db/sql.js'
 import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { paged, pageRequest } from '../paging.js'
@@ -416,21 +417,12 @@ export async function recordSightings(db: Db, sightings: Array<{ replayServer: S
   const batch = JSON.stringify(
     sightings.map(({ replayServer: r, seenAt }) => [r.id, r.server_id_hash, r.token_generation, seenAt.toISOString()])
   )
-  if (dialectOf(db) === 'postgres') {
-    await sql`
-      update replay_servers set last_seen_at = greatest(coalesce(last_seen_at, ''), s.value ->> 3)
-      from jsonb_array_elements(${batch}::jsonb) as s(value)
-      where replay_servers.id = s.value ->> 0
-        and replay_servers.server_id_hash = s.value ->> 1
-        and replay_servers.token_generation = (s.value ->> 2)::bigint`.execute(db)
-    return
-  }
   await sql`
-    update replay_servers set last_seen_at = max(coalesce(last_seen_at, ''), s.value ->> 3)
-    from json_each(${batch}) as s
+    update replay_servers set last_seen_at = ${greatest(db, sql`coalesce(last_seen_at, '')`, sql`s.value ->> 3`)}
+    from ${jsonArrayElements(db, batch, 's')}
     where replay_servers.id = s.value ->> 0
       and replay_servers.server_id_hash = s.value ->> 1
-      and replay_servers.token_generation = s.value ->> 2`.execute(db)
+      and replay_servers.token_generation = cast(s.value ->> 2 as bigint)`.execute(db)
 }
 
 export interface DevicePrincipal {

@@ -1,7 +1,7 @@
 // `club replays takedown ID --reason TEXT`: a replay taken down from a shell, as the admin route does
 // (its takedown's `by` is null: the command line).
 import { systemClock } from '../clock.js'
-import { flags, UsageError, type Command } from '../cli.js'
+import { flags, UsageError, type Command } from '../cli/args.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { replayDeps } from './deps.js'
 import { takeDownReplay } from './service.js'

@@ -7,7 +7,8 @@ import type { PhoneVerificationRequest, PhoneVerificationSession, ValidationErro
 import { sql } from 'kysely'
 import type { Clock } from '../clock.js'
 import { hmacSha256Hex, safeEqual } from '../crypto.js'
-import { dialectOf, type Db } from '../db/database.js'
+import type { Db } from '../db/database.js'
+import { least } from '../db/sql.js'
 import type { PhoneVerificationsTable } from '../db/schema.js'
 import { BadRequestError, NotFoundError, TooManyRequestsError, quote } from '../errors.js'
 import type { CheckOutcome, PhoneVerificationProvider } from './providers/provider.js'
@@ -281,7 +282,7 @@ async function recordOutcome(db: Db, row: PhoneVerificationsTable, outcome: Chec
   // earlier must not be undone by this one's older copy of the row.
   await db
     .updateTable('phone_verifications')
-    .set({ status, remaining_attempts: sql<number>`${sql.raw(dialectOf(db) === 'postgres' ? 'least' : 'min')}(remaining_attempts, ${remaining})`, updated_at: now })
+    .set({ status, remaining_attempts: least<number>(db, sql.ref('remaining_attempts'), sql.val(remaining)), updated_at: now })
     .where('id', '=', row.id)
     .where('status', '=', 'pending')
     .execute()

@@ -16,7 +16,8 @@ import type {
 } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import { dialectOf, readThrough, type DbOrTx } from '../db/database.js'
+import { readThrough, type DbOrTx } from '../db/database.js'
+import { textContains } from '../db/sql.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError, quote } from '../errors.js'
 import { parsePackageTemplateData } from '../packages/template-data.js'
@@ -391,18 +392,9 @@ export async function getVersion(db: DbOrTx, id: string, version: number): Promi
 
 type Filtered = SelectQueryBuilder<Database, 'templates', object>
 
-/**
- * Substrings of three characters or more are served by the trigram index; shorter ones scan it.
- * On PostgreSQL, LIKE over lower() is what pg_trgm's GIN indexes (migration 0003) answer.
- */
+/** The search over the trigram-indexed copy of names and descriptions (migration 0003): see textContains. */
 function searchCondition(db: DbOrTx, search: string): Expression<unknown> {
-  if (dialectOf(db) === 'postgres') {
-    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-    return sql`(lower(template_search.name) like ${pattern} or lower(coalesce(template_search.description, '')) like ${pattern})`
-  }
-  if ([...search].length >= 3) return sql`template_search match ${`"${search.replaceAll('"', '""')}"`}`
-  const needle = search.toLowerCase()
-  return sql`(instr(lower(template_search.name), ${needle}) > 0 or instr(lower(coalesce(template_search.description, '')), ${needle}) > 0)`
+  return textContains(db, 'template_search', [{ name: 'name', nullable: false }, { name: 'description', nullable: true }], search)
 }
 
 type RefFilter = ['court' | 'pod' | 'area' | 'in_region', string]

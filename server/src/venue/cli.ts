@@ -1,6 +1,6 @@
 // `club regions create` … `club series create`: setting up a venue from a shell. Each prints the
 // created resource as the API would answer it.
-import { flags, UsageError, type Command } from '../cli.js'
+import { flags, UsageError, type Command } from '../cli/args.js'
 import { systemClock } from '../clock.js'
 import { createEvent, createSeries } from './events.js'
 import { createVenueItem } from './service.js'

@@ -1,0 +1,48 @@
+// The few SQL functions that SQLite and PostgreSQL spell differently, as expressions a service puts in
+// its query: the services call these and hold no dialect branch of their own. (A row's identity needs
+// none: PostgreSQL's template_search has a real `rowid` column, SQLite's FTS5 table its implicit one.)
+import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
+import { dialectOf } from './database.js'
+
+/** The larger of two values: PostgreSQL's greatest, SQLite's two-argument max. */
+export function greatest<T>(db: Kysely<any>, a: Expression<T>, b: Expression<T>): RawBuilder<T> {
+  return sql<T>`${sql.raw(dialectOf(db) === 'postgres' ? 'greatest' : 'max')}(${a}, ${b})`
+}
+
+/** The smaller of two values: PostgreSQL's least, SQLite's two-argument min. */
+export function least<T>(db: Kysely<any>, a: Expression<T>, b: Expression<T>): RawBuilder<T> {
+  return sql<T>`${sql.raw(dialectOf(db) === 'postgres' ? 'least' : 'min')}(${a}, ${b})`
+}
+
+/**
+ * The elements of a JSON array (a text column or parameter) as a table `alias` with one column,
+ * `value`, each element as JSON: `alias.value ->> 0`, `alias.value -> 'product' ->> 'id'` read the same
+ * on both (PostgreSQL's jsonb_array_elements, SQLite's json_each).
+ */
+export function jsonArrayElements(db: Kysely<any>, array: Expression<string | null> | string, alias: string): RawBuilder<unknown> {
+  return dialectOf(db) === 'postgres'
+    ? sql`jsonb_array_elements(${array}::jsonb) as ${sql.id(alias)}(value)`
+    : sql`json_each(${array}) as ${sql.id(alias)}`
+}
+
+/**
+ * Whether a row of the search table `table` holds `search` in any of its `columns`, whatever the case.
+ * The table is, on SQLite, an FTS5 trigram table: three characters or more are its index's (MATCH),
+ * shorter ones a scan. On PostgreSQL it is a plain table under pg_trgm's GIN indexes on
+ * lower(column) (lower(coalesce(column, '')) for a nullable one), which answer LIKE over the same
+ * expressions; `columns` must be the table's every column, as MATCH reads them all.
+ */
+export function textContains(db: Kysely<any>, table: string, columns: Array<{ name: string; nullable: boolean }>, search: string): RawBuilder<SqlBool> {
+  const lowered = columns.map(({ name, nullable }) => {
+    const column = sql.ref(`${table}.${name}`)
+    return nullable ? sql`lower(coalesce(${column}, ''))` : sql`lower(${column})`
+  })
+  const any = (tests: RawBuilder<unknown>[]) => sql<SqlBool>`(${sql.join(tests, sql` or `)})`
+  if (dialectOf(db) === 'postgres') {
+    const pattern = `%${search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    return any(lowered.map((column) => sql`${column} like ${pattern}`))
+  }
+  if ([...search].length >= 3) return sql<SqlBool>`${sql.table(table)} match ${`"${search.replaceAll('"', '""')}"`}`
+  const needle = search.toLowerCase()
+  return any(lowered.map((column) => sql`instr(${column}, ${needle}) > 0`))
+}
