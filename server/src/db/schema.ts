@@ -5,6 +5,7 @@ import type { PhoneProviderName } from '../signup/providers/provider.js'
 import type {
   ChangeAction,
   ChargeType,
+  EventType,
   MembershipPlanStatus,
   MembershipType,
   PhoneVerificationStatus,
@@ -757,6 +758,24 @@ export interface FootageAccessTable {
   created_at: string
 }
 
+/** The events outbox (issue 35; events/outbox.ts): seq grows in commit order, from outbox_sequence. */
+export interface OutboxEventsTable {
+  seq: number
+  /** evt_…: the event's id, a webhook delivery's webhook-id. */
+  id: string
+  type: EventType
+  resource_id: string
+  /** JSON: the resource as its GET route answered right after the change. */
+  data: string
+  created_at: string
+}
+
+/** One row (id 1): the last seq given to an event. */
+export interface OutboxSequenceTable {
+  id: number
+  last_seq: number
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -810,4 +829,6 @@ export interface Database {
   replay_guests: ReplayGuestsTable
   footage_access: FootageAccessTable
   do_not_film_intervals: DoNotFilmIntervalsTable
+  outbox_events: OutboxEventsTable
+  outbox_sequence: OutboxSequenceTable
 }
