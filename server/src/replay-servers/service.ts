@@ -19,6 +19,7 @@ import {
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
+import { serverKey } from '../server-keys.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { dialectOf, type Db, type DbOrTx } from '../db/database.js'
 import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
@@ -59,15 +60,7 @@ const EMPTY_CONFIG: ReplayServerConfig = { cleanupEnabled: false, cameras: [] }
  * choice: then a copy of the database alone does not yield any device's token.
  */
 export async function deviceTokenKey(db: Db, config: Pick<Config, 'DEVICE_TOKEN_SECRET'>, clock: Clock): Promise<string> {
-  if (config.DEVICE_TOKEN_SECRET) return config.DEVICE_TOKEN_SECRET
-  // Two processes starting together both insert; the first wins and both read its key.
-  await db
-    .insertInto('settings')
-    .values({ key: TOKEN_KEY_SETTING, value: randomToken(), created_at: clock.now().toISOString() })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute()
-  const row = await db.selectFrom('settings').select('value').where('key', '=', TOKEN_KEY_SETTING).executeTakeFirstOrThrow()
-  return row.value
+  return serverKey(db, config.DEVICE_TOKEN_SECRET, TOKEN_KEY_SETTING, clock)
 }
 
 /**
