@@ -22,6 +22,7 @@ import { replayPageCommands } from './replay-page/cli.js'
 import { footageCommands } from './footage-access/cli.js'
 import { replayCommands } from './replays/cli.js'
 import { doNotFilmCommands } from './do-not-film/cli.js'
+import { webhookEndpointCommands } from './webhook-endpoints/cli.js'
 import type { Config } from './config.js'
 
 export class UsageError extends Error {
@@ -208,7 +209,8 @@ export const commands: Record<string, Command> = {
   ...membershipCommands,
   ...jobCommands,
   ...productCommands,
-  ...packageCommands
+  ...packageCommands,
+  ...webhookEndpointCommands
 }
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
@@ -293,7 +295,8 @@ export async function runCli(
   err: (s: string) => void
 ): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'))
-  const name = [words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && (n in commands || n in standaloneCommands))
+  // Up to three words: `club webhooks endpoints list`.
+  const name = [words.slice(0, 3).join(' '), words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && (n in commands || n in standaloneCommands))
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     out(await usage())
     return argv.length === 0 ? 1 : 0

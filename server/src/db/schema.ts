@@ -776,6 +776,51 @@ export interface OutboxSequenceTable {
   last_seq: number
 }
 
+// Webhook endpoints (issue 35, 0029): no secret column; see webhook-endpoints/secrets.ts.
+export interface WebhookEndpointsTable {
+  id: string
+  url: string
+  /** JSON array of event types. */
+  event_types: string
+  description: string | null
+  /** 0 or 1. */
+  enabled: number
+  secret_generation: number
+  secret_created_at: string
+  previous_secret_expires_at: string | null
+  after_seq: number
+  failing_since: string | null
+  disabled_reason: string | null
+  created_at: string
+  updated_at: string
+}
+
+export type EndpointDeliveryStatus = 'PENDING' | 'RETRYING' | 'SUCCEEDED' | 'FAILED'
+
+export interface EndpointDeliveriesTable {
+  id: string
+  endpoint_id: string
+  event_seq: number
+  event_id: string
+  event_type: string
+  resource_id: string
+  status: EndpointDeliveryStatus
+  attempt_count: number
+  next_attempt_at: string | null
+  due_since: string
+  created_at: string
+  updated_at: string
+}
+
+export interface EndpointDeliveryAttemptsTable {
+  id: string
+  delivery_id: string
+  attempted_at: string
+  response_status: number | null
+  duration_ms: number
+  error: string | null
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -831,4 +876,7 @@ export interface Database {
   do_not_film_intervals: DoNotFilmIntervalsTable
   outbox_events: OutboxEventsTable
   outbox_sequence: OutboxSequenceTable
+  webhook_endpoints: WebhookEndpointsTable
+  endpoint_deliveries: EndpointDeliveriesTable
+  endpoint_delivery_attempts: EndpointDeliveryAttemptsTable
 }
