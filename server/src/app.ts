@@ -15,6 +15,7 @@ import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
 import footageAccessRoutes from './footage-access/routes.js'
+import eventRoutes from './events/routes.js'
 import consoleRoutes from './console/routes.js'
 import replayPageRoutes from './replay-page/routes.js'
 import doNotFilmRoutes from './do-not-film/routes.js'
@@ -149,6 +150,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The court page players open from the sign's QR code (issue 25).
   await app.register(replayPageRoutes)
   await app.register(doNotFilmRoutes)
+  // The event feed for integrators (issue 35).
+  await app.register(eventRoutes)
   // Where events are sent, signed, and how each delivery went (issue 35).
   await app.register(webhookEndpointRoutes)
   // The admin console (issue 17): a page over the routes above.

@@ -1,8 +1,14 @@
 // Events for integrators (issue 35): what changed on the platform, as `resource.verb` events written
 // in the same transaction as the change (the server's outbox) and read back from the event feed or
 // delivered to webhook endpoints. Each event's `data` is the resource as its GET route answers it.
-import Type, { type Static } from 'typebox'
-import { Collection, DateTime, ItemRef } from './common.js'
+import Type, { type Static, type TSchema } from 'typebox'
+import { AuthErrors, Collection, DateTime, ErrorBody, ItemRef, apiKeyOrBearerSecurity, defineRoutes } from './common.js'
+import { MembershipEnrollment, MembershipSubscription, Order } from './memberships.js'
+import { Package, PackageItemRedemption } from './packages.js'
+import { ReplayServer } from './replay-servers.js'
+import { Replay } from './replays.js'
+import { Template } from './templates.js'
+import { User } from './users.js'
 
 /** Every event type the server emits, in the order the README lists them. */
 export const eventTypes = [
@@ -64,3 +70,51 @@ export type PlatformEvent = Static<typeof PlatformEvent>
  */
 export const EventFeedPage = Collection(PlatformEvent)
 export type EventFeedPage = Static<typeof EventFeedPage>
+
+/** The schema of each event type's `data`: the resource as its GET route answers it. */
+const payloadOf = {
+  membership_subscription: MembershipSubscription,
+  membership_enrollment: MembershipEnrollment,
+  order: Order,
+  package: Package,
+  package_redemption: PackageItemRedemption,
+  replay: Replay,
+  replay_server: ReplayServer,
+  user: User,
+  template: Template
+} as const satisfies Record<string, TSchema>
+
+export const eventPayloads = Object.fromEntries(
+  eventTypes.map((type) => [type, payloadOf[type.slice(0, type.indexOf('.')) as keyof typeof payloadOf]])
+) as unknown as Record<EventType, TSchema>
+
+export const EventFeedQuery = Type.Object(
+  {
+    after: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'The cursor of a `_links.next` this feed gave; none: from the oldest event kept' })),
+    types: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: 'Comma-separated event types; none: every type' })),
+    ipp: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Events per page, at most 100' }))
+  },
+  { additionalProperties: false }
+)
+export type EventFeedQuery = Static<typeof EventFeedQuery>
+
+export const eventFeedRoutes = defineRoutes({
+  feed: {
+    method: 'GET',
+    url: '/apis/v2/events',
+    schema: {
+      operationId: 'listEvents',
+      summary: 'The event feed: what changed, oldest first, from a cursor',
+      description:
+        'Admins, by Bearer token or by the API key of an admin. Each event is a change the platform made (its type names the ' +
+        'resource and the verb), with the resource as its GET route answered right after. Follow `_links.next` until a page ' +
+        'holds fewer than `ipp` events, and keep its cursor: reading from it later answers exactly the events committed since, ' +
+        'nothing missed and nothing twice. Events are kept EVENT_RETENTION_DAYS. The payload schema of each type is in this ' +
+        "document's `x-webhooks`. Not in the reference (its Events section leaves them out).",
+      tags: ['events'],
+      security: apiKeyOrBearerSecurity,
+      querystring: EventFeedQuery,
+      response: { 200: EventFeedPage, 400: ErrorBody, ...AuthErrors }
+    }
+  }
+})

@@ -17,9 +17,8 @@
 // seen every event numbered below N.
 import { randomUUID } from 'node:crypto'
 import { eventTypes, type EventType, type PlatformEvent } from '@club/contract'
-import type { Transaction } from 'kysely'
 import { onCommit, type Db, type DbOrTx } from '../db/database.js'
-import type { Database, OutboxEventsTable } from '../db/schema.js'
+import type { OutboxEventsTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 
 export interface NewEvent {
@@ -32,8 +31,8 @@ export interface NewEvent {
 
 export type OutboxEventRow = OutboxEventsTable
 
-/** Writes the event in `trx`, the transaction making the change; answers its id and seq. */
-export async function recordEvent(trx: Transaction<Database>, event: NewEvent, now: Date): Promise<{ id: string; seq: number }> {
+/** Writes the event in `trx`, the transaction making the change (a service's DbOrTx, checked); answers its id and seq. */
+export async function recordEvent(trx: DbOrTx, event: NewEvent, now: Date): Promise<{ id: string; seq: number }> {
   // Outside a transaction the event and its change could part (one written, the other not).
   if (!trx.isTransaction) throw new Error('recordEvent runs inside the transaction of the change it reports')
   const { last_seq: seq } = await trx
