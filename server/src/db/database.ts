@@ -116,6 +116,11 @@ export function rowidOf(db: Kysely<any>) {
   return sql.raw(dialectOf(db) === 'postgres' ? 'ctid' : 'rowid')
 }
 
+/** Runs `work` in the caller's transaction when given one, else in a transaction of its own. */
+export async function inTransaction<T>(db: DbOrTx, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db as Transaction<Database>) : (db as Db).transaction().execute(work)
+}
+
 /** Which database a Kysely instance (or a transaction of it) runs on. */
 export function dialectOf(db: Kysely<any>): 'sqlite' | 'postgres' {
   return isPostgres(db) ? 'postgres' : 'sqlite'

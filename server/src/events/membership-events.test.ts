@@ -25,9 +25,9 @@ async function setup(t: Parameters<typeof testApp>[0]) {
 
 t.test('a membership bought: created, its order paid, confirmed; each payload is the GET answer', async (t) => {
   const { ctx, call, planId, card, get, events } = await setup(t)
-  await events.next()
   const member = await userWithToken(ctx, 'member')
   await card(member, '4242')
+  await events.next()
   const bought = await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })
   t.equal(bought.statusCode, 201)
   const id = bought.json().id as string

@@ -6,6 +6,8 @@ import { sql, type RawBuilder } from 'kysely'
 import type { DbOrTx } from '../db/database.js'
 import { DAY_MS } from '../instants.js'
 import { endEnrollments } from '../memberships/enrollment-rows.js'
+import { recordSubscriptionEvent } from '../memberships/subscriptions.js'
+import { recordUserEvent } from '../users/service.js'
 import type { JobResult } from './runs.js'
 import { count, purge, type ScheduledJobDeps } from './deps.js'
 
@@ -76,6 +78,7 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
       .where('id', '=', subscription.id)
       .execute()
     await endEnrollments(tx, subscription.id, now)
+    await recordSubscriptionEvent(tx, subscription.id, 'membership_subscription.canceled', new Date(now))
   }
   await tx
     .updateTable('membership_enrollments')
@@ -83,5 +86,6 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
     .where('user_id', '=', userId)
     .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', now)]))
     .execute()
+  await recordUserEvent(tx, userId, 'user.deleted', new Date(now))
   return true
 }

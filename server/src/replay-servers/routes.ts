@@ -27,7 +27,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   const tokenKey = await deviceTokenKey(app.db, app.config, app.clock)
   const polls = new StatusPolls(
     app.db,
-    { clock: app.clock, tokenKey, clubTimezone: app.config.CLUB_TIMEZONE },
+    { clock: app.clock, tokenKey, pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS, clubTimezone: app.config.CLUB_TIMEZONE },
     { maxEntries: app.config.REPLAY_STATUS_CACHE_ENTRIES, flushIntervalMs: app.config.REPLAY_SIGHTING_FLUSH_MS, log: app.log }
   )
   app.decorate('replayServerPolls', polls)
