@@ -1,27 +1,31 @@
 // What an integrator's receiver gets from the platform's own flows, each delivery checked with the
 // `standardwebhooks` package: a membership bought, renewed by the CHARGE job, a renewal declined, a
-// package issued and redeemed. Each delivery is the feed's event: same id (webhook-id), type, time
-// and data.
+// package issued and redeemed, a recording box approved, a replay READY. Each delivery is the feed's
+// event: same id (webhook-id), type, time and data.
 import tap from 'tap'
 import { eventTypes } from '@club/contract'
 import { eventReader } from '../events/test-helpers.js'
 import { monthlyPlan, SUBSCRIPTIONS } from '../memberships/test-fixtures.js'
 import { caller, issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
-import { testApp, userWithToken } from '../test-support/app.js'
+import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { approve, registeredBox } from '../replay-servers/test-helpers.js'
+import { DEVICE, REPLAYS, SHA, filmedVenue, storedClip } from '../replays/test-helpers.js'
 import { WebhookReceiver } from '../test-support/webhook-receiver.js'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
 
-async function setup(t: Pick<typeof tap, 'teardown' | 'equal' | 'ok' | 'same'>) {
-  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400), WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' })
-  ctx.clock.set('2026-01-31T09:00:00.000Z')
+const ALLOWED = { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' }
+
+type Checks = Pick<typeof tap, 'teardown' | 'equal' | 'ok' | 'same'>
+
+/** An endpoint for every event type at a receiver; `delivered()` answers the types the feed has told since last time, once each reached the receiver. */
+async function receiving(t: Checks, ctx: TestApp) {
   const admin = await userWithToken(ctx, 'admin')
-  const call = caller(ctx)
   const receiver = await WebhookReceiver.start(t, ctx.clock)
-  const endpoint = await call('POST', '/apis/v2/admin/webhook-endpoints', admin, { url: receiver.url, eventTypes: [...eventTypes] })
+  const endpoint = await caller(ctx)('POST', '/apis/v2/admin/webhook-endpoints', admin, { url: receiver.url, eventTypes: [...eventTypes] })
   receiver.secret = endpoint.json().secret
   ctx.app.webhookDelivery.start()
   const events = eventReader(ctx.app.db)
-  /** The feed's events since the last call, once the receiver has them all; each must match its delivery. */
+  await events.next()
   const delivered = async () => {
     const feed = await events.next()
     const received = await receiver.waitFor((r) => feed.every((e) => r.some((d) => d.id === e.id)))
@@ -33,7 +37,13 @@ async function setup(t: Pick<typeof tap, 'teardown' | 'equal' | 'ok' | 'same'>) 
     }
     return feed.map((e) => e.type)
   }
-  return { ctx, admin, call, delivered }
+  return { admin, delivered }
+}
+
+async function setup(t: Checks) {
+  const ctx = await testApp(t, { CLUB_TIMEZONE: 'Europe/Madrid', ACCESS_TOKEN_TTL_SECONDS: String(365 * 86400), ...ALLOWED })
+  ctx.clock.set('2026-01-31T09:00:00.000Z')
+  return { ctx, call: caller(ctx), ...(await receiving(t, ctx)) }
 }
 
 tap.test('a membership bought, renewed by the CHARGE job, then a renewal declined', async (t) => {
@@ -42,7 +52,7 @@ tap.test('a membership bought, renewed by the CHARGE job, then a renewal decline
   const member = await userWithToken(ctx, 'member')
   await setDefaultPaymentMethod(ctx.app.db, member.id, { brand: 'visa', last4: '4242', expMonth: 12, expYear: 2030 }, ctx.clock)
   t.equal((await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })).statusCode, 201)
-  t.match(await delivered(), ['membership_subscription.created', 'membership_subscription.confirmed', 'order.paid'], 'bought')
+  t.same(await delivered(), ['user.created', 'membership_subscription.created', 'membership_subscription.confirmed', 'order.paid'], 'a member made, who bought a membership')
 
   const charge = async (date: string) => {
     ctx.clock.set(date)
@@ -61,10 +71,25 @@ tap.test('a package issued and redeemed', async (t) => {
   const staff = await userWithToken(ctx, 'staff')
   const member = await userWithToken(ctx, 'member')
   const templateId = await packageTemplate(ctx, staff, threeReplays)
-  await delivered()
+  t.same(await delivered(), ['user.created', 'user.created', 'template.created'])
   await issued(ctx, staff, templateId, member.id)
   t.same(await delivered(), ['package.issued'])
   const redeemed = await caller(ctx)('POST', '/apis/v2/users/current/redemptions', member, { type: 'REPLAY', target: { replay: { id: 'a' } } })
   t.equal(redeemed.statusCode, 201)
   t.same(await delivered(), ['package_redemption.created'])
+})
+
+tap.test('a recording box approved; a replay READY', async (t) => {
+  const { ctx, venue, admin, member, call, device, bucketDir } = await filmedVenue(t, ALLOWED)
+  const { delivered } = await receiving(t, ctx)
+  const { id } = await registeredBox(ctx, { deviceId: 'box-2' })
+  t.equal((await approve(ctx, admin, id, { areaId: venue.hall.id })).statusCode, 200)
+  t.same(await delivered(), ['replay_server.registered', 'replay_server.approved'])
+
+  const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })).json()
+  t.same(await delivered(), ['replay.requested'])
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
+  const ready = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA })
+  t.equal(ready.statusCode, 200)
+  t.same(await delivered(), ['replay.ready'])
 })
