@@ -248,3 +248,13 @@ t.test('DNS answering a private address at delivery time (rebinding) gets no req
   t.same(attempts, [{ error: '127.0.0.1 is not an address events may be sent to (WEBHOOK_ALLOWED_NETWORKS)', response_status: null, endpoint_id: endpoint.id }])
   t.equal(receiver.received.length, 0, 'no request reached the loopback receiver')
 })
+
+t.test('a redirect is a failed attempt, never followed (the URL checked is the URL called)', async (t) => {
+  const { ctx, receiver, deliveries } = await setup(t)
+  receiver.answer = () => 307
+  await emit(ctx, 'package.issued', 'p1')
+  await receiver.waitFor((r) => r.length === 1)
+  await ctx.app.webhookDelivery.idle()
+  t.match(await deliveries(), [{ status: 'RETRYING', responseStatus: 307 }])
+  t.equal(receiver.received.length, 1, 'nothing else was called')
+})
