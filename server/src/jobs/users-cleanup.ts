@@ -34,7 +34,9 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
     ['membership_job_runs', 'membership_job_runs', sql`started_at < ${retained}`],
     ['job_deliveries', 'webhook_deliveries', sql`created_at < ${retained} and (completed_at is not null or lease_expires_at <= ${now})`],
     ['reminders_sent', 'reminders_sent', sql`sent_at < ${retained}`],
-    ['event_locks', 'event_locks', sql`released_at is not null and released_at < ${retained}`]
+    ['event_locks', 'event_locks', sql`released_at is not null and released_at < ${retained}`],
+    // A settled delivery to a webhook endpoint, with its attempts (they cascade).
+    ['endpoint_deliveries', 'endpoint_deliveries', sql`updated_at < ${retained} and status in ('SUCCEEDED', 'FAILED')`]
   ]
   for (const [table, outcome, condition] of purges) count(counts, `${outcome}_deleted`, await purge(db, table, condition))
 

@@ -258,3 +258,18 @@ t.test('a redirect is a failed attempt, never followed (the URL checked is the U
   t.match(await deliveries(), [{ status: 'RETRYING', responseStatus: 307 }])
   t.equal(receiver.received.length, 1, 'nothing else was called')
 })
+
+t.test('settled deliveries and their attempts are kept RETENTION_DAYS, then users-cleanup deletes them', async (t) => {
+  const { ctx, receiver, deliveries } = await setup(t)
+  await emit(ctx, 'package.issued', 'p1')
+  await receiver.waitFor((r) => r.length === 1)
+  await ctx.app.webhookDelivery.idle()
+  await later(ctx, 89 * DAY)
+  await ctx.app.jobs.run('users-cleanup', { trigger: 'cli' })
+  t.equal((await deliveries()).length, 1, 'kept 89 days')
+  await later(ctx, 2 * DAY)
+  const run = await ctx.app.jobs.run('users-cleanup', { trigger: 'cli' })
+  t.match(run, { kind: 'ran', run: { counts: { endpoint_deliveries_deleted: 1 } } })
+  t.same(await deliveries(), [])
+  t.same(await ctx.app.db.selectFrom('endpoint_delivery_attempts').selectAll().execute(), [], 'the attempts went with it')
+})
