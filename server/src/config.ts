@@ -192,6 +192,12 @@ export const ConfigSchema = Type.Object({
     maximum: 3650,
     description: 'How long the footage access log (every look at footage) is kept; the replays/cleanup job deletes older rows'
   }),
+  EVENT_RETENTION_DAYS: Int({
+    default: 30,
+    minimum: 1,
+    maximum: 3650,
+    description: 'How long the events outbox keeps each event for the event feed (GET /apis/v2/events); the users/cleanup job erases older ones'
+  }),
   FOOTAGE_CONTACT: Type.String({
     default: '',
     maxLength: 200,

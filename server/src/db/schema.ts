@@ -582,6 +582,8 @@ export interface ReplayServersTable {
   /** When a record without a key adopted the one its own poll proved (ISO), and that poll's address. */
   key_adopted_at: string | null
   key_adopted_from: string | null
+  /** What integrators were last told: 1 online, 0 offline, null nothing yet (events/outbox; replay-servers/connectivity.ts). */
+  online_told: Generated<number | null>
   last_seen_at: string | null
   created_at: string
   updated_at: string

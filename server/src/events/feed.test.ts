@@ -2,7 +2,7 @@
 import { eventTypes } from '@club/contract'
 import t from 'tap'
 import { errorOf, testApp, userWithApiKey, userWithToken, type TestApp } from '../test-support/app.js'
-import { recordEvent } from './outbox.js'
+import { listEvents, recordEvent } from './outbox.js'
 
 async function recordUsers(ctx: TestApp, ...ids: string[]): Promise<void> {
   await ctx.app.db.transaction().execute(async (trx) => {
@@ -90,4 +90,20 @@ t.test('the OpenAPI document lists the feed and every event type with its payloa
   const renewed = doc['x-webhooks']['membership_subscription.renewed'].post.requestBody.content['application/json'].schema
   t.same(renewed.properties.type.enum, ['membership_subscription.renewed'])
   t.ok(renewed.properties.data.properties.status && renewed.properties.data.properties.nextChargeDate, "data is the subscription's GET schema")
+})
+
+t.test('events older than EVENT_RETENTION_DAYS are erased by users-cleanup; the feed reads on from a cursor into them', async (t) => {
+  const ctx = await testApp(t, { EVENT_RETENTION_DAYS: '30' })
+  const record = (id: string, at: string) =>
+    ctx.app.db.transaction().execute((trx) => recordEvent(trx, { type: 'user.created', resourceId: id, data: { id } }, new Date(at)))
+  await record('old', '2026-01-01T10:00:00.000Z')
+  await record('edge', '2026-01-31T10:00:00.000Z')
+  await record('new', '2026-02-15T10:00:00.000Z')
+  const before = await listEvents(ctx.app.db, { limit: 1 })
+  ctx.clock.set('2026-03-02T10:00:00.000Z')
+  const outcome = await ctx.app.jobs.run('users-cleanup', { trigger: 'cli' })
+  if (outcome.kind !== 'ran') throw new Error(outcome.kind)
+  t.equal(outcome.run.counts.events_deleted, 1, 'older than 30 days: erased; exactly 30 days old: kept')
+  t.same((await listEvents(ctx.app.db, { limit: 10 })).events.map((e) => e.resource.id), ['edge', 'new'])
+  t.same((await listEvents(ctx.app.db, { after: before.next, limit: 10 })).events.map((e) => e.resource.id), ['edge', 'new'], 'a cursor at an erased event still reads on')
 })

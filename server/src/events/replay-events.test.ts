@@ -1,6 +1,7 @@
 // The replay and recording box events, from the flows that make them: a box registered and approved,
 // a replay requested and READY or FAILED, an update the box reports failed. No secret in any payload.
 import t from 'tap'
+import { tellConnectivity } from '../replay-servers/connectivity.js'
 import { ADMIN, poll } from '../replay-servers/test-helpers.js'
 import { DEVICE, REPLAYS, SHA, filmedVenue, storedClip } from '../replays/test-helpers.js'
 import { eventReader } from './test-helpers.js'
@@ -55,4 +56,31 @@ t.test('a box reporting a failed update, then a rolled back one: update_failed a
   t.same((await events.next()).map((e) => e.type), ['replay_server.rolled_back'])
   const shown = (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${boxId}`, headers: { authorization: admin } })).json()
   t.equal(shown.updateState, 'ROLLED_BACK')
+})
+
+t.test('a box going offline and coming back: offline and online told once each, even by two tellers at once', async (t) => {
+  const { ctx, serverId, boxId } = await filmedVenue(t)
+  const interval = ctx.config.REPLAY_POLL_INTERVAL_SECONDS
+  const tell = async () => {
+    await ctx.app.replayServerPolls.flush()
+    return tellConnectivity(ctx.app.db, ctx.clock.now(), interval)
+  }
+  const events = eventReader(ctx.app.db)
+  await events.next()
+  t.equal(await tell(), 1)
+  const online = await events.next()
+  t.same(online.map((e) => e.type), ['replay_server.online'])
+  t.match(online[0]!.data, { id: boxId, online: true })
+  t.equal(await tell(), 0, 'still online: nothing more')
+
+  ctx.clock.set(new Date(ctx.clock.now().getTime() + 3 * interval * 1000 + 1000).toISOString())
+  t.same(await Promise.all([tell(), tell()]).then((counts) => counts.reduce((a, b) => a + b)), 1, 'two tellers at once: one tells it')
+  const offline = await events.next()
+  t.same(offline.map((e) => e.type), ['replay_server.offline'])
+  t.match(offline[0]!.data, { id: boxId, online: false })
+  t.equal(await tell(), 0)
+
+  await poll(ctx, serverId)
+  await tell()
+  t.same((await events.next()).map((e) => e.type), ['replay_server.online'], 'polling again: online again')
 })

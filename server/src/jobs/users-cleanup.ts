@@ -19,6 +19,7 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
   const now = date.toISOString()
   const dayAgo = new Date(date.getTime() - DAY_MS).toISOString()
   const retained = new Date(date.getTime() - config.RETENTION_DAYS * DAY_MS).toISOString()
+  const eventsKept = new Date(date.getTime() - config.EVENT_RETENTION_DAYS * DAY_MS).toISOString()
   const counts: Record<string, number> = {}
   const purges: Array<[string, string, RawBuilder<unknown>]> = [
     // Expired codes are refused anyway; a used one inside its lifetime stays, so a replay still revokes its tokens.
@@ -36,7 +37,9 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
     ['reminders_sent', 'reminders_sent', sql`sent_at < ${retained}`],
     ['event_locks', 'event_locks', sql`released_at is not null and released_at < ${retained}`],
     // A settled delivery to a webhook endpoint, with its attempts (they cascade).
-    ['endpoint_deliveries', 'endpoint_deliveries', sql`updated_at < ${retained} and status in ('SUCCEEDED', 'FAILED')`]
+    ['endpoint_deliveries', 'endpoint_deliveries', sql`updated_at < ${retained} and status in ('SUCCEEDED', 'FAILED')`],
+    // The event feed's outbox: an integrator away longer than EVENT_RETENTION_DAYS reads on from the oldest kept.
+    ['outbox_events', 'events', sql`created_at < ${eventsKept}`]
   ]
   for (const [table, outcome, condition] of purges) count(counts, `${outcome}_deleted`, await purge(db, table, condition))
 

@@ -754,8 +754,8 @@ async function change(
   apply: (row: MembershipSubscriptionsTable, plan: Plan, now: Date) => Partial<MembershipSubscriptionsTable>,
   /** Written in the same transaction, with the row as it was and the changes (a correction's history). */
   alsoWrite?: (tx: DbOrTx, current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Promise<void>,
-  /** The event integrators are told of, with the subscription after the change. */
-  event?: Extract<EventType, `membership_subscription.${string}`>
+  /** The event integrators are told of, with the subscription after the change (chosen from the row as it was and the changes). */
+  event?: (current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Extract<EventType, `membership_subscription.${string}`>
 ): Promise<MembershipSubscription> {
   const now = clock.now()
   const row = await db.transaction().execute(async (tx) => {
@@ -770,7 +770,7 @@ async function change(
       if (changes.end_date !== null) await endEnrollments(tx, id, changes.end_date)
       else if (current.end_date !== null) await reopenEnrollments(tx, id, current.end_date)
     }
-    if (event) await recordSubscriptionEvent(tx, id, event, now)
+    if (event) await recordSubscriptionEvent(tx, id, event(current, changes), now)
     return { ...current, ...changes }
   })
   return answer(db, row, now)
@@ -792,7 +792,7 @@ export async function cancelSubscription(db: Db, id: string, immediate: boolean,
     if (!immediate && row.charge_type === 'NON_RECURRING') throw new ConflictError(`a NON_RECURRING membership ends by itself on ${row.end_date}`)
     const effective = immediate || row.billing_cycle_end === null ? now.toISOString() : row.billing_cycle_end
     return { cancellation_requested_at: now.toISOString(), end_date: effective }
-  }, undefined, immediate ? 'membership_subscription.canceled' : 'membership_subscription.cancellation_requested')
+  }, undefined, (_row, changes) => (changes.end_date === changes.cancellation_requested_at ? 'membership_subscription.canceled' : 'membership_subscription.cancellation_requested'))
 }
 
 export async function withdrawCancellation(db: Db, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {

@@ -48,7 +48,7 @@ export interface ReplayServerDeps {
   unrecordedSightings?: { flush(): Promise<void> }
 }
 
-type Row = Omit<ReplayServersTable, 'token_generation'> & { token_generation: number }
+type Row = Omit<ReplayServersTable, 'token_generation' | 'online_told'> & { token_generation: number; online_told: number | null }
 
 const ADMIN_PATH = '/apis/v2/admin/replay-servers'
 const TOKEN_KEY_SETTING = 'device_token_key'
@@ -456,7 +456,7 @@ export async function authenticateDeviceToken(db: DbOrTx, token: string): Promis
 }
 
 /** A replay server event with the box as an admin's GET answers it, written in the change's transaction. */
-async function recordReplayServerEvent(
+export async function recordReplayServerEvent(
   tx: DbOrTx,
   id: string,
   type: Extract<EventType, `replay_server.${string}`>,
@@ -522,7 +522,8 @@ async function change(
     const now = deps.clock.now()
     const updated: Row = { ...row, ...changes, updated_at: now.toISOString() }
     if (updated.token_generation !== row.token_generation) updated.token_hash = tokenHashOf(deps.tokenKey, updated)
-    const { id: _id, ...columns } = updated
+    // online_told is the connectivity teller's alone (connectivity.ts): an admin's change never writes it back.
+    const { id: _id, online_told: _told, ...columns } = updated
     await tx.updateTable('replay_servers').set(columns).where('id', '=', id).execute()
     const answer = toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id))
     if (event) await recordEvent(tx, { type: event, resourceId: id, data: answer }, now)

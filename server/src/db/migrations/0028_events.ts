@@ -26,9 +26,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute()
   await db.schema.createIndex('outbox_events_type').on('outbox_events').columns(['type', 'seq']).execute()
   await db.schema.createIndex('outbox_events_created').on('outbox_events').columns(['created_at']).execute()
+  // What integrators were last told of an approved box's connectivity (1 online, 0 offline, null
+  // nothing yet): online is derived from the last poll at read time, so the transition is found by
+  // comparing with this and told once (replay_server.online / .offline).
+  await db.schema.alterTable('replay_servers').addColumn('online_told', 'integer').execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('replay_servers').dropColumn('online_told').execute()
   await db.schema.dropTable('outbox_events').execute()
   await db.schema.dropTable('outbox_sequence').execute()
 }
