@@ -40,6 +40,9 @@ export function deliveryBody(event: { type: string; created_at: string; data: st
   return `${JSON.stringify({ type: event.type, timestamp: event.created_at }).slice(0, -1)},"data":${event.data}}`
 }
 
+/** An open delivery with its event's body, as the lane walks them. */
+type OpenDelivery = EndpointDeliveriesTable & { data: string | null; event_created_at: string | null }
+
 interface Lane {
   again: boolean
   done: Promise<void>
@@ -183,12 +186,15 @@ export class DeliveryWorker {
     const endpoint = await this.deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
     if (!endpoint || endpoint.enabled !== 1) return false
     const scanned = await this.scan(endpoint)
+    // With each event's body: one query for the batch, none per attempt.
     const open = await this.deps.db
       .selectFrom('endpoint_deliveries')
-      .selectAll()
-      .where('endpoint_id', '=', endpointId)
-      .where('status', 'in', ['PENDING', 'RETRYING'])
-      .orderBy('event_seq')
+      .leftJoin('outbox_events', 'outbox_events.seq', 'endpoint_deliveries.event_seq')
+      .selectAll('endpoint_deliveries')
+      .select(['outbox_events.data', 'outbox_events.created_at as event_created_at'])
+      .where('endpoint_deliveries.endpoint_id', '=', endpointId)
+      .where('endpoint_deliveries.status', 'in', ['PENDING', 'RETRYING'])
+      .orderBy('endpoint_deliveries.event_seq')
       .limit(BATCH)
       .execute()
     // In order per resource: a resource whose earliest open delivery is not due, or just failed, waits.
@@ -248,10 +254,11 @@ export class DeliveryWorker {
   }
 
   /** One attempt, recorded with its outcome (and the endpoint's failing streak) in one transaction. */
-  private async attempt(endpoint: WebhookEndpointsTable, delivery: EndpointDeliveriesTable): Promise<'succeeded' | 'failed' | 'lease-lost' | 'disabled'> {
+  private async attempt(endpoint: WebhookEndpointsTable, delivery: OpenDelivery): Promise<'succeeded' | 'failed' | 'lease-lost' | 'disabled'> {
     const { db, clock } = this.deps
     if (!(await this.holdLease())) return 'lease-lost'
-    const event = await db.selectFrom('outbox_events').select(['id', 'type', 'data', 'created_at']).where('seq', '=', delivery.event_seq).executeTakeFirst()
+    // Gone from the outbox (older than EVENT_RETENTION_DAYS): nothing left to send.
+    const event = delivery.data === null ? undefined : { id: delivery.event_id, type: delivery.event_type, data: delivery.data, created_at: delivery.event_created_at! }
     const sentAt = clock.now()
     let result: SendResult
     if (event) {
@@ -266,14 +273,7 @@ export class DeliveryWorker {
     const at = now.toISOString()
     const next = event ? afterAttempt(succeeded, delivery.attempt_count + 1, new Date(delivery.due_since), now, this.random) : ({ kind: 'given-up' } as const)
     const disabled = await db.transaction().execute(async (tx) => {
-      const current = await tx.selectFrom('webhook_endpoints').select(['failing_since', 'enabled']).where('id', '=', endpoint.id).executeTakeFirst()
-      // Deleted while the attempt was under way: nothing left to record it on.
-      if (!current) return false
-      await tx
-        .insertInto('endpoint_delivery_attempts')
-        .values({ id: randomUUID(), delivery_id: delivery.id, attempted_at: sentAt.toISOString(), response_status: result.status, duration_ms: result.durationMs, error: result.error })
-        .execute()
-      await tx
+      const recorded = await tx
         .updateTable('endpoint_deliveries')
         .set({
           status: next.kind === 'succeeded' ? 'SUCCEEDED' : next.kind === 'retry' ? 'RETRYING' : 'FAILED',
@@ -282,11 +282,18 @@ export class DeliveryWorker {
           updated_at: at
         })
         .where('id', '=', delivery.id)
+        .executeTakeFirst()
+      // The endpoint was deleted while the attempt was under way: nothing left to record it on.
+      if (Number(recorded.numUpdatedRows) === 0) return false
+      await tx
+        .insertInto('endpoint_delivery_attempts')
+        .values({ id: randomUUID(), delivery_id: delivery.id, attempted_at: sentAt.toISOString(), response_status: result.status, duration_ms: result.durationMs, error: result.error })
         .execute()
       if (succeeded) {
-        if (current.failing_since !== null) await tx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpoint.id).execute()
+        await tx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpoint.id).where('failing_since', 'is not', null).execute()
         return false
       }
+      const current = await tx.selectFrom('webhook_endpoints').select(['failing_since', 'enabled']).where('id', '=', endpoint.id).executeTakeFirstOrThrow()
       const failingSince = current.failing_since ?? at
       if (current.enabled === 1 && failedTooLong(new Date(failingSince), now)) {
         const reason = `every attempt failed from ${failingSince} to ${at}`
