@@ -3,6 +3,8 @@
 // resource while a receiver is down, the secret's rotation overlap, a retry asked by an admin, the
 // endpoint disabled (and the admins mailed) after 3 days of failures, and DNS answering a private
 // address at delivery time. Time is the test's clock; waits are for the receiver or the worker.
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import type { EventType } from '@club/contract'
 import { recordEvent } from '../events/outbox.js'
@@ -12,6 +14,7 @@ import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/a
 import { verifier, WebhookReceiver } from '../test-support/webhook-receiver.js'
 import { endpointKey } from './secrets.js'
 import { createWebhookEndpoint } from './service.js'
+import { sendDelivery } from './sender.js'
 import { DeliveryWorker } from './worker.js'
 
 const PATH = '/apis/v2/admin/webhook-endpoints'
@@ -272,4 +275,21 @@ t.test('settled deliveries and their attempts are kept RETENTION_DAYS, then user
   t.match(run, { kind: 'ran', run: { counts: { endpoint_deliveries_deleted: 1 } } })
   t.same(await deliveries(), [])
   t.same(await ctx.app.db.selectFrom('endpoint_delivery_attempts').selectAll().execute(), [], 'the attempts went with it')
+})
+
+t.test('no answer within the timeout is a failed attempt that says so', async (t) => {
+  const held: ServerResponse[] = []
+  const silent = createServer((_req, res) => void held.push(res))
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => {
+    silent.closeAllConnections()
+    silent.close()
+  })
+  const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`
+  const allowed = parseNetworks('X', '127.0.0.1/32')
+  const request = { url, eventId: 'evt_1', body: '{}', keys: [Buffer.alloc(32)], now: new Date() }
+  const result = await sendDelivery(request, allowed, async () => [], 200)
+  t.match(result, { status: null, error: 'no answer within 200 ms' })
+  t.ok(result.durationMs >= 190 && result.durationMs < 5_000, `${result.durationMs} ms`)
+  t.equal(held.length, 1, 'the request did arrive: only the answer was missing')
 })
