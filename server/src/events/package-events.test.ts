@@ -46,3 +46,25 @@ t.test('a package issued, redeemed to the last item, a redemption cancelled, the
   t.same(end.map((e) => e.type), ['package.canceled'])
   t.same(end[0]!.data, canceled.json())
 })
+
+t.test('the packages-expiry job: each package it expires is told once, as GET then answers it', async (t) => {
+  const ctx = await testApp(t, { ACCESS_TOKEN_TTL_SECONDS: String(30 * 86400) })
+  const staff = await userWithToken(ctx, 'staff')
+  const member = await userWithToken(ctx, 'member')
+  const templateId = await packageTemplate(ctx, staff, threeReplays)
+  const pkg = await issued(ctx, staff, templateId, member.id, { expirationDate: '2026-03-05T10:00:00.000Z' })
+  const events = eventReader(ctx.app.db)
+  await events.next()
+  ctx.clock.set('2026-03-06T10:00:00.000Z')
+  const run = async () => {
+    const outcome = await ctx.app.jobs.run('packages-expiry', { trigger: 'cli' })
+    if (outcome.kind !== 'ran') throw new Error(outcome.kind)
+    return outcome.run.counts
+  }
+  t.match(await run(), { expired: 1 })
+  const expired = await events.next()
+  t.same(expired.map((e) => [e.type, e.resource.id]), [['package.expired', pkg.id]])
+  t.same(expired[0]!.data, (await caller(ctx)('GET', `${PACKAGES}/${pkg.id}`, member)).json())
+  t.match(await run(), { expired: 0 })
+  t.same(await events.next(), [], 'a second run tells nothing')
+})

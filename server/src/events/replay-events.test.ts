@@ -84,3 +84,21 @@ t.test('a box going offline and coming back: offline and online told once each, 
   await tell()
   t.same((await events.next()).map((e) => e.type), ['replay_server.online'], 'polling again: online again')
 })
+
+t.test('replays-cleanup: a READY replay past REPLAY_RETENTION_DAYS is told expired once', async (t) => {
+  const { ctx, venue, member, call, device, bucketDir } = await filmedVenue(t, { REPLAY_RETENTION_DAYS: '7' })
+  const created = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })).json()
+  for (const body of [{ status: 'EXPORTING' }, { status: 'UPLOADING' }, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA }]) {
+    await call('PUT', `${DEVICE}/${created.id}/status`, device, body)
+  }
+  const events = eventReader(ctx.app.db)
+  await events.next()
+  ctx.clock.set('2026-03-09T10:00:00.000Z')
+  const run = () => ctx.app.jobs.run('replays-cleanup', { trigger: 'cli' })
+  t.equal((await run()).kind, 'ran')
+  const expired = await events.next()
+  t.same(expired.map((e) => e.type), ['replay.expired'])
+  t.match(expired[0]!.data, { id: created.id, status: 'EXPIRED' })
+  await run()
+  t.same(await events.next(), [], 'a second run tells nothing')
+})
