@@ -15,6 +15,7 @@ import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
 import footageAccessRoutes from './footage-access/routes.js'
+import eventRoutes from './events/routes.js'
 import consoleRoutes from './console/routes.js'
 import replayPageRoutes from './replay-page/routes.js'
 import doNotFilmRoutes from './do-not-film/routes.js'
@@ -47,6 +48,8 @@ import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
 import venueRoutes from './venue/routes.js'
 import webhookRoutes from './webhooks/routes.js'
+import webhookEndpointRoutes from './webhook-endpoints/routes.js'
+import webhookDelivery from './plugins/webhook-delivery.js'
 
 export interface AppOptions {
   config: Config
@@ -109,6 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(background)
   await app.register(backups)
   await app.register(jobs)
+  await app.register(webhookDelivery)
   await app.register(errors)
   await app.register(securityHeaders)
   // Before the rate limit and the guards: a preflight is answered in its onRequest hook, uncounted
@@ -146,6 +150,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The court page players open from the sign's QR code (issue 25).
   await app.register(replayPageRoutes)
   await app.register(doNotFilmRoutes)
+  // The event feed for integrators (issue 35).
+  await app.register(eventRoutes)
+  // Where events are sent, signed, and how each delivery went (issue 35).
+  await app.register(webhookEndpointRoutes)
   // The admin console (issue 17): a page over the routes above.
   await app.register(consoleRoutes)
 

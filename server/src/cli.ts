@@ -22,6 +22,7 @@ import { footageCommands } from './footage-access/cli.js'
 import { replayCommands } from './replays/cli.js'
 import { doNotFilmCommands } from './do-not-film/cli.js'
 import { flags, HelpRequested, integer, UsageError, type Command, type StandaloneCommand } from './cli/args.js'
+import { webhookEndpointCommands } from './webhook-endpoints/cli.js'
 
 async function userIdByEmail(db: Db, email: string): Promise<string> {
   const user = await findUserByEmail(db, email)
@@ -147,7 +148,8 @@ export const commands: Record<string, Command> = {
   ...membershipCommands,
   ...jobCommands,
   ...productCommands,
-  ...packageCommands
+  ...packageCommands,
+  ...webhookEndpointCommands
 }
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
@@ -229,7 +231,8 @@ export async function runCli(
   err: (s: string) => void
 ): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'))
-  const name = [words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && (n in commands || n in standaloneCommands))
+  // Up to three words: `club webhooks endpoints list`.
+  const name = [words.slice(0, 3).join(' '), words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && (n in commands || n in standaloneCommands))
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     out(await usage())
     return argv.length === 0 ? 1 : 0

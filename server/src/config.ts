@@ -192,6 +192,12 @@ export const ConfigSchema = Type.Object({
     maximum: 3650,
     description: 'How long the footage access log (every look at footage) is kept; the replays/cleanup job deletes older rows'
   }),
+  EVENT_RETENTION_DAYS: Int({
+    default: 30,
+    minimum: 1,
+    maximum: 3650,
+    description: 'How long the events outbox keeps each event for the event feed (GET /apis/v2/events); the users/cleanup job erases older ones'
+  }),
   FOOTAGE_CONTACT: Type.String({
     default: '',
     maxLength: 200,
@@ -263,8 +269,38 @@ export const ConfigSchema = Type.Object({
     description: 'When the deprecated product-offering list may go away (a UTC instant), announced in its Sunset header'
   }),
   // Scheduled jobs and their webhook receivers (issue 14; README "Scheduled jobs").
-  ...jobSettings()
+  ...jobSettings(),
+  // Webhook endpoints: events sent to integrators (issue 35; README "Events").
+  ...webhookEndpointSettings()
 })
+
+/** What delivering events to webhook endpoints needs; see webhook-endpoints/. */
+function webhookEndpointSettings() {
+  return {
+    WEBHOOK_ENDPOINT_KEY: Type.String({
+      default: '',
+      pattern: '^$|^.{32,}$',
+      description: "Key (32+ characters) from which each webhook endpoint's signing secret is derived. Empty: one is generated and kept in the database"
+    }),
+    WEBHOOK_ALLOWED_NETWORKS: Type.String({
+      default: '',
+      description:
+        'Comma-separated CIDRs (10.20.0.0/16, 127.0.0.1/32) of private, loopback or link-local addresses webhook endpoints may nevertheless be at; empty: endpoints must be at public addresses'
+    }),
+    WEBHOOK_POLL_MS: Int({
+      default: 1000,
+      minimum: 20,
+      maximum: 60000,
+      description: "How often the delivery worker looks for events other processes wrote and retries that fell due (this process's own events are sent at once)"
+    }),
+    WEBHOOK_LEASE_SECONDS: Int({
+      default: 60,
+      minimum: 16,
+      maximum: 3600,
+      description: "How long the process sending webhook deliveries holds its lease between renewals: another process takes over this long after the sender dies"
+    })
+  }
+}
 
 /** The scheduled jobs' settings; a block of its own so the schema above stays readable. */
 function jobSettings() {
@@ -342,6 +378,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   parseTrustProxy(config.TRUST_PROXY)
   parseBoxNetworks(config.BOX_NETWORKS)
+  parseNetworks('WEBHOOK_ALLOWED_NETWORKS', config.WEBHOOK_ALLOWED_NETWORKS)
   try {
     parseTrustedKeys(config.AGENT_RELEASE_PUBLIC_KEYS)
   } catch (err) {
@@ -465,13 +502,18 @@ function describe(schema: Record<string, unknown>): string {
 
 /** BOX_NETWORKS as a BlockList the box calls check addresses against (see replay-servers/box-call.ts). */
 export function parseBoxNetworks(value: string): BlockList {
+  return parseNetworks('BOX_NETWORKS', value)
+}
+
+/** A setting holding comma-separated CIDRs as a BlockList; the error names the setting. */
+export function parseNetworks(setting: string, value: string): BlockList {
   const list = new BlockList()
   for (const entry of value.split(',').map((s) => s.trim()).filter(Boolean)) {
     const m = /^([^/]+)\/(\d{1,3})$/.exec(entry)
     const family = m ? isIP(m[1]!) : 0
     const prefix = m ? Number(m[2]) : -1
     if (family === 0 || prefix > (family === 4 ? 32 : 128)) {
-      throw new ConfigError(`BOX_NETWORKS=${JSON.stringify(value.slice(0, 200))} is not valid: ${JSON.stringify(entry.slice(0, 60))} is not a CIDR such as 10.20.0.0/16 or fd00::/64`)
+      throw new ConfigError(`${setting}=${JSON.stringify(value.slice(0, 200))} is not valid: ${JSON.stringify(entry.slice(0, 60))} is not a CIDR such as 10.20.0.0/16 or fd00::/64`)
     }
     list.addSubnet(m![1]!, prefix, family === 4 ? 'ipv4' : 'ipv6')
   }

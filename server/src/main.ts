@@ -50,6 +50,8 @@ async function main(): Promise<void> {
   await app.listen({ port: config.PORT, host: config.HOST })
   // Once, right after the start line: what would stop this server from starting in production.
   if (unsafe.length > 0) app.log.warn({ settings: unsafe }, `development settings in use (refused with CLUB_ENV=production): ${unsafe.join('; ')}`)
+  // Every process offers to send webhook deliveries; the one holding the lease does.
+  app.webhookDelivery.start()
   if (config.SCHEDULER === 'internal') {
     // Its catch-up runs in the background; the server already answers meanwhile.
     app.scheduler.start().then(

@@ -176,7 +176,9 @@ export const apiTags = {
   'product-offerings': 'Product offerings (deprecated)',
   operations: 'Health checks for load balancers and service managers, metrics for monitoring systems',
   webhooks: 'Receivers a scheduler calls to run the scheduled jobs (Standard Webhooks signatures)',
-  jobs: 'Runs of the scheduled jobs and the daily summaries (admins)'
+  jobs: 'Runs of the scheduled jobs and the daily summaries (admins)',
+  'webhook-endpoints (admin)': 'Where the platform sends its events, signed (Standard Webhooks); their deliveries and attempts (admins)',
+  events: 'The event feed: what changed, for integrators keeping another system in step (admins)'
 } as const
 
 /** Declares one route: method, url and Fastify schema; the server spreads it into `app.route`. */

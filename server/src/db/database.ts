@@ -20,6 +20,7 @@ import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
 import { isPostgres, PostgresTypes } from './migrations/dialect.js'
 import { ChangeTracker, ReadCache, sqliteOtherCommits } from './read-cache.js'
+import { CommitListeners, WrittenTables, type CommitListener } from './commits.js'
 import { ClubPostgresDialect, isPostgresUrl, postgresOtherCommits, postgresPool, type CacheTrustEvents } from './postgres.js'
 
 export type Db = Kysely<Database>
@@ -46,6 +47,7 @@ interface Caches {
   sqlite?: SQLite.Database
   queryObserver?: QueryObserver
   tracker: ChangeTracker
+  commits: CommitListeners
   maxEntries: number
   byName: Map<string, ReadCache<unknown>>
 }
@@ -69,9 +71,12 @@ function openSqlite(file: string, options: OpenOptions): Db {
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
   const tracker = new ChangeTracker(sqliteOtherCommits(sqlite))
-  const caches: Caches = { sqlite, tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
+  const commits = new CommitListeners()
+  // One connection, one transaction at a time (Kysely's SqliteDriver holds it for the transaction).
+  const written = new WrittenTables()
+  const caches: Caches = { sqlite, tracker, commits, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker) }),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker, written) }, commits, written),
     // Kysely times every query it runs when given a log function; the metrics read it from here.
     log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
   })
@@ -93,9 +98,10 @@ function openPostgres(url: string, options: OpenOptions): Db {
       restored: () => options.cacheTrust?.restored?.()
     })
   )
-  const caches: Caches = { tracker, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
+  const commits = new CommitListeners()
+  const caches: Caches = { tracker, commits, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
   const db = new Kysely<Database>({
-    dialect: new ClubPostgresDialect(pool, (sql, readonly) => tracker.noteStatement(sql, readonly)),
+    dialect: new ClubPostgresDialect(pool, (sql, readonly) => tracker.noteStatement(sql, readonly), commits),
     log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
   })
   cachesOf.set(db, caches)
@@ -110,6 +116,11 @@ export function rowidOf(db: Kysely<any>) {
   return sql.raw(dialectOf(db) === 'postgres' ? 'ctid' : 'rowid')
 }
 
+/** Runs `work` in the caller's transaction when given one, else in a transaction of its own. */
+export async function inTransaction<T>(db: DbOrTx, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.isTransaction ? work(db as Transaction<Database>) : (db as Db).transaction().execute(work)
+}
+
 /** Which database a Kysely instance (or a transaction of it) runs on. */
 export function dialectOf(db: Kysely<any>): 'sqlite' | 'postgres' {
   return isPostgres(db) ? 'postgres' : 'sqlite'
@@ -119,6 +130,16 @@ export function dialectOf(db: Kysely<any>): 'sqlite' | 'postgres' {
 export function observeQueries(db: Db, observer: QueryObserver | undefined): void {
   const caches = cachesOf.get(db)
   if (caches) caches.queryObserver = observer
+}
+
+/**
+ * Calls `listener` right after each commit of a transaction of this process that wrote a table, with
+ * the tables it wrote (the events outbox wakes its delivery worker so). Answers the unsubscribe.
+ */
+export function onCommit(db: Db, listener: CommitListener): () => void {
+  const caches = cachesOf.get(db)
+  if (!caches) throw new Error('not a database opened by openDatabase')
+  return caches.commits.add(listener)
 }
 
 /** Each read cache's hits and misses so far, by its name. */
@@ -174,8 +195,26 @@ export function readThrough<V>(db: DbOrTx, spec: ReadCacheSpec, key: string, loa
  * may write; read-only work runs outside transactions (WAL readers never wait).
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly commits: CommitListeners,
+    private readonly written: WrittenTables
+  ) {
+    super(config)
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection)
+    this.commits.committed(this.written.take())
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    this.written.take()
+    await super.rollbackTransaction(connection)
   }
 }
 
@@ -193,12 +232,16 @@ class TransactionalDdlSqliteAdapter extends SqliteAdapter {
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig
-  constructor(config: SqliteDialectConfig) {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly commits: CommitListeners,
+    private readonly written: WrittenTables
+  ) {
     super(config)
     this.#config = config
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config)
+    return new ImmediateSqliteDriver(this.#config, this.commits, this.written)
   }
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter()
@@ -249,7 +292,7 @@ const STATEMENT_CACHE_SIZE = 500
  * reused; the cache is bounded (LRU) because IN-lists of different lengths make distinct texts.
  * Safe because the server never streams (iterates) a statement while another query runs.
  */
-function withStatementCache(sqlite: SQLite.Database, tracker: ChangeTracker) {
+function withStatementCache(sqlite: SQLite.Database, tracker: ChangeTracker, written: WrittenTables) {
   const cache = new Map<string, SQLite.Statement>()
   return {
     close: () => sqlite.close(),
@@ -264,6 +307,8 @@ function withStatementCache(sqlite: SQLite.Database, tracker: ChangeTracker) {
       cache.set(sql, statement)
       // Kysely prepares right before it runs: this is where every statement passes.
       tracker.noteStatement(sql, statement.readonly)
+      // Only a transaction's writes: one outside any (a migration's, a pragma) is told to nobody.
+      if (sqlite.inTransaction) written.note(sql, statement.readonly)
       return statement
     }
   }

@@ -12,6 +12,7 @@ import {
   type TransactionSettings
 } from 'kysely'
 import type { OtherCommits } from './read-cache.js'
+import { WrittenTables, type CommitListeners } from './commits.js'
 
 /** A PostgreSQL connection string selects PostgreSQL; anything else is a SQLite file. */
 export function isPostgresUrl(url: string): boolean {
@@ -54,20 +55,22 @@ type NoteStatement = (sql: string, readonly: boolean) => void
 export class ClubPostgresDialect extends PostgresDialect {
   constructor(
     readonly pool: pg.Pool,
-    private readonly noteStatement: NoteStatement
+    private readonly noteStatement: NoteStatement,
+    private readonly commits: CommitListeners
   ) {
     super({ pool })
   }
 
   override createDriver(): Driver {
-    return new ClubPostgresDriver(this.pool, this.noteStatement)
+    return new ClubPostgresDriver(this.pool, this.noteStatement, this.commits)
   }
 }
 
 class ClubPostgresDriver extends PostgresDriver {
   constructor(
     pool: pg.Pool,
-    private readonly noteStatement: NoteStatement
+    private readonly noteStatement: NoteStatement,
+    private readonly commits: CommitListeners
   ) {
     super({ pool })
   }
@@ -77,6 +80,8 @@ class ClubPostgresDriver extends PostgresDriver {
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    // Writes made outside a transaction on this pooled connection are no part of the next one's.
+    ;(connection as NotedConnection).written.take()
     // PostgresDriver only runs statements on it, as on every connection it is given.
     await super.beginTransaction(connection as never, settings)
     try {
@@ -87,6 +92,16 @@ class ClubPostgresDriver extends PostgresDriver {
       await connection.executeQuery(CompiledQuery.raw('rollback')).catch(() => {})
       throw err
     }
+  }
+
+  override async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await super.commitTransaction(connection as never)
+    this.commits.committed((connection as NotedConnection).written.take())
+  }
+
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    ;(connection as NotedConnection).written.take()
+    await super.rollbackTransaction(connection as never)
   }
 
   override async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -101,13 +116,17 @@ class ClubPostgresDriver extends PostgresDriver {
 const READ = /^\s*(?:select|show|explain|begin|start\s+transaction|commit|rollback|savepoint|release|set|listen)\b/i
 
 class NotedConnection implements DatabaseConnection {
+  /** The tables this connection's open transaction wrote (told to CommitListeners at its commit). */
+  readonly written = new WrittenTables()
   constructor(
     readonly inner: DatabaseConnection,
     private readonly note: NoteStatement
   ) {}
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    this.note(query.sql, READ.test(query.sql))
+    const readonly = READ.test(query.sql)
+    this.note(query.sql, readonly)
+    this.written.note(query.sql, readonly)
     return this.inner.executeQuery<R>(query)
   }
 

@@ -7,6 +7,11 @@
 /** Writes whose table is named at the start; anything else that writes moves every stamp. */
 const WRITE_TABLE = /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?([A-Za-z_][A-Za-z0-9_]*)"?/i
 
+/** The table a write statement names first (undefined: a read, or a write that names none up front). */
+export function writtenTable(sql: string): string | undefined {
+  return WRITE_TABLE.exec(sql)?.[1]
+}
+
 /**
  * 'changed' when another connection may have committed since the last answer, 'same' when none
  * can have, 'unknown' when it could not tell (the database did not answer), and then no cached
@@ -57,7 +62,7 @@ export class ChangeTracker {
   noteStatement(sql: string, readonly: boolean): void {
     processStatements++
     if (readonly) return
-    const table = WRITE_TABLE.exec(sql)?.[1]
+    const table = writtenTable(sql)
     if (table === undefined) this.#everything++
     else this.#tables.set(table, (this.#tables.get(table) ?? 0) + 1)
   }

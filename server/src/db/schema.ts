@@ -5,6 +5,7 @@ import type { PhoneProviderName } from '../signup/providers/provider.js'
 import type {
   ChangeAction,
   ChargeType,
+  EventType,
   MembershipPlanStatus,
   MembershipType,
   PhoneVerificationStatus,
@@ -581,6 +582,8 @@ export interface ReplayServersTable {
   /** When a record without a key adopted the one its own poll proved (ISO), and that poll's address. */
   key_adopted_at: string | null
   key_adopted_from: string | null
+  /** What integrators were last told: 1 online, 0 offline, null nothing yet (events/outbox; replay-servers/connectivity.ts). */
+  online_told: Generated<number | null>
   last_seen_at: string | null
   created_at: string
   updated_at: string
@@ -757,6 +760,69 @@ export interface FootageAccessTable {
   created_at: string
 }
 
+/** The events outbox (issue 35; events/outbox.ts): seq grows in commit order, from outbox_sequence. */
+export interface OutboxEventsTable {
+  seq: number
+  /** evt_…: the event's id, a webhook delivery's webhook-id. */
+  id: string
+  type: EventType
+  resource_id: string
+  /** JSON: the resource as its GET route answered right after the change. */
+  data: string
+  created_at: string
+}
+
+/** One row (id 1): the last seq given to an event. */
+export interface OutboxSequenceTable {
+  id: number
+  last_seq: number
+}
+
+// Webhook endpoints (issue 35, 0029): no secret column; see webhook-endpoints/secrets.ts.
+export interface WebhookEndpointsTable {
+  id: string
+  url: string
+  /** JSON array of event types. */
+  event_types: string
+  description: string | null
+  /** 0 or 1. */
+  enabled: number
+  secret_generation: number
+  secret_created_at: string
+  previous_secret_expires_at: string | null
+  after_seq: number
+  failing_since: string | null
+  disabled_reason: string | null
+  created_at: string
+  updated_at: string
+}
+
+export type EndpointDeliveryStatus = 'PENDING' | 'RETRYING' | 'SUCCEEDED' | 'FAILED'
+
+export interface EndpointDeliveriesTable {
+  id: string
+  endpoint_id: string
+  event_seq: number
+  event_id: string
+  event_type: string
+  resource_id: string
+  status: EndpointDeliveryStatus
+  attempt_count: number
+  next_attempt_at: string | null
+  due_since: string
+  created_at: string
+  updated_at: string
+}
+
+export interface EndpointDeliveryAttemptsTable {
+  id: string
+  delivery_id: string
+  attempted_at: string
+  response_status: number | null
+  duration_ms: number
+  error: string | null
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -810,4 +876,9 @@ export interface Database {
   replay_guests: ReplayGuestsTable
   footage_access: FootageAccessTable
   do_not_film_intervals: DoNotFilmIntervalsTable
+  outbox_events: OutboxEventsTable
+  outbox_sequence: OutboxSequenceTable
+  webhook_endpoints: WebhookEndpointsTable
+  endpoint_deliveries: EndpointDeliveriesTable
+  endpoint_delivery_attempts: EndpointDeliveryAttemptsTable
 }

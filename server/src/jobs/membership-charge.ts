@@ -15,7 +15,8 @@ import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { DAY_MS } from '../instants.js'
 import { chargedMembers, endEnrollments } from '../memberships/enrollment-rows.js'
 import { membershipRow, toPlan, type Plan } from '../memberships/plans.js'
-import { chargeLines, chargeOrder, DRAFT_LIFETIME_MS, newMembershipOrder, subscriptionPath } from '../memberships/subscriptions.js'
+import { chargeLines, chargeOrder, DRAFT_LIFETIME_MS, newMembershipOrder, recordSubscriptionEvent, subscriptionPath } from '../memberships/subscriptions.js'
+import { recordOrderStatusEvent } from '../orders/service.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 
 /** Retries: every other day in GRACE, every third in HOLD (BILLING.md). */
@@ -213,6 +214,7 @@ async function expireDrafts(db: Db, date: Date, now: Date): Promise<number> {
           .where('id', '=', subscription.last_order_id)
           .where('status', 'in', ['PENDING', 'REQUIRES_AUTHENTICATION'])
           .execute()
+        await recordOrderStatusEvent(tx, subscription.last_order_id, 'FAILED', now)
       }
       await tx
         .updateTable('membership_subscriptions')
@@ -228,6 +230,7 @@ async function expireDrafts(db: Db, date: Date, now: Date): Promise<number> {
         })
         .where('id', '=', subscription.id)
         .execute()
+      if (subscription.status === 'REQUIRES_AUTHENTICATION') await recordSubscriptionEvent(tx, subscription.id, 'membership_subscription.charge_failed', now)
     }
     return stale.length
   })
@@ -271,6 +274,7 @@ async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDep
     if (step.kind === 'end') {
       await tx.updateTable('membership_subscriptions').set({ end_date: step.at, updated_at: at }).where('id', '=', subscriptionId).execute()
       await endEnrollments(tx, subscriptionId, step.at)
+      await recordSubscriptionEvent(tx, subscriptionId, 'membership_subscription.canceled', date)
       return { kind: 'done' as const, result: { outcome: step.reason, subscriptionId } }
     }
     const orders = await tx
@@ -358,6 +362,7 @@ async function record(
       })
       .where('id', '=', order.id)
       .execute()
+    await recordOrderStatusEvent(tx, order.id, paid ? 'PAID' : 'FAILED', date)
     if (!unchanged) return false
     await tx
       .updateTable('membership_subscriptions')
@@ -377,6 +382,8 @@ async function record(
       })
       .where('id', '=', row.id)
       .execute()
+    await recordSubscriptionEvent(tx, row.id, paid ? 'membership_subscription.renewed' : 'membership_subscription.charge_failed', date)
+    if (next.condition !== current.condition) await recordSubscriptionEvent(tx, row.id, 'membership_subscription.condition_changed', date)
     return true
   })
   if (!applied) return { outcome: outcome.status === 'succeeded' ? 'paid_needs_review' : 'changed_meanwhile', subscriptionId: row.id }

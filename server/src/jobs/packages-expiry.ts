@@ -3,22 +3,25 @@
 // status column too, so that the stored value agrees with what readers see, for reports and SQL
 // run over the table. Batches of BATCH_SIZE rows per transaction, on the packages issue's table
 // (migration 0013).
-import { sql } from 'kysely'
-import { rowidOf } from '../db/database.js'
+import { recordPackageEvent } from '../packages/service.js'
 import type { JobResult } from './runs.js'
 import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'
 
 export async function runPackagesExpiry(deps: ScheduledJobDeps, date: Date): Promise<JobResult> {
   const { db } = deps
   const at = date.toISOString()
-  const now = deps.clock.now().toISOString()
+  const now = deps.clock.now()
   const counts: Record<string, number> = {}
   for (;;) {
-    const result = await db.transaction().execute((tx) =>
-      sql`update packages set status = 'EXPIRED', updated_at = ${now}
-          where ${rowidOf(tx)} in (select ${rowidOf(tx)} from packages where status in ('ACTIVE', 'EXHAUSTED') and expiration_date <= ${at} limit ${BATCH_SIZE})`.execute(tx)
-    )
-    const updated = Number(result.numAffectedRows ?? 0n)
+    // Each package expired is told to integrators (package.expired) in the batch's transaction.
+    const updated = await db.transaction().execute(async (tx) => {
+      const due = await tx.selectFrom('packages').select('id').where('status', 'in', ['ACTIVE', 'EXHAUSTED']).where('expiration_date', '<=', at).limit(BATCH_SIZE).execute()
+      if (due.length === 0) return 0
+      const ids = due.map((row) => row.id)
+      await tx.updateTable('packages').set({ status: 'EXPIRED', updated_at: now.toISOString() }).where('id', 'in', ids).execute()
+      for (const id of ids) await recordPackageEvent(tx, id, 'package.expired', now)
+      return ids.length
+    })
     count(counts, 'expired', updated)
     if (updated < BATCH_SIZE) return { counts }
   }

@@ -6,6 +6,8 @@ import { sql, type RawBuilder } from 'kysely'
 import type { DbOrTx } from '../db/database.js'
 import { DAY_MS } from '../instants.js'
 import { endEnrollments } from '../memberships/enrollment-rows.js'
+import { recordSubscriptionEvent } from '../memberships/subscriptions.js'
+import { recordUserEvent } from '../users/service.js'
 import type { JobResult } from './runs.js'
 import { count, purge, type ScheduledJobDeps } from './deps.js'
 
@@ -17,6 +19,7 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
   const now = date.toISOString()
   const dayAgo = new Date(date.getTime() - DAY_MS).toISOString()
   const retained = new Date(date.getTime() - config.RETENTION_DAYS * DAY_MS).toISOString()
+  const eventsKept = new Date(date.getTime() - config.EVENT_RETENTION_DAYS * DAY_MS).toISOString()
   const counts: Record<string, number> = {}
   const purges: Array<[string, string, RawBuilder<unknown>]> = [
     // Expired codes are refused anyway; a used one inside its lifetime stays, so a replay still revokes its tokens.
@@ -32,7 +35,11 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
     ['membership_job_runs', 'membership_job_runs', sql`started_at < ${retained}`],
     ['job_deliveries', 'webhook_deliveries', sql`created_at < ${retained} and (completed_at is not null or lease_expires_at <= ${now})`],
     ['reminders_sent', 'reminders_sent', sql`sent_at < ${retained}`],
-    ['event_locks', 'event_locks', sql`released_at is not null and released_at < ${retained}`]
+    ['event_locks', 'event_locks', sql`released_at is not null and released_at < ${retained}`],
+    // A settled delivery to a webhook endpoint, with its attempts (they cascade).
+    ['endpoint_deliveries', 'endpoint_deliveries', sql`updated_at < ${retained} and status in ('SUCCEEDED', 'FAILED')`],
+    // The event feed's outbox: an integrator away longer than EVENT_RETENTION_DAYS reads on from the oldest kept.
+    ['outbox_events', 'events', sql`created_at < ${eventsKept}`]
   ]
   for (const [table, outcome, condition] of purges) count(counts, `${outcome}_deleted`, await purge(db, table, condition))
 
@@ -76,6 +83,7 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
       .where('id', '=', subscription.id)
       .execute()
     await endEnrollments(tx, subscription.id, now)
+    await recordSubscriptionEvent(tx, subscription.id, 'membership_subscription.canceled', new Date(now))
   }
   await tx
     .updateTable('membership_enrollments')
@@ -83,5 +91,6 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
     .where('user_id', '=', userId)
     .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', now)]))
     .execute()
+  await recordUserEvent(tx, userId, 'user.deleted', new Date(now))
   return true
 }

@@ -4,6 +4,7 @@
 // enrollment per membership type; removing one ends it (end_date), it is never deleted.
 import { randomUUID } from 'node:crypto'
 import type {
+  EventType,
   MembershipEnrollment,
   MembershipEnrollmentListQuery,
   MembershipEnrollmentRequest,
@@ -18,6 +19,7 @@ import type { MembershipType } from '@club/contract'
 import { isUniqueViolation, type Db, type DbOrTx } from '../db/database.js'
 import type { MembershipEnrollmentsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
+import { recordEvent } from '../events/outbox.js'
 import { pageRequest, paged } from '../paging.js'
 import { activeEnrollmentOfType } from './enrollment-rows.js'
 import { DRAFT_LIFETIME_MS, extendedStatusOf, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
@@ -209,7 +211,9 @@ export async function createEnrollment(
       if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${plan.type} enrollment`)
       throw err
     }
-    return { enrollment: toEnrollment({ ...row, display_name: plan.display_name, currency: subscription.currency }), token }
+    const enrollment = toEnrollment({ ...row, display_name: plan.display_name, currency: subscription.currency })
+    await recordEnrollmentEvent(tx, enrollment, 'membership_enrollment.created', now)
+    return { enrollment, token }
   })
   if (created.token !== null) await deps.invite(created.enrollment, created.token)
   return created.enrollment
@@ -229,6 +233,11 @@ export async function answerInvitation(db: Db, subscriptionId: string, id: strin
     }
     return toEnrollment(await settleInvitation(tx, row, accept, clock.now()))
   })
+}
+
+/** An enrollment event with the enrollment as GET answers it, written in the change's transaction. */
+async function recordEnrollmentEvent(tx: DbOrTx, enrollment: MembershipEnrollment, type: Extract<EventType, `membership_enrollment.${string}`>, now: Date): Promise<void> {
+  await recordEvent(tx, { type, resourceId: enrollment.id, data: enrollment }, now)
 }
 
 /** Why an invitation that is no longer INVITED cannot be answered, in words. */
@@ -258,7 +267,9 @@ export async function settleInvitation(tx: DbOrTx, row: EnrollmentRow, accept: b
   await refuseSecondOfType(tx, row.user_id, row.subscription_id, row.membership_type, now)
   await refuseOverCap(tx, row.subscription_id, plan.max_enrollments, at, false)
   try {
-    return await write({ invitation_status: 'ACCEPTED', start_date: at, end_date: subscription.end_date })
+    const accepted = await write({ invitation_status: 'ACCEPTED', start_date: at, end_date: subscription.end_date })
+    await recordEnrollmentEvent(tx, toEnrollment(accepted), 'membership_enrollment.accepted', now)
+    return accepted
   } catch (err) {
     if (isUniqueViolation(err)) throw new ConflictError(`the user already holds an active ${row.membership_type} enrollment`)
     throw err
@@ -271,8 +282,13 @@ export async function settleInvitation(tx: DbOrTx, row: EnrollmentRow, accept: b
  * cannot be ended this way.
  */
 export async function deleteEnrollment(db: Db, subscriptionId: string, id: string, actor: Actor, clock: Clock): Promise<MembershipEnrollment> {
-  const at = clock.now().toISOString()
+  const now = clock.now()
+  const at = now.toISOString()
   return db.transaction().execute(async (tx) => {
+    const removed = async (enrollment: MembershipEnrollment) => {
+      await recordEnrollmentEvent(tx, enrollment, 'membership_enrollment.removed', now)
+      return enrollment
+    }
     const own = await tx
       .selectFrom('membership_enrollments')
       .select('id')
@@ -288,12 +304,12 @@ export async function deleteEnrollment(db: Db, subscriptionId: string, id: strin
     if (row.invitation_status === 'INVITED') {
       const invitationStatus = own ? 'DECLINED' : 'WITHDRAWN'
       await tx.updateTable('membership_enrollments').set({ invitation_status: invitationStatus }).where('id', '=', id).where('invitation_status', '=', 'INVITED').execute()
-      return toEnrollment({ ...row, invitation_status: invitationStatus })
+      return removed(toEnrollment({ ...row, invitation_status: invitationStatus }))
     }
     // Already ended (removed before, or its subscription ended): a repeated DELETE answers it as it is.
     if (row.end_date !== null && row.end_date <= at) return toEnrollment(row)
     await tx.updateTable('membership_enrollments').set({ end_date: at }).where('id', '=', id).execute()
-    return toEnrollment({ ...row, end_date: at })
+    return removed(toEnrollment({ ...row, end_date: at }))
   })
 }
 

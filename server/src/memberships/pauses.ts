@@ -15,7 +15,8 @@ import { requestInstant } from '../instants.js'
 import { BadGatewayError, BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../errors.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { membershipRow, toPlan } from './plans.js'
-import { chargeOrder, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
+import { chargeOrder, inForce, recordSubscriptionEvent, subscriptionPath, visibleRow } from './subscriptions.js'
+import { recordOrderEvent } from '../orders/service.js'
 
 const DAY_MS = 86_400_000
 
@@ -171,6 +172,8 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
     }
     await tx.insertInto('membership_pauses').values(pause).execute()
     await tx.updateTable('membership_subscriptions').set({ ...shiftSchedule(row, 7 * weeks, pause.start_date), updated_at: at }).where('id', '=', subscriptionId).execute()
+    // A pause with a fee is told once its fee is paid (below); one refused is taken back whole.
+    if (order === null) await recordSubscriptionEvent(tx, subscriptionId, 'membership_subscription.paused', now)
     return { row, pause, order, displayName: plan.displayName }
   })
 
@@ -190,7 +193,12 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
       const reason = outcome.status === 'declined' ? outcome.message : 'the bank asks for an authentication the member is not here to give'
       throw new PaymentRequiredError(`the pause fee could not be charged: ${reason}`)
     }
-    await db.updateTable('orders').set({ status: 'PAID', provider_ref: outcome.reference, updated_at: deps.clock.now().toISOString() }).where('id', '=', order.id).execute()
+    const paidAt = deps.clock.now()
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('orders').set({ status: 'PAID', provider_ref: outcome.reference, updated_at: paidAt.toISOString() }).where('id', '=', order.id).execute()
+      await recordOrderEvent(tx, order.id, 'order.paid', paidAt)
+      await recordSubscriptionEvent(tx, row.id, 'membership_subscription.paused', paidAt)
+    })
   }
   return toPause(pause, row.currency, now)
 }
@@ -205,6 +213,7 @@ async function undoPause(db: Db, subscriptionId: string, pause: MembershipPauses
       .set({ status: 'FAILED', provider_ref: outcome.reference, failure_code: failure.code, failure_message: failure.message, updated_at: at })
       .where('id', '=', order.id)
       .execute()
+    await recordOrderEvent(tx, order.id, 'order.failed', new Date(at))
     const deleted = await tx.deleteFrom('membership_pauses').where('id', '=', pause.id).executeTakeFirst()
     if (Number(deleted.numDeletedRows) === 0) return
     const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirstOrThrow()
@@ -258,6 +267,7 @@ export async function endPause(db: Db, subscriptionId: string, pauseId: string, 
     if (back > 0) {
       await tx.updateTable('membership_subscriptions').set({ ...shiftSchedule(row, -back, pause.start_date), updated_at: at }).where('id', '=', subscriptionId).execute()
     }
+    await recordSubscriptionEvent(tx, subscriptionId, 'membership_subscription.resumed', now)
     return toPause(ended, row.currency, now)
   })
 }

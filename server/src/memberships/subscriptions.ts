@@ -2,6 +2,7 @@
 // through the payment provider, at most once per (subscription, cycle) under the order's unique key.
 import { randomUUID } from 'node:crypto'
 import type {
+  EventType,
   MembershipSubscription,
   MembershipSubscriptionListQuery,
   MembershipSubscriptionPatchable as MembershipSubscriptionPatch,
@@ -26,6 +27,8 @@ import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollme
 import { checkCorrectionAuthority, correctionMessages, correctionsOf, recordCorrections } from './corrections.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
+import { recordEvent } from '../events/outbox.js'
+import { recordOrderStatusEvent } from '../orders/service.js'
 
 export interface SubscriptionDeps {
   clock: Clock
@@ -320,6 +323,7 @@ export async function draftPurchasedSubscription(
     last_order_id: input.orderId
   }
   await tx.insertInto('membership_subscriptions').values(row).execute()
+  await recordSubscriptionEvent(tx, row.id, 'membership_subscription.created', now)
   return row
 }
 
@@ -381,6 +385,7 @@ export async function createSubscription(db: Db, request: MembershipSubscription
     const subscription: MembershipSubscriptionsTable = { ...priced.row, id, member_id: memberId, creator_id: actor.id, last_order_id: orderRow.id }
     await tx.insertInto('orders').values(orderRow).execute()
     await tx.insertInto('membership_subscriptions').values(subscription).execute()
+    await recordSubscriptionEvent(tx, id, 'membership_subscription.created', now)
     return { row: subscription, order: orderRow }
   })
 
@@ -518,6 +523,7 @@ export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: C
     })
     .where('id', '=', orderId)
     .execute()
+  await recordOrderStatusEvent(tx, orderId, orderStatus, new Date(at))
   return orderStatus
 }
 
@@ -548,6 +554,7 @@ export async function settleFirstCharge(tx: DbOrTx, id: string, outcome: ChargeR
   const { id: _id, ...changes } = next
   await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', id).execute()
   if (status === 'CONFIRMED') await addOwnerEnrollment(tx, next, plan.type, at)
+  if (status === 'CONFIRMED' || failed) await recordSubscriptionEvent(tx, id, failed ? 'membership_subscription.charge_failed' : 'membership_subscription.confirmed', new Date(at))
   return { settled: false, row: next, errors }
 }
 
@@ -595,6 +602,12 @@ function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | nu
 /** How a stored subscription's ORDER answer is drawn: its stored errors, its pause and the corrections made to it. */
 function storedOrder(row: MembershipSubscriptionsTable, now: Date, pause: MembershipPausesTable | null, corrections: MembershipSubscriptionChangesTable[]) {
   return { mode: 'ORDER' as const, id: row.id, now, summary: false, errors: storedErrors(row), pause, corrections }
+}
+
+/** A subscription event with the subscription as GET answers it, written in the change's transaction. */
+export async function recordSubscriptionEvent(tx: DbOrTx, id: string, type: Extract<EventType, `membership_subscription.${string}`>, now: Date): Promise<void> {
+  const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  await recordEvent(tx, { type, resourceId: id, data: await answer(tx, row, now) }, now)
 }
 
 async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
@@ -740,7 +753,9 @@ async function change(
   clock: Clock,
   apply: (row: MembershipSubscriptionsTable, plan: Plan, now: Date) => Partial<MembershipSubscriptionsTable>,
   /** Written in the same transaction, with the row as it was and the changes (a correction's history). */
-  alsoWrite?: (tx: DbOrTx, current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Promise<void>
+  alsoWrite?: (tx: DbOrTx, current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Promise<void>,
+  /** The event integrators are told of, with the subscription after the change (chosen from the row as it was and the changes). */
+  event?: (current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Extract<EventType, `membership_subscription.${string}`>
 ): Promise<MembershipSubscription> {
   const now = clock.now()
   const row = await db.transaction().execute(async (tx) => {
@@ -755,6 +770,7 @@ async function change(
       if (changes.end_date !== null) await endEnrollments(tx, id, changes.end_date)
       else if (current.end_date !== null) await reopenEnrollments(tx, id, current.end_date)
     }
+    if (event) await recordSubscriptionEvent(tx, id, event(current, changes), now)
     return { ...current, ...changes }
   })
   return answer(db, row, now)
@@ -776,7 +792,7 @@ export async function cancelSubscription(db: Db, id: string, immediate: boolean,
     if (!immediate && row.charge_type === 'NON_RECURRING') throw new ConflictError(`a NON_RECURRING membership ends by itself on ${row.end_date}`)
     const effective = immediate || row.billing_cycle_end === null ? now.toISOString() : row.billing_cycle_end
     return { cancellation_requested_at: now.toISOString(), end_date: effective }
-  })
+  }, undefined, (_row, changes) => (changes.end_date === changes.cancellation_requested_at ? 'membership_subscription.canceled' : 'membership_subscription.cancellation_requested'))
 }
 
 export async function withdrawCancellation(db: Db, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {

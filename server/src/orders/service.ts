@@ -1,11 +1,12 @@
 // Orders: every charge and refund, with the lines, fees and taxes that explain its total.
-import type { Order, OrderListQuery } from '@club/contract'
+import type { EventType, Order, OrderListQuery } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
 import { toPercentage, unitsOf } from '../billing/money.js'
 import type { ChargeLine, PricedFee, PricedTax } from '../billing/pricing.js'
 import type { DbOrTx } from '../db/database.js'
 import type { OrdersTable } from '../db/schema.js'
 import { ForbiddenError, NotFoundError } from '../errors.js'
+import { recordEvent } from '../events/outbox.js'
 import { pageRequest, paged } from '../paging.js'
 
 export const orderPath = (id: string) => `/apis/v2/orders/${id}`
@@ -37,6 +38,18 @@ export function toOrder(row: OrdersTable): Order {
     updatedDate: row.updated_at,
     _links: { self: { href: orderPath(row.id) } }
   }
+}
+
+/** order.paid, .failed or .refunded with the order as GET answers it, in the transaction that changed it. */
+export async function recordOrderEvent(tx: DbOrTx, orderId: string, type: Extract<EventType, `order.${string}`>, now: Date): Promise<void> {
+  const row = await tx.selectFrom('orders').selectAll().where('id', '=', orderId).executeTakeFirstOrThrow()
+  await recordEvent(tx, { type, resourceId: row.id, data: toOrder(row) }, now)
+}
+
+/** The event of an order's new status, if it is one integrators are told of. */
+export async function recordOrderStatusEvent(tx: DbOrTx, orderId: string, status: OrdersTable['status'], now: Date): Promise<void> {
+  const type = ({ PAID: 'order.paid', FAILED: 'order.failed', REFUNDED: 'order.refunded' } as const)[status as 'PAID' | 'FAILED' | 'REFUNDED']
+  if (type) await recordOrderEvent(tx, orderId, type, now)
 }
 
 export async function getOrder(db: DbOrTx, id: string, actor: Actor): Promise<Order> {

@@ -7,6 +7,7 @@ import type { DbOrTx } from '../db/database.js'
 import type { PackageSource } from '../db/schema.js'
 import { BadRequestError, quote } from '../errors.js'
 import { parsePackageTemplateData } from './template-data.js'
+import { recordPackageEvent } from './service.js'
 
 export interface IssueInput {
   templateId: string
@@ -78,5 +79,6 @@ export async function issuePackage(tx: DbOrTx, input: IssueInput): Promise<strin
       }))
     )
     .execute()
+  await recordPackageEvent(tx, id, 'package.issued', input.issuedAt)
   return id
 }

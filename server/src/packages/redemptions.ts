@@ -12,7 +12,7 @@ import type { Db, DbOrTx } from '../db/database.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, quote } from '../errors.js'
 import { unmatchedConstraints } from './constraints.js'
-import { redemptionCollection, storedStatus, toRedemption, visiblePackage } from './service.js'
+import { recordPackageEvent, recordRedemptionEvent, redemptionCollection, storedStatus, toRedemption, visiblePackage } from './service.js'
 import { resolveTarget, type ResolvedTarget } from './targets.js'
 
 // The redemption path runs these on every request: built and compiled once (db/compiled.ts).
@@ -148,10 +148,13 @@ async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, tar
     given_back_reason: null
   }
   await insertRedemption(tx, redemption)
+  await recordRedemptionEvent(tx, redemption, 'package_redemption.created', now)
   // Only the last of an item can change the package's status (to EXHAUSTED).
   if (taken.remaining_items === 0) {
     const items = await tx.selectFrom('package_items').select('remaining_items').where('package_id', '=', row.id).execute()
-    await tx.updateTable('packages').set({ status: storedStatus(items), updated_at: at }).where('id', '=', row.id).execute()
+    const status = storedStatus(items)
+    await tx.updateTable('packages').set({ status, updated_at: at }).where('id', '=', row.id).execute()
+    if (status === 'EXHAUSTED') await recordPackageEvent(tx, row.id, 'package.exhausted', now)
   }
   return redemption
 }
@@ -305,7 +308,10 @@ async function returnItem(tx: DbOrTx, redemption: PackageRedemptionsTable, nowIs
  */
 async function markCancelled(tx: DbOrTx, redemption: PackageRedemptionsTable, changes: Partial<PackageRedemptionsTable>): Promise<PackageRedemptionsTable | null> {
   const done = await tx.updateTable('package_redemptions').set(changes).where('id', '=', redemption.id).where('cancelation_date', 'is', null).executeTakeFirst()
-  return Number(done.numUpdatedRows) === 1 ? { ...redemption, ...changes } : null
+  if (Number(done.numUpdatedRows) !== 1) return null
+  const cancelled = { ...redemption, ...changes }
+  await recordRedemptionEvent(tx, cancelled, 'package_redemption.canceled', new Date(cancelled.cancelation_date!))
+  return cancelled
 }
 
 async function currentRedemption(tx: DbOrTx, id: string): Promise<PackageItemRedemption> {

@@ -1,7 +1,7 @@
 // Packages as members and staff see them: issued by staff (or a purchase, or a membership's perk),
 // read with their items' remaining counts and their redemptions, renamed or re-dated by staff, and
 // cancelled by staff with the unused share of a bought package refunded through the provider.
-import type { Package, PackageIssue, PackageItemConstraints, PackageItemRedemption, PackageListQuery, PackagePatch, PackageStatus } from '@club/contract'
+import type { EventType, Package, PackageIssue, PackageItemConstraints, PackageItemRedemption, PackageListQuery, PackagePatch, PackageStatus } from '@club/contract'
 import { randomUUID } from 'node:crypto'
 import { isStaff, type Actor } from '../actor.js'
 import { divideRoundHalfUp } from '../billing/money.js'
@@ -11,7 +11,8 @@ import type { Db, DbOrTx } from '../db/database.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, quote } from '../errors.js'
 import { requestInstant } from '../instants.js'
-import { orderPath } from '../orders/service.js'
+import { recordEvent } from '../events/outbox.js'
+import { orderPath, recordOrderEvent } from '../orders/service.js'
 import { pageRequest, paged } from '../paging.js'
 import { PaymentProviderError, type PaymentProvider } from '../payments/provider.js'
 import { issuePackage } from './issue.js'
@@ -105,6 +106,17 @@ async function answerAll(db: DbOrTx, rows: PackagesTable[], now: Date): Promise<
 
 export async function answerPackage(db: DbOrTx, row: PackagesTable, now: Date): Promise<Package> {
   return (await answerAll(db, [row], now))[0]!
+}
+
+/** A package event with the package as GET answers it, written in the change's transaction. */
+export async function recordPackageEvent(tx: DbOrTx, id: string, type: Extract<EventType, `package.${string}`>, now: Date): Promise<void> {
+  const row = await tx.selectFrom('packages').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  await recordEvent(tx, { type, resourceId: id, data: await answerPackage(tx, row, now) }, now)
+}
+
+/** A redemption event with the redemption as GET answers it, written in the change's transaction. */
+export async function recordRedemptionEvent(tx: DbOrTx, redemption: PackageRedemptionsTable, type: Extract<EventType, `package_redemption.${string}`>, now: Date): Promise<void> {
+  await recordEvent(tx, { type, resourceId: redemption.id, data: toRedemption(redemption) }, now)
 }
 
 // Read on every redemption as well as every package route: compiled once (db/compiled.ts).
@@ -251,6 +263,7 @@ export async function cancelPackage(db: Db, id: string, actor: Actor, provider: 
     }
     const canceled: PackagesTable = { ...row, status: 'CANCELED', canceled_at: now.toISOString(), refund_order_id: refund?.id ?? null, updated_at: now.toISOString() }
     await tx.updateTable('packages').set({ status: 'CANCELED', canceled_at: canceled.canceled_at, refund_order_id: canceled.refund_order_id, updated_at: canceled.updated_at }).where('id', '=', id).execute()
+    await recordPackageEvent(tx, id, 'package.canceled', now)
     return { row: canceled, refund }
   })
   if (refund) await makeRefund(db, refund, row, provider, clock)
@@ -272,5 +285,10 @@ async function makeRefund(db: Db, refund: OrdersTable, row: PackagesTable, provi
     result.status === 'succeeded'
       ? { status: 'PAID' as const, provider_ref: result.reference, failure_code: null, failure_message: null }
       : { status: 'FAILED' as const, failure_code: 'refund_failed', failure_message: result.message.slice(0, 500) }
-  await db.updateTable('orders').set({ ...update, updated_at: clock.now().toISOString() }).where('id', '=', refund.id).where('status', '=', 'PENDING').execute()
+  const now = clock.now()
+  await db.transaction().execute(async (tx) => {
+    const done = await tx.updateTable('orders').set({ ...update, updated_at: now.toISOString() }).where('id', '=', refund.id).where('status', '=', 'PENDING').executeTakeFirst()
+    // The refund order paid out is the refund integrators hear of; a second cancel finds it settled.
+    if (Number(done.numUpdatedRows) === 1) await recordOrderEvent(tx, refund.id, update.status === 'PAID' ? 'order.refunded' : 'order.failed', now)
+  })
 }

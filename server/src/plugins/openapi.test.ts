@@ -86,6 +86,7 @@ const servedOperationIds = [
   'createTemplateFromEvent',
   'createTemplateFromSeries',
   'createToken',
+  'createWebhookEndpoint',
   'createWebviewToken',
   'deleteArea',
   'deleteCourt',
@@ -101,6 +102,7 @@ const servedOperationIds = [
   'deleteReplayServer',
   'deleteSeries',
   'deleteTemplate',
+  'deleteWebhookEndpoint',
   'endMembershipSubscriptionPause',
   'getAgentReleaseKey',
   'getAgentReleasePackage',
@@ -134,11 +136,13 @@ const servedOperationIds = [
   'getSeries',
   'getTemplate',
   'getTemplateVersion',
+  'getWebhookEndpoint',
   'listAgentReleases',
   'listAreas',
   'listCourts',
   'listDeviceReplays',
   'listDoNotFilmIntervals',
+  'listEndpointDeliveries',
   'listEvents',
   'listFootageAccess',
   'listJobRuns',
@@ -162,15 +166,18 @@ const servedOperationIds = [
   'listSummaries',
   'listTemplateVersions',
   'listTemplates',
+  'listWebhookEndpoints',
   'registerReplayServer',
   'rejectReplayServer',
   'rejectReplayServerClaim',
   'requestPasswordReset',
   'resetPassword',
+  'retryEndpointDelivery',
   'revokeReplayServer',
   'revokeToken',
   'rollbackTemplate',
   'rotateReplayServerToken',
+  'rotateWebhookEndpointSecret',
   'runCourtLockingJob',
   'runMembershipJob',
   'runReminderJob',
@@ -192,11 +199,12 @@ const servedOperationIds = [
   'updateRegion',
   'updateSeries',
   'updateTemplate',
+  'updateWebhookEndpoint',
   'withdrawMembershipSubscriptionCancellation'
 ]
 
 // The verbs of the convention in packages/contract/README.md.
-const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw|end)[A-Z][A-Za-z]*$/
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw|end|retry)[A-Z][A-Za-z]*$/
 
 t.test('every operation has a unique, stable operationId by the convention', async (t) => {
   const ctx = await testApp(t)

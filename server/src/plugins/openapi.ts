@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
-import { apiTags, securitySchemes } from '@club/contract'
+import { apiTags, eventPayloads, eventTypes, securitySchemes } from '@club/contract'
 import { developmentBaseUrl, type Config } from '../config.js'
 
 /**
@@ -15,6 +15,44 @@ export function serverUrl(config: Config): string {
   if (config.PUBLIC_BASE_URL === developmentBaseUrl) return '/'
   // Paths start with a slash already; a trailing one would double it.
   return config.PUBLIC_BASE_URL.replace(/\/+$/, '') || '/'
+}
+
+/**
+ * One entry per event type: the body a webhook endpoint receives (Standard Webhooks' {type,
+ * timestamp, data}) with `data` the resource's GET schema. The feed answers the same events.
+ */
+function eventWebhooks(): { 'x-webhooks': Record<string, unknown> } {
+  // OpenAPI 3.1's `webhooks`, under the name 3.0 tools (Redoc) read; an extension the types cannot name.
+  const webhooks = Object.fromEntries(
+    eventTypes.map((type) => [
+      type,
+      {
+        post: {
+          summary: type,
+          tags: ['events'],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['type', 'timestamp', 'data'],
+                  properties: {
+                    type: { type: 'string', enum: [type] },
+                    timestamp: { type: 'string', format: 'date-time' },
+                    // The contract's schema as plain JSON (TypeBox marks its objects with symbols).
+                    data: JSON.parse(JSON.stringify(eventPayloads[type])) as unknown
+                  }
+                }
+              }
+            }
+          },
+          responses: { '2XX': { description: 'Received: any 2xx within 10 seconds; anything else is retried' } }
+        }
+      }
+    ])
+  )
+  return { 'x-webhooks': webhooks }
 }
 
 export default fp(
@@ -42,7 +80,8 @@ export default fp(
         },
         servers: [{ url: serverUrl(config) }],
         tags: Object.entries(apiTags).map(([name, description]) => ({ name, description })),
-        components: { securitySchemes }
+        components: { securitySchemes },
+        ...eventWebhooks()
       }
     })
     await app.register(swaggerUi, { routePrefix: '/documentation' })

@@ -7,6 +7,7 @@ import { routeRateLimit } from '../plugins/rate-limit.js'
 import { parseTrustProxy } from '../config.js'
 import { sendJson } from '../reply.js'
 import { registerAdminRoutes } from './admin-routes.js'
+import { tellConnectivity } from './connectivity.js'
 import { pollAddressOf } from './box-call.js'
 import { deviceTokenKey, registerReplayServer, type ReplayServerDeps } from './service.js'
 import { matchesIfNoneMatch, StatusPolls } from './status-polls.js'
@@ -27,7 +28,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   const tokenKey = await deviceTokenKey(app.db, app.config, app.clock)
   const polls = new StatusPolls(
     app.db,
-    { clock: app.clock, tokenKey, clubTimezone: app.config.CLUB_TIMEZONE },
+    { clock: app.clock, tokenKey, pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS, clubTimezone: app.config.CLUB_TIMEZONE },
     { maxEntries: app.config.REPLAY_STATUS_CACHE_ENTRIES, flushIntervalMs: app.config.REPLAY_SIGHTING_FLUSH_MS, log: app.log }
   )
   app.decorate('replayServerPolls', polls)
@@ -40,6 +41,16 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
     pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS,
     unrecordedSightings: polls
   }
+  // A box that stops polling changes nothing stored: once per poll interval the sightings are written
+  // and each box's going online or offline is told to integrators (connectivity.ts).
+  const connectivity = setInterval(() => {
+    polls
+      .flush()
+      .then(() => tellConnectivity(app.db, app.clock.now(), app.config.REPLAY_POLL_INTERVAL_SECONDS))
+      .catch((err: unknown) => app.log.warn({ err }, 'telling box connectivity did not work; retrying'))
+  }, app.config.REPLAY_POLL_INTERVAL_SECONDS * 1000)
+  connectivity.unref()
+  app.addHook('onClose', async () => clearInterval(connectivity))
 
   // Where a box's requests come from, as far as the server can vouch for it (box-call.ts).
   const trustProxy = parseTrustProxy(app.config.TRUST_PROXY)

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import {
+  type EventType,
   ReplayServerConfig,
   ReplayServerTargetVersion,
   type DoNotFilm,
@@ -19,11 +20,13 @@ import {
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
 import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
+import { serverKey } from '../server-keys.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import { greatest, jsonArrayElements } from '../db/sql.js'
 import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
+import { recordEvent } from '../events/outbox.js'
 import { paged, pageRequest } from '../paging.js'
 import { valueValidator } from '../plugins/validation.js'
 import { findRelease, refuseBuildMetadata } from '../agent-releases/service.js'
@@ -46,7 +49,7 @@ export interface ReplayServerDeps {
   unrecordedSightings?: { flush(): Promise<void> }
 }
 
-type Row = Omit<ReplayServersTable, 'token_generation'> & { token_generation: number }
+type Row = Omit<ReplayServersTable, 'token_generation' | 'online_told'> & { token_generation: number; online_told: number | null }
 
 const ADMIN_PATH = '/apis/v2/admin/replay-servers'
 const TOKEN_KEY_SETTING = 'device_token_key'
@@ -60,15 +63,7 @@ const EMPTY_CONFIG: ReplayServerConfig = { cleanupEnabled: false, cameras: [] }
  * choice: then a copy of the database alone does not yield any device's token.
  */
 export async function deviceTokenKey(db: Db, config: Pick<Config, 'DEVICE_TOKEN_SECRET'>, clock: Clock): Promise<string> {
-  if (config.DEVICE_TOKEN_SECRET) return config.DEVICE_TOKEN_SECRET
-  // Two processes starting together both insert; the first wins and both read its key.
-  await db
-    .insertInto('settings')
-    .values({ key: TOKEN_KEY_SETTING, value: randomToken(), created_at: clock.now().toISOString() })
-    .onConflict((oc) => oc.column('key').doNothing())
-    .execute()
-  const row = await db.selectFrom('settings').select('value').where('key', '=', TOKEN_KEY_SETTING).executeTakeFirstOrThrow()
-  return row.value
+  return serverKey(db, config.DEVICE_TOKEN_SECRET, TOKEN_KEY_SETTING, clock)
 }
 
 /**
@@ -194,7 +189,10 @@ export async function registerReplayServer(
         // inserts nothing, and goes on as a registration of a known deviceId (a claim, or a proof).
         .onConflict((oc) => oc.column('device_id').doNothing())
         .executeTakeFirst()
-      if (Number(inserted.numInsertedOrUpdatedRows) === 1) return { status: 'PENDING' as const, displayName: input.displayName ?? null }
+      if (Number(inserted.numInsertedOrUpdatedRows) === 1) {
+        await recordReplayServerEvent(tx, id, 'replay_server.registered', clockNow, deps.pollIntervalSeconds)
+        return { status: 'PENDING' as const, displayName: input.displayName ?? null }
+      }
       existing = (await known())!
     }
     const displayName = existing.display_name ?? input.displayName ?? null
@@ -380,16 +378,21 @@ export type SightedReplayServer = Pick<PollRow, 'id' | 'server_id_hash' | 'token
  * Writes a poll's changed report with its sighting, at once: the admin sees a new version or address
  * without waiting for the next batch of sightings.
  */
-export async function recordReport(db: Db, row: SightedReplayServer, changes: PollReport, seenAt: Date): Promise<void> {
-  await db
-    .updateTable('replay_servers')
-    .set({ ...changes, last_seen_at: seenAt.toISOString() })
-    .where('id', '=', row.id)
-    // An admin's change between the read and this write (rotation, re-registration) wins: this poll's
-    // report is dropped rather than bringing back the token hash it replaced.
-    .where('server_id_hash', '=', row.server_id_hash)
-    .where('token_generation', '=', row.token_generation)
-    .execute()
+export async function recordReport(db: Db, row: SightedReplayServer, changes: PollReport, seenAt: Date, pollIntervalSeconds: number): Promise<void> {
+  // An update the box reports failed or rolled back is told to integrators with the report that says so.
+  const told = ({ FAILED: 'replay_server.update_failed', ROLLED_BACK: 'replay_server.rolled_back' } as const)[changes.update_state as 'FAILED' | 'ROLLED_BACK']
+  await db.transaction().execute(async (tx) => {
+    const done = await tx
+      .updateTable('replay_servers')
+      .set({ ...changes, last_seen_at: seenAt.toISOString() })
+      .where('id', '=', row.id)
+      // An admin's change between the read and this write (rotation, re-registration) wins: this poll's
+      // report is dropped rather than bringing back the token hash it replaced.
+      .where('server_id_hash', '=', row.server_id_hash)
+      .where('token_generation', '=', row.token_generation)
+      .executeTakeFirst()
+    if (told && Number(done.numUpdatedRows) === 1) await recordReplayServerEvent(tx, row.id, told, seenAt, pollIntervalSeconds)
+  })
 }
 
 /**
@@ -444,6 +447,18 @@ export async function authenticateDeviceToken(db: DbOrTx, token: string): Promis
   return { replayServerId: row.id, deviceId: row.device_id, areaId: row.area_id }
 }
 
+/** A replay server event with the box as an admin's GET answers it, written in the change's transaction. */
+export async function recordReplayServerEvent(
+  tx: DbOrTx,
+  id: string,
+  type: Extract<EventType, `replay_server.${string}`>,
+  now: Date,
+  pollIntervalSeconds: number
+): Promise<void> {
+  const row = await findRow(tx, id)
+  await recordEvent(tx, { type, resourceId: id, data: toReplayServer(row, now, pollIntervalSeconds, (await claimsOf(tx, [id])).get(id)) }, now)
+}
+
 async function findRow(db: DbOrTx, id: string): Promise<Row> {
   const row = await db.selectFrom('replay_servers').selectAll().where('id', '=', id).executeTakeFirst()
   if (!row) throw new NotFoundError(`no replay server ${quote(id)}`)
@@ -487,7 +502,9 @@ async function change(
   db: Db,
   id: string,
   deps: ReplayServerDeps,
-  decide: (row: Row, tx: DbOrTx) => Promise<Partial<Row>> | Partial<Row>
+  decide: (row: Row, tx: DbOrTx) => Promise<Partial<Row>> | Partial<Row>,
+  /** The event integrators are told of, with the record after the change. */
+  event?: Extract<EventType, `replay_server.${string}`>
 ): Promise<ReplayServer> {
   // Before the transaction: the flush needs the connection the transaction would hold.
   await deps.unrecordedSightings?.flush()
@@ -497,9 +514,12 @@ async function change(
     const now = deps.clock.now()
     const updated: Row = { ...row, ...changes, updated_at: now.toISOString() }
     if (updated.token_generation !== row.token_generation) updated.token_hash = tokenHashOf(deps.tokenKey, updated)
-    const { id: _id, ...columns } = updated
+    // online_told is the connectivity teller's alone (connectivity.ts): an admin's change never writes it back.
+    const { id: _id, online_told: _told, ...columns } = updated
     await tx.updateTable('replay_servers').set(columns).where('id', '=', id).execute()
-    return toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id))
+    const answer = toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id))
+    if (event) await recordEvent(tx, { type: event, resourceId: id, data: answer }, now)
+    return answer
   })
 }
 
@@ -557,7 +577,7 @@ export async function approveReplayServer(db: Db, id: string, approval: ReplaySe
     const area = await tx.selectFrom('areas').select('id').where('id', '=', approval.areaId).executeTakeFirst()
     if (!area) throw new BadRequestError(`areaId ${quote(approval.areaId)} is not a known area`)
     return { status: 'APPROVED', area_id: area.id, display_name: approval.displayName ?? row.display_name }
-  })
+  }, 'replay_server.approved')
 }
 
 /** A rejected box stays rejected, even when it registers again, until an admin approves it. */

@@ -102,7 +102,7 @@ export class StatusPolls {
 
   constructor(
     private readonly db: Db,
-    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey'> & { clubTimezone: string },
+    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey' | 'pollIntervalSeconds'> & { clubTimezone: string },
     private readonly options: StatusPollsOptions
   ) {
     this.timer = setInterval(() => {
@@ -142,7 +142,7 @@ export class StatusPolls {
       // Rare (a new version or address): the write also moves the change counter, so the next poll
       // reads the record afresh. The poll's own address is no part of the answer and moves no
       // counter: the kept entry goes instead, or every later poll would write it again.
-      await recordReport(this.db, entry.row, report, now)
+      await recordReport(this.db, entry.row, report, now, this.deps.pollIntervalSeconds)
       if (report.poll_address !== undefined) this.entries.delete(serverId)
       changed = true
     } else {
@@ -214,7 +214,7 @@ export class StatusPolls {
     const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey, doNotFilm)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
-      await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now())
+      await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now(), this.deps.pollIntervalSeconds)
       onWrite()
     }
     // Tagged with the counter read BEFORE the record: a change that lands in between moves the

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto'
 import { replayDeviceRoutes } from '@club/contract'
 import type {
+  EventType,
   DeviceReplay,
   DeviceReplayCollection,
   DeviceReplayStatusChange,
@@ -18,6 +19,7 @@ import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
+import { recordEvent } from '../events/outbox.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
 import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { redeemFromAnyIn, returnUndeliveredIn, type RedemptionDeps } from '../packages/redemptions.js'
@@ -89,6 +91,15 @@ function toReplay(row: ReplaysTable, requester: Requester | null, link?: { url: 
     updatedDate: row.updated_at,
     _links: { self: { href: `${PATH}/${row.id}` } }
   }
+}
+
+/**
+ * A replay event with the replay as GET shows it to staff, written in the change's transaction. No
+ * download link: a link is signed for one viewer and handing it out is a look at the footage.
+ */
+async function recordReplayEvent(tx: DbOrTx, id: string, type: Extract<EventType, `replay.${string}`>, now: Date): Promise<void> {
+  const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  await recordEvent(tx, { type, resourceId: id, data: toReplay(row, null) }, now)
 }
 
 /** An approved box of the court's area with its configuration. */
@@ -238,6 +249,7 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
       taken_down_reason: null
     }
     await tx.insertInto('replays').values(row).execute()
+    await recordReplayEvent(tx, id, 'replay.requested', now)
     const look: FootageLook = {
       purpose: 'REPLAY',
       reason: accessReason,
@@ -285,6 +297,7 @@ export async function failUnansweredReplays(db: Db, deps: ReplayDeps): Promise<n
         .executeTakeFirst()
       if (Number(result.numUpdatedRows) !== 1) return false
       await giveBack(tx, row, deps)
+      await recordReplayEvent(tx, row.id, 'replay.failed', now)
       return true
     })
     if (done) failed++
@@ -525,6 +538,9 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
       return { row: { ...row, status: current.status }, problem: `the replay is ${current.status} already` }
     }
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
+    if (change.status === 'READY' || change.status === 'FAILED') {
+      await recordReplayEvent(tx, row.id, change.status === 'READY' ? 'replay.ready' : 'replay.failed', new Date(now))
+    }
     return { row: { ...row, ...set } as ReplaysTable, problem: null }
   })
   if (row === null) {
@@ -566,7 +582,10 @@ export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 
       continue
     }
     // Not over a takedown made since the select: its record stays TAKEN_DOWN.
-    await db.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').execute()
+    await db.transaction().execute(async (tx) => {
+      const done = await tx.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').executeTakeFirst()
+      if (Number(done.numUpdatedRows) === 1) await recordReplayEvent(tx, row.id, 'replay.expired', now)
+    })
     expired++
   }
   // A takedown's clip the bucket would not delete then (its 502): tried again on every run, whatever

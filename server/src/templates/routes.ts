@@ -62,7 +62,7 @@ const templates: FastifyPluginAsyncTypebox = async (app) => {
     ...templateRoutes.delete,
     onRequest,
     handler: async (request, reply) => {
-      await deleteTemplate(app.db, request.params.id, request.headers['if-match'])
+      await deleteTemplate(app.db, request.params.id, request.headers['if-match'], app.clock)
       return reply.code(204).send(null)
     }
   })

@@ -14,12 +14,13 @@ import type {
   TemplateType,
   TemplateVersion
 } from '@club/contract'
-import type { Clock } from '../clock.js'
+import { systemClock, type Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type DbOrTx } from '../db/database.js'
 import { textContains } from '../db/sql.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError, quote } from '../errors.js'
+import { recordEvent } from '../events/outbox.js'
 import { parsePackageTemplateData } from '../packages/template-data.js'
 import { pageRequest, paged } from '../paging.js'
 import { eventWithPlaces, seriesWithEvents } from '../venue/events.js'
@@ -249,7 +250,10 @@ async function store(
       change_action: action
     })
     .execute()
-  return toTemplate(row, content.places)
+  const template = toTemplate(row, content.places)
+  // A new version (created, updated, rolled back) is what integrators are told of.
+  await recordEvent(tx, { type: existing ? 'template.updated' : 'template.created', resourceId: row.id, data: template }, new Date(now))
+  return template
 }
 
 export interface NewTemplate {
@@ -367,13 +371,16 @@ export async function rollbackTemplate(
  * Deletes the template with its versions, places and search entry. A PACKAGE template a product sells
  * stays (the product would lose what it issues; a withdrawn one keeps it for the orders naming it): 409.
  */
-export async function deleteTemplate(db: DbOrTx, id: string, ifMatch?: string): Promise<void> {
+export async function deleteTemplate(db: DbOrTx, id: string, ifMatch?: string, clock: Clock = systemClock): Promise<void> {
   await changeTemplate(db, id, ifMatch, async (tx, row) => {
     const product = await tx.selectFrom('products').select(['sku', 'status']).where('package_template_id', '=', id).orderBy('status').orderBy('sku').limit(1).executeTakeFirst()
     if (product) {
       const way = product.status === 'ON_SALE' ? 'point it at another template or delete it first, or' : 'orders name that withdrawn product, so'
       throw new ConflictError(`product ${product.sku} issues this PACKAGE template: ${way} archive the template (status ARCHIVED) instead of deleting it`)
     }
+    // The template as it was: after its deletion no GET answers it.
+    const places = (await placesOf(tx, [id])).get(id)!
+    await recordEvent(tx, { type: 'template.deleted', resourceId: id, data: toTemplate(row, places) }, clock.now())
     await tx.deleteFrom('template_search').where('rowid', '=', row.seq).execute()
     await tx.deleteFrom('templates').where('id', '=', id).execute()
   })

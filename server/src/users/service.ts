@@ -1,9 +1,10 @@
 // Users: accounts with a unique e-mail (compared without case), a scrypt password hash and a role.
 import { randomUUID } from 'node:crypto'
-import type { User, UserDeletion, UserRole } from '@club/contract'
+import type { EventType, User, UserDeletion, UserRole } from '@club/contract'
 import type { Clock } from '../clock.js'
 import { hashPassword, verifyPassword } from '../crypto.js'
-import type { DbOrTx } from '../db/database.js'
+import { inTransaction, type DbOrTx } from '../db/database.js'
+import { recordEvent } from '../events/outbox.js'
 import type { UsersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { DAY_MS } from '../instants.js'
@@ -55,7 +56,10 @@ export async function createUser(db: DbOrTx, input: NewUser, deps: PasswordDeps)
     erased_at: null
   }
   try {
-    await db.insertInto('users').values(row).execute()
+    await inTransaction(db, async (tx) => {
+      await tx.insertInto('users').values(row).execute()
+      await recordUserEvent(tx, row.id, 'user.created', new Date(now))
+    })
   } catch (err) {
     // Two creations racing past the look-up meet the unique index instead.
     if (err instanceof Error && /UNIQUE constraint failed: users.email/.test(err.message)) {
@@ -113,6 +117,12 @@ export function userRecord(row: Pick<UsersTable, 'id' | 'email' | 'role' | 'firs
 
 export function toUser(user: UserRecord, self = '/apis/v2/users/current'): User {
   return { ...user, _links: { self: { href: self } } }
+}
+
+/** A user event with the user as GET users/current answers it (after an erasure: nothing personal left), in the change's transaction. */
+export async function recordUserEvent(tx: DbOrTx, userId: string, type: Extract<EventType, `user.${string}`>, now: Date): Promise<void> {
+  const row = await tx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow()
+  await recordEvent(tx, { type, resourceId: userId, data: toUser(userRecord(row)) }, now)
 }
 
 // Account erasure (issue 14): asked for now, carried out by the users-cleanup job after the grace period.

@@ -27,6 +27,8 @@ import * as m0024 from './0024_do_not_film.js'
 import * as m0025 from './0025_redemption_give_backs.js'
 import * as m0026 from './0026_subscription_changes.js'
 import * as m0027 from './0027_enrollment_invitation_links.js'
+import * as m0028 from './0028_events.js'
+import * as m0029 from './0029_webhook_endpoints.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -55,5 +57,7 @@ export const migrations: Record<string, Migration> = {
   '0024_do_not_film': m0024,
   '0025_redemption_give_backs': m0025,
   '0026_subscription_changes': m0026,
-  '0027_enrollment_invitation_links': m0027
+  '0027_enrollment_invitation_links': m0027,
+  '0028_events': m0028,
+  '0029_webhook_endpoints': m0029
 }

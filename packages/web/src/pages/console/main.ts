@@ -1,4 +1,4 @@
-// The admin console: sign-in, then the recording boxes, templates, replays and the footage log, each at a #/ address
+// The admin console: sign-in, then the recording boxes, templates, replays, the footage log and the webhook endpoints, each at a #/ address
 // (the address bar never carries a token). Staff and admins only; a member is told so.
 import type { User } from '@club/contract'
 import { h, show, field } from '../shared/dom.js'
@@ -7,6 +7,7 @@ import { boxList, boxPage } from './boxes.js'
 import { replayList } from './replays.js'
 import { footageLog } from './footage.js'
 import { templateList, templatePage } from './templates.js'
+import { webhookList, webhookPage } from './webhooks.js'
 
 export interface Context {
   session: Session
@@ -107,7 +108,9 @@ const routes: Array<{ pattern: RegExp; view: PageView; admin?: boolean }> = [
   { pattern: /^#\/templates\/?$/, view: templateList },
   { pattern: /^#\/templates\/([^/]+)$/, view: templatePage },
   { pattern: /^#\/replays\/?$/, view: replayList },
-  { pattern: /^#\/footage\/?$/, view: footageLog, admin: true }
+  { pattern: /^#\/footage\/?$/, view: footageLog, admin: true },
+  { pattern: /^#\/webhooks\/?$/, view: webhookList, admin: true },
+  { pattern: /^#\/webhooks\/([^/]+)$/, view: webhookPage, admin: true }
 ]
 
 async function render(message?: string): Promise<void> {
@@ -134,7 +137,7 @@ async function render(message?: string): Promise<void> {
       'header',
       { class: 'top' },
       h('strong', {}, 'Club console'),
-      h('nav', { 'aria-label': 'Sections' }, isAdmin ? link('#/boxes', 'Boxes') : null, link('#/templates', 'Templates'), link('#/replays', 'Replays'), isAdmin ? link('#/footage', 'Footage log') : null),
+      h('nav', { 'aria-label': 'Sections' }, isAdmin ? link('#/boxes', 'Boxes') : null, link('#/templates', 'Templates'), link('#/replays', 'Replays'), isAdmin ? link('#/footage', 'Footage log') : null, isAdmin ? link('#/webhooks', 'Webhooks') : null),
       h('span', { class: 'who' }, `${user.email} (${user.role})`, ' ', signOutButton())
     ),
     main
@@ -144,7 +147,7 @@ async function render(message?: string): Promise<void> {
     const match = route.pattern.exec(hash)
     if (!match) continue
     if (route.admin && !isAdmin) {
-      show(main, h('h1', {}, 'Admins only'), h('p', {}, 'Recording boxes and the footage log are for admins; your account is staff.'))
+      show(main, h('h1', {}, 'Admins only'), h('p', {}, 'Recording boxes, the footage log and webhooks are for admins; your account is staff.'))
       return
     }
     stop = route.view(ctx, main, match[1] ? decodeURIComponent(match[1]) : undefined) ?? undefined

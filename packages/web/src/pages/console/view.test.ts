@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
-import { boxName, claimText, closestField, errorField, filterBoxes, footageNoticeText, footageViewerText, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
+import { boxName, claimText, closestField, deliveryText, eventTypesOf, errorField, filterBoxes, footageNoticeText, footageViewerText, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
 import { statusText } from './replays.js'
 
 t.test('a 400 message names its form field', async (t) => {
@@ -164,4 +164,13 @@ t.test("a replay's status says why it failed, or why staff took it down", async 
   t.equal(statusText({ status: 'FAILED', reason: 'no_footage' }), 'FAILED (no footage)')
   t.equal(statusText({ status: 'TAKEN_DOWN', takedown: { date: '2026-03-01T10:00:00.000Z', by: null, reason: 'a parent asked' } }), 'TAKEN_DOWN (a parent asked)')
   t.equal(statusText({ status: 'TAKEN_DOWN', takedown: { date: '2026-03-01T10:00:00.000Z' } }), 'TAKEN_DOWN', 'without the reason (not staff): the status alone')
+})
+
+t.test('webhook endpoints: the typed event types, and a delivery in a word and its last answer', async (t) => {
+  t.same(eventTypesOf(' replay.ready,package.issued\n replay.ready  '), ['replay.ready', 'package.issued'])
+  t.same(eventTypesOf(''), [])
+  t.equal(deliveryText({ status: 'PENDING', responseStatus: null, attempts: [] }), 'PENDING')
+  const attempt = { date: '2026-03-01T10:00:00.000Z', durationMs: 3 }
+  t.equal(deliveryText({ status: 'RETRYING', responseStatus: 500, attempts: [{ ...attempt, responseStatus: 500, error: null }] }), 'RETRYING (500)')
+  t.equal(deliveryText({ status: 'RETRYING', responseStatus: null, attempts: [{ ...attempt, responseStatus: null, error: 'ECONNREFUSED' }] }), 'RETRYING (ECONNREFUSED)')
 })

@@ -1,6 +1,6 @@
 // The console's decisions that need no browser: which form field a 400 names, a box's online dot,
 // the order and filters of the box list, the footage notice and log in words. Tested beside this file.
-import type { FootageAccess, FootageNotice, ReplayServer, ReplayServerClaim, ReplayServerStatus } from '@club/contract'
+import type { EndpointDelivery, FootageAccess, FootageNotice, ReplayServer, ReplayServerClaim, ReplayServerStatus } from '@club/contract'
 
 /**
  * The form field a validation message names, as a dotted path (`cameras.0.distortion1`), or null when
@@ -174,4 +174,16 @@ export function footageNoticeText(notice: FootageNotice): string {
 export function footageViewerText(row: Pick<FootageAccess, 'actor' | 'user' | 'guestSession'>): string {
   if (row.actor === 'guest') return `guest ${row.guestSession?.id ?? ''}`.trim()
   return `${row.actor} ${row.user?.id ?? ''}`.trim()
+}
+
+/** The event types an admin typed, separated by spaces, commas or lines; the server checks each. */
+export function eventTypesOf(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).filter(Boolean))]
+}
+
+/** A delivery's status with its last answer: "RETRYING (500)", "SUCCEEDED (204)", "PENDING". */
+export function deliveryText(delivery: Pick<EndpointDelivery, 'status' | 'responseStatus' | 'attempts'>): string {
+  const last = delivery.attempts.at(-1)
+  if (!last) return delivery.status
+  return `${delivery.status} (${last.responseStatus ?? last.error ?? 'no answer'})`
 }

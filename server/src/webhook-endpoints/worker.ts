@@ -1,0 +1,337 @@
+// The delivery worker: sends every event of the outbox to every enabled endpoint that wants its type,
+// at least once, in order per endpoint and resource. One worker works at a time across all server
+// processes: it holds the scheduler's kind of lease (a job_deliveries row, renewed by compare-and-set,
+// released on close), so two processes never send an event at once; another process takes over when a
+// holder dies and its lease runs out. Each endpoint is worked in a lane of its own, so a slow
+// receiver delays only itself. The worker is nudged in-process after commits that wrote events, and
+// looks every WEBHOOK_POLL_MS for events other processes wrote and for retries that fell due.
+import { randomUUID } from 'node:crypto'
+import type { BlockList } from 'node:net'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import { parseNetworks, type Config } from '../config.js'
+import type { Db } from '../db/database.js'
+import type { EndpointDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js'
+import { sendMail, type Mailer } from '../password-reset/mailer.js'
+import { systemLookup, type Lookup } from './addresses.js'
+import { afterAttempt, failedTooLong } from './retries.js'
+import { endpointKey, signingKeys } from './secrets.js'
+import { sendDelivery, type SendResult } from './sender.js'
+import { ENDPOINTS_PATH } from './service.js'
+
+/** The lease's row in job_deliveries. */
+const LEASE = { job: 'webhook-delivery', key: 'worker' } as const
+/** Events turned into deliveries, and open deliveries walked, per step of a lane. */
+const BATCH = 500
+
+export interface DeliveryWorkerDeps {
+  db: Db
+  clock: Clock
+  config: Pick<Config, 'WEBHOOK_ENDPOINT_KEY' | 'WEBHOOK_ALLOWED_NETWORKS' | 'WEBHOOK_POLL_MS' | 'WEBHOOK_LEASE_SECONDS' | 'PUBLIC_BASE_URL'>
+  log: FastifyBaseLogger
+  /** Made on first use: the admins are mailed only when an endpoint is disabled. */
+  mailer: () => Mailer
+  lookup?: Lookup
+  random?: () => number
+}
+
+/** The body Standard Webhooks describes: {type, timestamp, data}, data as the outbox holds it (JSON). */
+export function deliveryBody(event: { type: string; created_at: string; data: string }): string {
+  return `${JSON.stringify({ type: event.type, timestamp: event.created_at }).slice(0, -1)},"data":${event.data}}`
+}
+
+/** An open delivery with its event's body, as the lane walks them. */
+type OpenDelivery = EndpointDeliveriesTable & { data: string | null; event_created_at: string | null }
+
+interface Lane {
+  again: boolean
+  done: Promise<void>
+}
+
+export class DeliveryWorker {
+  /** Who holds the lease: one per worker, so two workers in one process exclude each other too. */
+  readonly holder = randomUUID()
+  private leaseUntil = 0
+  private started = false
+  private passing: Promise<void> | undefined
+  private passAgain = false
+  private timer: NodeJS.Timeout | undefined
+  private readonly lanes = new Map<string, Lane>()
+  private readonly allowed: BlockList
+  private readonly lookup: Lookup
+  private readonly random: () => number
+  private key: Promise<string> | undefined
+
+  constructor(private readonly deps: DeliveryWorkerDeps) {
+    this.allowed = parseNetworks('WEBHOOK_ALLOWED_NETWORKS', deps.config.WEBHOOK_ALLOWED_NETWORKS)
+    this.lookup = deps.lookup ?? systemLookup
+    this.random = deps.random ?? Math.random
+  }
+
+  private get leaseMs(): number {
+    return this.deps.config.WEBHOOK_LEASE_SECONDS * 1000
+  }
+
+  start(): void {
+    if (this.started) return
+    this.started = true
+    this.nudge()
+  }
+
+  /** Work now: events were committed, or a delivery was made due. Cheap; many nudges make one pass at a time. */
+  nudge(): void {
+    if (!this.started) return
+    if (this.passing) {
+      this.passAgain = true
+      return
+    }
+    clearTimeout(this.timer)
+    this.passing = this.pass().finally(() => {
+      this.passing = undefined
+      if (!this.started) return
+      if (this.passAgain) {
+        this.passAgain = false
+        this.nudge()
+      } else {
+        this.timer = setTimeout(() => this.nudge(), this.deps.config.WEBHOOK_POLL_MS)
+        this.timer.unref()
+      }
+    })
+  }
+
+  /** Resolves when no pass and no lane is working (tests wait for this, bounded by their timeout). */
+  async idle(): Promise<void> {
+    while (this.passing || this.lanes.size > 0) await Promise.all([this.passing, ...[...this.lanes.values()].map((l) => l.done)])
+  }
+
+  /** Stops working, waits for the attempts under way, and gives the lease back so another process takes over at once. */
+  async stop(): Promise<void> {
+    this.started = false
+    clearTimeout(this.timer)
+    await this.idle()
+    if (this.leaseUntil > 0) {
+      this.leaseUntil = 0
+      await this.deps.db
+        .updateTable('job_deliveries')
+        .set({ lease_expires_at: this.deps.clock.now().toISOString() })
+        .where('job', '=', LEASE.job)
+        .where('key', '=', LEASE.key)
+        .where('holder', '=', this.holder)
+        .execute()
+    }
+  }
+
+  private async pass(): Promise<void> {
+    try {
+      if (!(await this.holdLease())) return
+      const endpoints = await this.deps.db.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1).execute()
+      for (const { id } of endpoints) this.runLane(id)
+    } catch (err) {
+      this.deps.log.error({ err }, 'webhook delivery pass failed')
+    }
+  }
+
+  /**
+   * Takes or keeps the lease. Renewed before it gets short, so that it always outlasts the attempt
+   * about to start; taken by compare-and-set (holder is us, or it ran out), which on both databases
+   * lets only one of two racing processes through.
+   */
+  private async holdLease(): Promise<boolean> {
+    const { db, clock } = this.deps
+    const now = clock.now()
+    if (this.leaseUntil - now.getTime() > Math.max(this.leaseMs / 2, 15_000)) return true
+    const until = new Date(now.getTime() + this.leaseMs).toISOString()
+    const at = now.toISOString()
+    const updated = await db
+      .updateTable('job_deliveries')
+      .set({ holder: this.holder, lease_expires_at: until })
+      .where('job', '=', LEASE.job)
+      .where('key', '=', LEASE.key)
+      .where((eb) => eb.or([eb('holder', '=', this.holder), eb('lease_expires_at', '<=', at)]))
+      .executeTakeFirst()
+    let held = Number(updated.numUpdatedRows) === 1
+    if (!held) {
+      const inserted = await db
+        .insertInto('job_deliveries')
+        .values({ ...LEASE, trigger: 'schedule', holder: this.holder, lease_expires_at: until, completed_at: null, run_id: null, created_at: at })
+        .onConflict((oc) => oc.columns(['job', 'key']).doNothing())
+        .executeTakeFirst()
+      held = Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 1
+    }
+    if (held && this.leaseUntil === 0) this.deps.log.info({ holder: this.holder }, 'this process now sends the webhook deliveries')
+    this.leaseUntil = held ? Date.parse(until) : 0
+    return held
+  }
+
+  private runLane(endpointId: string): void {
+    const running = this.lanes.get(endpointId)
+    if (running) {
+      running.again = true
+      return
+    }
+    const lane: Lane = { again: true, done: Promise.resolve() }
+    lane.done = (async () => {
+      while (lane.again && this.started) {
+        lane.again = false
+        if (await this.work(endpointId)) lane.again = true
+      }
+    })()
+      .catch((err: unknown) => this.deps.log.error({ err, endpointId }, 'webhook delivery lane failed'))
+      .finally(() => this.lanes.delete(endpointId))
+    this.lanes.set(endpointId, lane)
+  }
+
+  /** One step of an endpoint's lane: new events become deliveries, then the due ones are sent; true when there is more. */
+  private async work(endpointId: string): Promise<boolean> {
+    const endpoint = await this.deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
+    if (!endpoint || endpoint.enabled !== 1) return false
+    const scanned = await this.scan(endpoint)
+    // With each event's body: one query for the batch, none per attempt.
+    const open = await this.deps.db
+      .selectFrom('endpoint_deliveries')
+      .leftJoin('outbox_events', 'outbox_events.seq', 'endpoint_deliveries.event_seq')
+      .selectAll('endpoint_deliveries')
+      .select(['outbox_events.data', 'outbox_events.created_at as event_created_at'])
+      .where('endpoint_deliveries.endpoint_id', '=', endpointId)
+      .where('endpoint_deliveries.status', 'in', ['PENDING', 'RETRYING'])
+      .orderBy('endpoint_deliveries.event_seq')
+      .limit(BATCH)
+      .execute()
+    // In order per resource: a resource whose earliest open delivery is not due, or just failed, waits.
+    const waiting = new Set<string>()
+    for (const delivery of open) {
+      if (!this.started) return false
+      if (waiting.has(delivery.resource_id)) continue
+      if (delivery.next_attempt_at !== null && delivery.next_attempt_at > this.deps.clock.now().toISOString()) {
+        waiting.add(delivery.resource_id)
+        continue
+      }
+      const outcome = await this.attempt(endpoint, delivery)
+      if (outcome === 'lease-lost' || outcome === 'disabled') return false
+      if (outcome === 'failed') waiting.add(delivery.resource_id)
+    }
+    return scanned === BATCH || open.length === BATCH
+  }
+
+  /** Turns the endpoint's new outbox events into deliveries and moves its cursor past them; answers how many events it read. */
+  private async scan(endpoint: WebhookEndpointsTable): Promise<number> {
+    const { db, clock } = this.deps
+    const events = await db
+      .selectFrom('outbox_events')
+      .select(['seq', 'id', 'type', 'resource_id'])
+      .where('seq', '>', endpoint.after_seq)
+      .orderBy('seq')
+      .limit(BATCH)
+      .execute()
+    if (events.length === 0) return 0
+    const wanted = new Set(JSON.parse(endpoint.event_types) as string[])
+    const now = clock.now().toISOString()
+    const rows: EndpointDeliveriesTable[] = events
+      .filter((event) => wanted.has(event.type))
+      .map((event) => ({
+        id: randomUUID(),
+        endpoint_id: endpoint.id,
+        event_seq: Number(event.seq),
+        event_id: event.id,
+        event_type: event.type,
+        resource_id: event.resource_id,
+        status: 'PENDING',
+        attempt_count: 0,
+        next_attempt_at: null,
+        due_since: now,
+        created_at: now,
+        updated_at: now
+      }))
+    const last = Number(events.at(-1)!.seq)
+    await db.transaction().execute(async (tx) => {
+      if (rows.length > 0) {
+        await tx.insertInto('endpoint_deliveries').values(rows).onConflict((oc) => oc.columns(['endpoint_id', 'event_seq']).doNothing()).execute()
+      }
+      await tx.updateTable('webhook_endpoints').set({ after_seq: last }).where('id', '=', endpoint.id).where('after_seq', '<', last).execute()
+    })
+    endpoint.after_seq = last
+    return events.length
+  }
+
+  /** One attempt, recorded with its outcome (and the endpoint's failing streak) in one transaction. */
+  private async attempt(endpoint: WebhookEndpointsTable, delivery: OpenDelivery): Promise<'succeeded' | 'failed' | 'lease-lost' | 'disabled'> {
+    const { db, clock } = this.deps
+    if (!(await this.holdLease())) return 'lease-lost'
+    // Gone from the outbox (older than EVENT_RETENTION_DAYS): nothing left to send.
+    const event = delivery.data === null ? undefined : { id: delivery.event_id, type: delivery.event_type, data: delivery.data, created_at: delivery.event_created_at! }
+    const sentAt = clock.now()
+    let result: SendResult
+    if (event) {
+      this.key ??= endpointKey(db, this.deps.config, clock)
+      const keys = signingKeys(await this.key, endpoint, sentAt)
+      result = await sendDelivery({ url: endpoint.url, eventId: event.id, body: deliveryBody(event), keys, now: sentAt }, this.allowed, this.lookup)
+    } else {
+      result = { status: null, durationMs: 0, error: 'the event is older than the events kept (EVENT_RETENTION_DAYS)' }
+    }
+    const succeeded = result.status !== null && result.status >= 200 && result.status < 300
+    const now = clock.now()
+    const at = now.toISOString()
+    const next = event ? afterAttempt(succeeded, delivery.attempt_count + 1, new Date(delivery.due_since), now, this.random) : ({ kind: 'given-up' } as const)
+    const disabled = await db.transaction().execute(async (tx) => {
+      const recorded = await tx
+        .updateTable('endpoint_deliveries')
+        .set({
+          status: next.kind === 'succeeded' ? 'SUCCEEDED' : next.kind === 'retry' ? 'RETRYING' : 'FAILED',
+          attempt_count: delivery.attempt_count + 1,
+          next_attempt_at: next.kind === 'retry' ? next.nextAttemptAt.toISOString() : null,
+          updated_at: at
+        })
+        .where('id', '=', delivery.id)
+        .executeTakeFirst()
+      // The endpoint was deleted while the attempt was under way: nothing left to record it on.
+      if (Number(recorded.numUpdatedRows) === 0) return false
+      await tx
+        .insertInto('endpoint_delivery_attempts')
+        .values({ id: randomUUID(), delivery_id: delivery.id, attempted_at: sentAt.toISOString(), response_status: result.status, duration_ms: result.durationMs, error: result.error })
+        .execute()
+      if (succeeded) {
+        await tx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpoint.id).where('failing_since', 'is not', null).execute()
+        return false
+      }
+      const current = await tx.selectFrom('webhook_endpoints').select(['failing_since', 'enabled']).where('id', '=', endpoint.id).executeTakeFirstOrThrow()
+      const failingSince = current.failing_since ?? at
+      if (current.enabled === 1 && failedTooLong(new Date(failingSince), now)) {
+        const reason = `every attempt failed from ${failingSince} to ${at}`
+        await tx.updateTable('webhook_endpoints').set({ enabled: 0, disabled_reason: reason, failing_since: failingSince, updated_at: at }).where('id', '=', endpoint.id).execute()
+        return true
+      }
+      if (current.failing_since === null) await tx.updateTable('webhook_endpoints').set({ failing_since: at }).where('id', '=', endpoint.id).execute()
+      return false
+    })
+    if (disabled) {
+      this.deps.log.warn({ endpointId: endpoint.id }, 'webhook endpoint disabled after 3 days of failed attempts')
+      await this.mailAdmins(endpoint).catch((err: unknown) => this.deps.log.error({ err, endpointId: endpoint.id }, 'could not mail the admins that a webhook endpoint was disabled'))
+      return 'disabled'
+    }
+    return succeeded ? 'succeeded' : 'failed'
+  }
+
+  private async mailAdmins(endpoint: WebhookEndpointsTable): Promise<void> {
+    const { db, clock } = this.deps
+    const admins = await db.selectFrom('users').select('email').where('role', '=', 'admin').where('erased_at', 'is', null).orderBy('created_at').execute()
+    const link = `${this.deps.config.PUBLIC_BASE_URL.replace(/\/+$/, '')}${ENDPOINTS_PATH}/${endpoint.id}`
+    for (const admin of admins) {
+      await sendMail(
+        db,
+        this.deps.mailer(),
+        'webhook-endpoint-disabled',
+        {
+          to: admin.email,
+          subject: 'A webhook endpoint was disabled: its receiver failed for 3 days',
+          text: [
+            `Every delivery to the webhook endpoint ${endpoint.url} (${endpoint.id}) failed for 3 days, so the server stopped sending to it.`,
+            '',
+            `When its receiver works again, enable it (PATCH ${link} with {"enabled": true}, or club webhooks endpoints update ${endpoint.id} --enabled true):`,
+            'the events committed meanwhile are sent then, and failed deliveries can be sent again one by one (their retry link).'
+          ].join('\n')
+        },
+        clock
+      )
+    }
+  }
+}
