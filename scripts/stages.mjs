@@ -59,6 +59,7 @@ export const NOT_ON_POSTGRES = {
     'src/storage.test.ts': 'the storage drivers against local S3 and GCS servers; no database',
     'src/pages.test.ts': 'the console and box pages in Chromium: the pages are the same bytes whatever database serves their API, which the server suite checks on both',
     'src/replay-page.test.ts': "the court page in Chromium: its API calls are the server suite's replay and guest routes, checked there on both databases",
+    'src/webhooks-console.test.ts': "the console's webhook endpoints page in Chromium: its API calls and the delivery are server/src/webhook-endpoints', checked there on both databases",
     'src/updates.test.ts':
       "the box's update, health check and rollback (packages built, installed and restarted): its server calls are registration, polls and the release routes, which the server suite checks on both databases; 137 s of the PostgreSQL stage's critical path"
   }
@@ -72,6 +73,7 @@ export const OPENS_DATABASE_BUT_SAME = {
   e2e: {
     'src/pages.test.ts': 'renders pages in Chromium; the routes it calls are checked on PostgreSQL by the server suite',
     'src/replay-page.test.ts': 'renders the court page in Chromium; the routes it calls are checked on PostgreSQL by the server suite',
+    'src/webhooks-console.test.ts': 'renders the webhook endpoints page in Chromium; the routes and the delivery it uses are checked on PostgreSQL by server/src/webhook-endpoints',
     'src/updates.test.ts':
       "checks the agent's installer and rollback; the registration, poll and agent-release routes it calls are checked on PostgreSQL by server/src/replay-servers and server/src/agent-releases"
   }

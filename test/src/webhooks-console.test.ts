@@ -2,9 +2,8 @@
 // endpoint (a private address is refused in words), copies its secret shown once, and reads the
 // delivery a receiver on loopback verified with the standardwebhooks package.
 import t from 'tap'
-// The plugin declares app.webhookDelivery on Fastify's instance type.
-import type {} from '@club/server/plugins/webhook-delivery'
-import { WebhookReceiver } from '@club/server/test-support/webhook-receiver'
+// Through the test support, the app's plugins (webhook-delivery declares app.webhookDelivery) are typed too.
+import { WebhookReceiver } from '@club/server/testing'
 import { LAPTOP, launchBrowser, openPage } from './browser.js'
 import { TestServer, tempDir, waitFor } from './support.js'
 
