@@ -16,6 +16,7 @@ import { cpuTimes, fileSize, load, machine, startLoggingTo, repoRoot, stealPerce
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
 import { offeringListScenario, redemptionRetryScenario, redemptionScenario, seedPackages } from './packages.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
+import { timeWebhookDelivery, type WebhookLatency } from './webhooks.js'
 import {
   collectEtags,
   scenarios as extraScenarios,
@@ -353,6 +354,14 @@ async function main() {
     growth.push({ templates: templates.ids.length, seedSeconds: round(seedMs / 1000, 1), rows: atFullSize.map((r) => ({ ...r, route: r.route.slice(0, -UNCACHED.length) })) })
     for (const s of started.splice(0)) await s.stop()
 
+    // Webhooks: commit to the receiver's 2xx at 200 events per second, on a server of its own.
+    let webhooks: WebhookLatency | undefined
+    if (!ONLY || /webhook/i.test(ONLY)) {
+      const hookServer = await startServer({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' })
+      webhooks = await timeWebhookDelivery(hookServer, `Bearer ${users.accessTokens[0]}`, { eventsPerSecond: 200, seconds: DURATION })
+      await stop(hookServer)
+    }
+
     // The CHARGE job last: it renews every seeded subscription, which the reads above must not see.
     let chargeJob: Awaited<ReturnType<typeof timeChargeJob>> | undefined
     if (!ONLY || /membership|CHARGE/i.test(ONLY)) {
@@ -367,6 +376,13 @@ async function main() {
       process.stdout.write(
         `CHARGE job: ${chargeJob.renewed} of ${chargeJob.due} due subscriptions renewed in ${chargeJob.seconds}s, ` +
           `${chargeJob.renewalsPerSecond} renewals per second (test provider; target >= 500: ${met})\n`
+      )
+    }
+    if (webhooks) {
+      const met = webhooks.p99Ms < 1000 && webhooks.delivered === webhooks.sent ? 'met' : 'MISSED'
+      process.stdout.write(
+        `webhooks: ${webhooks.delivered} of ${webhooks.sent} template.created events delivered once each (${webhooks.duplicates} again) at ${webhooks.eventsPerSecond} per second; ` +
+          `commit to the receiver's 2xx p50 ${webhooks.p50Ms} ms, p99 ${webhooks.p99Ms} ms, max ${webhooks.maxMs} ms (target p99 < 1000 ms: ${met})\n`
       )
     }
     const login = rows.find((r) => r.route.startsWith('POST oauth2/token'))
@@ -401,6 +417,7 @@ async function main() {
       seeding,
       routes: rows,
       chargeJob,
+      webhooks,
       loginsPerSecondPerCore: loginsPerCore,
       growth
     })
