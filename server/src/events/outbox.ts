@@ -17,6 +17,7 @@
 // seen every event numbered below N.
 import { randomUUID } from 'node:crypto'
 import { eventTypes, type EventType, type PlatformEvent } from '@club/contract'
+import { compiledInsert, compiledOnce, runCompiled } from '../db/compiled.js'
 import { onCommit, type Db, type DbOrTx } from '../db/database.js'
 import type { OutboxEventsTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
@@ -31,21 +32,24 @@ export interface NewEvent {
 
 export type OutboxEventRow = OutboxEventsTable
 
-/** Writes the event in `trx`, the transaction making the change (a service's DbOrTx, checked); answers its id and seq. */
-export async function recordEvent(trx: DbOrTx, event: NewEvent, now: Date): Promise<{ id: string; seq: number }> {
-  // Outside a transaction the event and its change could part (one written, the other not).
-  if (!trx.isTransaction) throw new Error('recordEvent runs inside the transaction of the change it reports')
-  const { last_seq: seq } = await trx
+// Every write of every evented change runs these two: built and compiled once (db/compiled.ts).
+const nextSeqQuery = compiledOnce((db) =>
+  db
     .updateTable('outbox_sequence')
     .set((eb) => ({ last_seq: eb('last_seq', '+', 1) }))
     .where('id', '=', 1)
     .returning('last_seq')
-    .executeTakeFirstOrThrow()
+)
+const insertEvent = compiledInsert('outbox_events', ['seq', 'id', 'type', 'resource_id', 'data', 'created_at'])
+
+/** Writes the event in `trx`, the transaction making the change (a service's DbOrTx, checked); answers its id and seq. */
+export async function recordEvent(trx: DbOrTx, event: NewEvent, now: Date): Promise<{ id: string; seq: number }> {
+  // Outside a transaction the event and its change could part (one written, the other not).
+  if (!trx.isTransaction) throw new Error('recordEvent runs inside the transaction of the change it reports')
+  const [next] = await runCompiled(trx, nextSeqQuery, [1, 1])
+  const seq = next!.last_seq
   const id = `evt_${randomUUID().replaceAll('-', '')}`
-  await trx
-    .insertInto('outbox_events')
-    .values({ seq, id, type: event.type, resource_id: event.resourceId, data: JSON.stringify(event.data ?? null), created_at: now.toISOString() })
-    .execute()
+  await insertEvent(trx, { seq, id, type: event.type, resource_id: event.resourceId, data: JSON.stringify(event.data ?? null), created_at: now.toISOString() })
   return { id, seq }
 }
 

@@ -245,15 +245,20 @@ async function expireDrafts(db: Db, date: Date, now: Date): Promise<number> {
  */
 async function expirePendingPurchases(db: Db, date: Date, now: Date): Promise<number> {
   const before = new Date(date.getTime() - DRAFT_LIFETIME_MS).toISOString()
-  const given = await db
-    .updateTable('orders')
-    .set({ status: 'FAILED', failure_code: 'order_expired', failure_message: 'the order was not paid within 23 hours and was given up; order again', updated_at: now.toISOString() })
-    .where('kind', '=', 'PURCHASE')
-    .where('status', '=', 'PENDING')
-    .where('membership_subscription_id', 'is', null)
-    .where('created_at', '<=', before)
-    .executeTakeFirst()
-  return Number(given.numUpdatedRows)
+  // Each order given up is told to integrators (order.failed) in the transaction that gives it up.
+  return db.transaction().execute(async (tx) => {
+    const given = await tx
+      .updateTable('orders')
+      .set({ status: 'FAILED', failure_code: 'order_expired', failure_message: 'the order was not paid within 23 hours and was given up; order again', updated_at: now.toISOString() })
+      .where('kind', '=', 'PURCHASE')
+      .where('status', '=', 'PENDING')
+      .where('membership_subscription_id', 'is', null)
+      .where('created_at', '<=', before)
+      .returning('id')
+      .execute()
+    for (const { id } of given) await recordOrderStatusEvent(tx, id, 'FAILED', now)
+    return given.length
+  })
 }
 
 async function planOf(db: DbOrTx, membershipId: string, plans: Map<string, Plan>): Promise<Plan> {

@@ -1,3 +1,4 @@
+import { eventReader } from '../events/test-helpers.js'
 import t from 'tap'
 import { errorOf, userWithToken } from '../test-support/app.js'
 import { lossyProvider } from '../test-support/lossy-provider.js'
@@ -183,6 +184,9 @@ t.test('a PENDING purchase not confirmed within a day is given up by the CHARGE 
   t.match((await call('GET', `${ORDERS}/${id}`, member)).json(), { status: 'FAILED' })
   const row = await ctx.app.db.selectFrom('orders').select(['failure_code']).where('id', '=', id).executeTakeFirstOrThrow()
   t.equal(row.failure_code, 'order_expired')
+  const told = (await eventReader(ctx.app.db).next(['order.failed'])).filter((e) => e.resource.id === id)
+  t.equal(told.length, 1, 'integrators are told once')
+  t.match(told[0], { data: { id, status: 'FAILED', failure: { code: 'order_expired' } } }, 'with the order as GET answers it')
   control.down = false
   t.equal((await call('POST', `${ORDERS}/${id}/confirm`, member)).statusCode, 409, 'its confirm link no longer charges')
   t.equal((await ctx.app.db.selectFrom('packages').select('id').execute()).length, 0, 'nothing issued')
