@@ -103,7 +103,7 @@ export const eventFeedRoutes = defineRoutes({
     method: 'GET',
     url: '/apis/v2/events',
     schema: {
-      operationId: 'readEventFeed',
+      operationId: 'listEventFeed',
       summary: 'The event feed: what changed, oldest first, from a cursor',
       description:
         'Admins, by Bearer token or by the API key of an admin. Each event is a change the platform made (its type names the ' +

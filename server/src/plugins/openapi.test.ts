@@ -143,6 +143,7 @@ const servedOperationIds = [
   'listDeviceReplays',
   'listDoNotFilmIntervals',
   'listEndpointDeliveries',
+  'listEventFeed',
   'listEvents',
   'listFootageAccess',
   'listJobRuns',

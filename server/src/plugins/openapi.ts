@@ -18,6 +18,39 @@ export function serverUrl(config: Config): string {
 }
 
 /**
+ * A contract schema in OpenAPI 3.0's dialect, as @fastify/swagger writes the routes' schemas (its
+ * converter is not exported): `anyOf` with a null member becomes `nullable`, `patternProperties`
+ * becomes `additionalProperties`, `const` a one-value `enum`, `examples` its first `example`. Plain JSON in, plain JSON out.
+ */
+export function toOpenapi30(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toOpenapi30)
+  if (typeof schema !== 'object' || schema === null) return schema
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$id' || key === '$schema') continue
+    if (key === 'const') out.enum = [value]
+    else if (key === 'examples') out.example = (value as unknown[])[0]
+    else if (key === 'patternProperties') out.additionalProperties = toOpenapi30(Object.values(value as object)[0])
+    else if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as object).map(([name, s]) => [name, toOpenapi30(s)]))
+    else out[key] = toOpenapi30(value)
+  }
+  const members = out.anyOf as Array<Record<string, unknown>> | undefined
+  const rest = members?.filter((member) => member.type !== 'null')
+  if (members && rest && rest.length < members.length) {
+    // `anyOf: [X, {type: 'null'}]` is X that may be null; several non-null members stay an anyOf.
+    delete out.anyOf
+    Object.assign(out, rest.length === 1 ? rest[0] : { anyOf: rest }, { nullable: true })
+    // 3.0 wants `nullable` beside a `type`, and null among an enum's values when it may be null.
+    const values = out.enum as unknown[] | undefined
+    if (values) {
+      out.type ??= values.every((v) => typeof v === 'string') ? 'string' : undefined
+      out.enum = [...values, null]
+    }
+  }
+  return out
+}
+
+/**
  * One entry per event type: the body a webhook endpoint receives (Standard Webhooks' {type,
  * timestamp, data}) with `data` the resource's GET schema. The feed answers the same events.
  */
@@ -28,7 +61,11 @@ function eventWebhooks(): { 'x-webhooks': Record<string, unknown> } {
       type,
       {
         post: {
+          // e.g. replay_server.update_failed: replayServerUpdateFailedEvent
+          operationId: `${type.replace(/[._]([a-z])/g, (_, c: string) => c.toUpperCase())}Event`,
           summary: type,
+          // Nothing to present: the receiver checks the webhook-signature header (Standard Webhooks).
+          security: [],
           tags: ['events'],
           requestBody: {
             required: true,
@@ -40,8 +77,8 @@ function eventWebhooks(): { 'x-webhooks': Record<string, unknown> } {
                   properties: {
                     type: { type: 'string', enum: [type] },
                     timestamp: { type: 'string', format: 'date-time' },
-                    // The contract's schema as plain JSON (TypeBox marks its objects with symbols).
-                    data: JSON.parse(JSON.stringify(eventPayloads[type])) as unknown
+                    // The contract's schema as plain JSON (TypeBox marks its objects with symbols), in 3.0's words.
+                    data: toOpenapi30(JSON.parse(JSON.stringify(eventPayloads[type])))
                   }
                 }
               }
