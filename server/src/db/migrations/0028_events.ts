@@ -16,7 +16,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('outbox_events')
     .addColumn('seq', 'integer', (c) => c.primaryKey())
-    .addColumn('id', 'text', (c) => c.notNull().unique())
+    // evt_ + 128 random bits: unique without an index enforcing it, and nothing looks an event up
+    // by it. A unique index on a random key costs each write a random page (pnpm bench: a redemption
+    // wrote a quarter fewer per second with it).
+    .addColumn('id', 'text', (c) => c.notNull())
     // resource.verb, one of the contract's eventTypes.
     .addColumn('type', 'text', (c) => c.notNull())
     .addColumn('resource_id', 'text', (c) => c.notNull())
