@@ -218,6 +218,14 @@ export class DeliveryWorker {
     let succeeded = 0
     const sender = async () => {
       for (let delivery = due.shift(); delivery && !stopped && this.started; delivery = due.shift()) {
+        // An admin may have moved, disabled, deleted or rotated it since this step read it: only the
+        // attempts under way go out as it was, the next ones follow the change.
+        const current = await this.deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
+        if (!current || current.enabled !== 1) {
+          stopped = true
+          break
+        }
+        Object.assign(endpoint, current)
         const outcome = await this.attempt(endpoint, delivery)
         if (outcome === 'lease-lost' || outcome === 'disabled') stopped = true
         if (outcome === 'succeeded') succeeded++
