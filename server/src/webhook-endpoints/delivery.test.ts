@@ -354,3 +354,14 @@ t.test('an endpoint moved, disabled or deleted while its lane is sending: the ne
   await ctx.app.webhookDelivery.idle()
   t.ok(deletedAt.bodies.length <= IN_FLIGHT, `after the DELETE, nothing more (${deletedAt.bodies.length})`)
 })
+
+t.test('a host whose look-up does not answer is a failed attempt within the timeout too (the lease outlasts every attempt)', async (t) => {
+  const request = { url: 'http://hooks.example.com/', eventId: 'evt_1', body: '{}', keys: [Buffer.alloc(32)], now: new Date() }
+  let bound: NodeJS.Timeout | undefined
+  const result = await Promise.race([
+    sendDelivery(request, parseNetworks('X', ''), () => new Promise<string[]>(() => undefined), 200),
+    new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still waiting after 3 s'), 3_000)))
+  ])
+  clearTimeout(bound)
+  t.match(result, { status: null, error: 'host hooks.example.com did not resolve within 200 ms' })
+})
