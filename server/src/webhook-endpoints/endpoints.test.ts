@@ -152,6 +152,11 @@ t.test('club webhooks endpoints: the same checks and answers from a shell', asyn
   t.equal(endpoint.secret, secretText(key, endpoint.id, 1), 'the CLI and the server derive the same secret')
   t.notOk('secret' in (await club('show', endpoint.id)).json())
   t.equal((await club('list')).json()._total, 1)
+  for (const paging of ['--ipp=0', '--ipp=-1', '--ipp=1000', '--page=0']) {
+    const refused = await club('list', paging)
+    t.equal(refused.code, 1, `list ${paging}`)
+    t.match(refused.err, /flags\.(ipp|page)/, `list ${paging} names the flag`)
+  }
   t.match((await club('update', endpoint.id, '--enabled', 'false')).json(), { enabled: false })
   t.equal((await club('rotate-secret', endpoint.id)).json().secret, secretText(key, endpoint.id, 2))
   t.same((await club('deliveries', endpoint.id)).json().items, [])
