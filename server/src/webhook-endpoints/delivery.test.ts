@@ -365,3 +365,22 @@ t.test('a host whose look-up does not answer is a failed attempt within the time
   clearTimeout(bound)
   t.match(result, { status: null, error: 'host hooks.example.com did not resolve within 200 ms' })
 })
+
+
+t.test('a resource with 500 and more events waiting behind a failing one holds up neither the others nor the worker (no lane spinning until its retry)', async (t) => {
+  const { ctx, receiver } = await setup(t)
+  receiver.answer = (d) => (d.data?.id === 'a' ? 500 : 204)
+  await ctx.app.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < 520; i++) await recordEvent(trx, { type: 'package.exhausted', resourceId: 'a', data: { id: 'a', i } }, ctx.clock.now())
+    await recordEvent(trx, { type: 'package.issued', resourceId: 'b', data: { id: 'b' } }, ctx.clock.now())
+  })
+  await receiver.waitFor((r) => r.some((d) => d.data?.id === 'b'), 5_000)
+  let bound: NodeJS.Timeout | undefined
+  const rested = await Promise.race([
+    ctx.app.webhookDelivery.idle().then(() => 'rested'),
+    new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still working after 5 s'), 5_000)))
+  ])
+  clearTimeout(bound)
+  t.equal(rested, 'rested', 'the worker rests until the failed delivery is due')
+  t.same(receiver.received.map((d) => [d.data?.id, d.answered]), [['a', 500], ['b', 204]], "a's later events wait behind its first; b is not held up")
+})
