@@ -124,6 +124,12 @@ t.test('an account is erased after the grace period and not before; its order ke
     "the mail records no longer hold the member's address; others' are kept"
   )
   t.same(await ctx.app.db.selectFrom('mail_outbox').select('id').where(sql`lower(recipient)`, '=', member.email.toLowerCase()).execute(), [], 'nowhere in the outbox')
+  const told = await ctx.app.db.selectFrom('outbox_events').select(['type', 'data']).where('resource_id', '=', member.id).orderBy('seq').execute()
+  t.same(told.map((e) => e.type), ['user.created', 'user.deleted'], 'the user events are kept (the feed still tells of them)')
+  t.notOk(
+    told.some((e) => e.data.toLowerCase().includes(member.email.toLowerCase())),
+    'but the events no longer carry the address, in the feed or in a delivery sent again'
+  )
   t.same(await ctx.app.db.selectFrom('payment_methods').select('id').where('user_id', '=', member.id).execute(), [])
   t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers: { 'x-api-key': key.apiKey } })).statusCode, 401, 'the API key is revoked')
   t.equal((await ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: member.authorization } })).statusCode, 401, 'the token is revoked')

@@ -92,5 +92,9 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
     .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', now)]))
     .execute()
   await recordUserEvent(tx, userId, 'user.deleted', new Date(now))
+  // The user.created told before stays in the feed for EVENT_RETENTION_DAYS, and may be sent again
+  // to an endpoint: it keeps its type and time but shows the user as erased, as user.deleted does.
+  const erased = await tx.selectFrom('outbox_events').select('data').where('resource_id', '=', userId).where('type', '=', 'user.deleted').orderBy('seq', 'desc').executeTakeFirstOrThrow()
+  await tx.updateTable('outbox_events').set({ data: erased.data }).where('resource_id', '=', userId).where('type', '=', 'user.created').execute()
   return true
 }

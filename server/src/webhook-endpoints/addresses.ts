@@ -35,14 +35,21 @@ for (const [network, prefix] of [
 ] as const) {
   NOT_PUBLIC.addSubnet(network, prefix, 'ipv4')
 }
+// The IPv6 forms that carry an IPv4 address (IPv4-compatible ::a.b.c.d, IPv4-translated
+// ::ffff:0:a.b.c.d, NAT64, 6to4, Teredo) are all refused, as deprecated or local, so that no spelling
+// of 127.0.0.1 or 10.0.0.1 gets through; ::ffff:a.b.c.d is checked as the IPv4 address it maps.
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96],
+  ['::ffff:0:0:0', 96],
   ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
   ['100::', 64],
+  ['2001::', 32],
   ['2001:db8::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
+  ['fec0::', 10],
   ['ff00::', 8]
 ] as const) {
   NOT_PUBLIC.addSubnet(network, prefix, 'ipv6')

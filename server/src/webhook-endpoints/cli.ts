@@ -1,7 +1,7 @@
 // `club webhooks endpoints list|create|show|update|delete|rotate-secret|deliveries|retry`: the admin
 // routes of webhook endpoints from a shell, with the same checks (the contract's, and the URL's). A
 // server process sends what the CLI makes due within WEBHOOK_POLL_MS.
-import { EndpointDeliveryListQuery, WebhookEndpointPatch, WebhookEndpointRequest } from '@club/contract'
+import { EndpointDeliveryListQuery, WebhookEndpointListQuery, WebhookEndpointPatch, WebhookEndpointRequest } from '@club/contract'
 import { systemClock } from '../clock.js'
 import { flags, integer, UsageError, type Command, type CommandContext } from '../cli/args.js'
 import { parseNetworks } from '../config.js'
@@ -23,6 +23,7 @@ import {
 const createBody = valueValidator(WebhookEndpointRequest, 'flags')
 const patchBody = valueValidator(WebhookEndpointPatch, 'flags')
 const deliveriesQuery = valueValidator(EndpointDeliveryListQuery, 'flags')
+const listQuery = valueValidator(WebhookEndpointListQuery, 'flags')
 
 async function deps({ db, config }: CommandContext): Promise<EndpointDeps> {
   return {
@@ -61,7 +62,8 @@ function oneId(args: string[], usage: string): string {
 export const webhookEndpointCommands: Record<string, Command> = {
   async 'webhooks endpoints list'({ db, args }) {
     const { values } = flags(args, { page: { type: 'string' }, ipp: { type: 'string' } })
-    return listWebhookEndpoints(db, { page: integer(values.page, 'page') ?? 1, ipp: integer(values.ipp, 'ipp') ?? 100 })
+    // Checked as the route checks its query: --ipp 0 or -1 and --page 0 are refused, not passed to LIMIT and OFFSET.
+    return listWebhookEndpoints(db, listQuery({ page: integer(values.page, 'page') ?? 1, ipp: integer(values.ipp, 'ipp') ?? 100 }))
   },
 
   /** Prints the endpoint with its secret: the only time it is shown. */

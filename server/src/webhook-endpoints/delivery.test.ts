@@ -15,7 +15,7 @@ import { verifier, WebhookReceiver } from '../test-support/webhook-receiver.js'
 import { endpointKey } from './secrets.js'
 import { createWebhookEndpoint } from './service.js'
 import { sendDelivery } from './sender.js'
-import { DeliveryWorker } from './worker.js'
+import { DeliveryWorker, IN_FLIGHT } from './worker.js'
 
 const PATH = '/apis/v2/admin/webhook-endpoints'
 const MINUTE = 60_000
@@ -298,4 +298,89 @@ t.test('no answer within the timeout is a failed attempt that says so', async (t
   t.match(result, { status: null, error: 'no answer within 200 ms' })
   t.ok(result.durationMs >= 190 && result.durationMs < 5_000, `${result.durationMs} ms`)
   t.equal(held.length, 1, 'the request did arrive: only the answer was missing')
+})
+
+t.test('an endpoint moved, disabled or deleted while its lane is sending: the next attempts follow the change (only those under way go out)', async (t) => {
+  const ctx = await testApp(t, { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' })
+  const admin = await userWithToken(ctx, 'admin')
+  const call = (method: 'POST' | 'PATCH' | 'DELETE', url: string, payload?: object) =>
+    ctx.app.inject({ method, url, headers: { authorization: admin.authorization }, ...(payload ? { payload } : {}) })
+  /** A receiver that, at its first request, has the admin change the endpoint, and answers nothing before that is done. */
+  async function receiver(change: () => Promise<unknown> = async () => undefined) {
+    const bodies: string[] = []
+    let changed: Promise<unknown> | undefined
+    const server = createServer((req, res) => {
+      req.resume()
+      req.on('end', async () => {
+        bodies.push(req.url ?? '')
+        await (changed ??= change())
+        res.statusCode = 200
+        res.end()
+      })
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    t.teardown(() => {
+      server.closeAllConnections()
+      server.close()
+    })
+    return { bodies, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks` }
+  }
+  /** Events of 40 resources in one commit: one lane step has them all due. */
+  const BURST = 40
+  const burst = () =>
+    ctx.app.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < BURST; i++) await recordEvent(trx, { type: 'package.issued', resourceId: `p${i}`, data: { id: `p${i}` } }, ctx.clock.now())
+    })
+  ctx.app.webhookDelivery.start()
+
+  const moved = await receiver()
+  let id = ''
+  const old = await receiver(() => call('PATCH', `${PATH}/${id}`, { url: moved.url }))
+  id = (await call('POST', PATH, { url: old.url, eventTypes: ['package.issued'] })).json().id
+  await burst()
+  await ctx.app.webhookDelivery.idle()
+  t.ok(old.bodies.length <= IN_FLIGHT, `after the PATCH of its url, only the attempts under way went to the old one (${old.bodies.length})`)
+  t.equal(old.bodies.length + moved.bodies.length, BURST, 'the rest went to the new url')
+
+  const disabledAt = await receiver(() => call('PATCH', `${PATH}/${id}`, { enabled: false }))
+  await call('PATCH', `${PATH}/${id}`, { url: disabledAt.url, enabled: true })
+  await burst()
+  await ctx.app.webhookDelivery.idle()
+  t.ok(disabledAt.bodies.length <= IN_FLIGHT, `after the PATCH enabled=false, nothing more (${disabledAt.bodies.length})`)
+
+  const deletedAt = await receiver(() => call('DELETE', `${PATH}/${id}`))
+  await call('PATCH', `${PATH}/${id}`, { url: deletedAt.url, enabled: true })
+  await burst()
+  await ctx.app.webhookDelivery.idle()
+  t.ok(deletedAt.bodies.length <= IN_FLIGHT, `after the DELETE, nothing more (${deletedAt.bodies.length})`)
+})
+
+t.test('a host whose look-up does not answer is a failed attempt within the timeout too (the lease outlasts every attempt)', async (t) => {
+  const request = { url: 'http://hooks.example.com/', eventId: 'evt_1', body: '{}', keys: [Buffer.alloc(32)], now: new Date() }
+  let bound: NodeJS.Timeout | undefined
+  const result = await Promise.race([
+    sendDelivery(request, parseNetworks('X', ''), () => new Promise<string[]>(() => undefined), 200),
+    new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still waiting after 3 s'), 3_000)))
+  ])
+  clearTimeout(bound)
+  t.match(result, { status: null, error: 'host hooks.example.com did not resolve within 200 ms' })
+})
+
+
+t.test('a resource with 500 and more events waiting behind a failing one holds up neither the others nor the worker (no lane spinning until its retry)', async (t) => {
+  const { ctx, receiver } = await setup(t)
+  receiver.answer = (d) => (d.data?.id === 'a' ? 500 : 204)
+  await ctx.app.db.transaction().execute(async (trx) => {
+    for (let i = 0; i < 520; i++) await recordEvent(trx, { type: 'package.exhausted', resourceId: 'a', data: { id: 'a', i } }, ctx.clock.now())
+    await recordEvent(trx, { type: 'package.issued', resourceId: 'b', data: { id: 'b' } }, ctx.clock.now())
+  })
+  await receiver.waitFor((r) => r.some((d) => d.data?.id === 'b'), 5_000)
+  let bound: NodeJS.Timeout | undefined
+  const rested = await Promise.race([
+    ctx.app.webhookDelivery.idle().then(() => 'rested'),
+    new Promise<string>((resolve) => (bound = setTimeout(() => resolve('still working after 5 s'), 5_000)))
+  ])
+  clearTimeout(bound)
+  t.equal(rested, 'rested', 'the worker rests until the failed delivery is due')
+  t.same(receiver.received.map((d) => [d.data?.id, d.answered]), [['a', 500], ['b', 204]], "a's later events wait behind its first; b is not held up")
 })

@@ -58,6 +58,13 @@ t.test('bad input is a 400 naming the field: not http(s), private and loopback a
     [{ ...GOOD, url: 'http://[fd00::5]/' }, /^body\.url host fd00::5/],
     [{ ...GOOD, url: 'http://[::ffff:127.0.0.1]/' }, /^body\.url host ::ffff:7f00:1 is at/],
     [{ ...GOOD, url: 'http://localhost:9000/' }, /^body\.url host localhost is at .*127\.0\.0\.1/],
+    // IPv6 forms that carry an IPv4 address other than ::ffff:a.b.c.d: IPv4-compatible, IPv4-translated, 6to4, Teredo; and site-local.
+    [{ ...GOOD, url: 'http://[::127.0.0.1]/' }, /^body\.url host ::7f00:1 is at/],
+    [{ ...GOOD, url: 'http://[::ffff:0:127.0.0.1]/' }, /^body\.url host ::ffff:0:7f00:1 is at/],
+    [{ ...GOOD, url: 'http://[2002:7f00:1::]/' }, /^body\.url host 2002:7f00:1:: is at/],
+    [{ ...GOOD, url: 'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/' }, /^body\.url host 2001:0:4136/],
+    [{ ...GOOD, url: 'http://[64:ff9b:1::a00:1]/' }, /^body\.url host 64:ff9b:1::a00:1 is at/],
+    [{ ...GOOD, url: 'http://[fec0::1]/' }, /^body\.url host fec0::1 is at/],
     [{ ...GOOD, eventTypes: ['membership_subscription.renewed', 'subscription.exploded'] }, /eventTypes/],
     [{ ...GOOD, eventTypes: [] }, /eventTypes/],
     [{ url: GOOD.url }, /eventTypes/],
@@ -145,6 +152,11 @@ t.test('club webhooks endpoints: the same checks and answers from a shell', asyn
   t.equal(endpoint.secret, secretText(key, endpoint.id, 1), 'the CLI and the server derive the same secret')
   t.notOk('secret' in (await club('show', endpoint.id)).json())
   t.equal((await club('list')).json()._total, 1)
+  for (const paging of ['--ipp=0', '--ipp=-1', '--ipp=1000', '--page=0']) {
+    const refused = await club('list', paging)
+    t.equal(refused.code, 1, `list ${paging}`)
+    t.match(refused.err, /flags\.(ipp|page)/, `list ${paging} names the flag`)
+  }
   t.match((await club('update', endpoint.id, '--enabled', 'false')).json(), { enabled: false })
   t.equal((await club('rotate-secret', endpoint.id)).json().secret, secretText(key, endpoint.id, 2))
   t.same((await club('deliveries', endpoint.id)).json().items, [])

@@ -34,7 +34,14 @@ export async function sendDelivery(request: SendRequest, allowed: BlockList, loo
   let address: string
   try {
     url = parseEndpointUrl(request.url)
-    address = await deliveryAddress(url, allowed, lookup)
+    // The look-up counts in the attempt's time: a name server that does not answer would hold the
+    // attempt (and the lane) past the timeout, and past the lease renewed before it.
+    const host = url.hostname
+    const unanswered = new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () => reject(new EndpointUrlError(`host ${host} did not resolve within ${timeoutMs} ms`)), { once: true })
+    })
+    unanswered.catch(() => undefined)
+    address = await Promise.race([deliveryAddress(url, allowed, lookup), unanswered])
   } catch (err) {
     if (err instanceof EndpointUrlError) return done(null, err.message.slice(0, 300))
     throw err

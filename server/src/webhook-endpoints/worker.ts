@@ -23,6 +23,8 @@ import { ENDPOINTS_PATH } from './service.js'
 const LEASE = { job: 'webhook-delivery', key: 'worker' } as const
 /** Events turned into deliveries, and open deliveries walked, per step of a lane. */
 const BATCH = 500
+/** A delivery not settled yet. */
+const OPEN = ['PENDING', 'RETRYING'] as const
 /**
  * Attempts under way at once per endpoint, each for a different resource. One at a time, a lane
  * sent about 120 events a second to a loopback receiver under load (pnpm bench), less than the
@@ -193,20 +195,36 @@ export class DeliveryWorker {
     if (!endpoint || endpoint.enabled !== 1) return false
     const scanned = await this.scan(endpoint)
     // With each event's body: one query for the batch, none per attempt.
+    // Not the deliveries waiting for a retry, nor those behind one of their resource: a batch of
+    // those would hold up every resource after them and, being full, have the lane look again at
+    // once and for ever (on SQLite a loop of microtasks that starves the whole process). Each
+    // waiting resource's first waiting delivery, found in one pass (a correlated NOT EXISTS took a
+    // second on SQLite with 20,000 waiting).
+    const now = this.deps.clock.now().toISOString()
+    const waiting = this.deps.db
+      .selectFrom('endpoint_deliveries')
+      .select(['resource_id', (eb) => eb.fn.min('event_seq').as('first_seq')])
+      .where('endpoint_id', '=', endpointId)
+      .where('status', 'in', OPEN)
+      .where('next_attempt_at', '>', now)
+      .groupBy('resource_id')
+      .as('waiting')
     const open = await this.deps.db
       .selectFrom('endpoint_deliveries')
       .leftJoin('outbox_events', 'outbox_events.seq', 'endpoint_deliveries.event_seq')
+      .leftJoin(waiting, 'waiting.resource_id', 'endpoint_deliveries.resource_id')
       .selectAll('endpoint_deliveries')
       .select(['outbox_events.data', 'outbox_events.created_at as event_created_at'])
       .where('endpoint_deliveries.endpoint_id', '=', endpointId)
-      .where('endpoint_deliveries.status', 'in', ['PENDING', 'RETRYING'])
+      .where('endpoint_deliveries.status', 'in', OPEN)
+      .where((eb) => eb.or([eb('endpoint_deliveries.next_attempt_at', 'is', null), eb('endpoint_deliveries.next_attempt_at', '<=', now)]))
+      .where((eb) => eb.or([eb('waiting.first_seq', 'is', null), eb('endpoint_deliveries.event_seq', '<', eb.ref('waiting.first_seq'))]))
       .orderBy('endpoint_deliveries.event_seq')
       .limit(BATCH)
       .execute()
     // In order per resource: only a resource's earliest open delivery may go, and only when due; its
     // next one goes in a later step, once this one has succeeded. Different resources go side by
     // side, IN_FLIGHT at a time, so one receiver's round trip does not bound the endpoint's rate.
-    const now = this.deps.clock.now().toISOString()
     const earliest = new Set<string>()
     const due: OpenDelivery[] = []
     for (const delivery of open) {
@@ -218,6 +236,14 @@ export class DeliveryWorker {
     let succeeded = 0
     const sender = async () => {
       for (let delivery = due.shift(); delivery && !stopped && this.started; delivery = due.shift()) {
+        // An admin may have moved, disabled, deleted or rotated it since this step read it: only the
+        // attempts under way go out as it was, the next ones follow the change.
+        const current = await this.deps.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', endpointId).executeTakeFirst()
+        if (!current || current.enabled !== 1) {
+          stopped = true
+          break
+        }
+        Object.assign(endpoint, current)
         const outcome = await this.attempt(endpoint, delivery)
         if (outcome === 'lease-lost' || outcome === 'disabled') stopped = true
         if (outcome === 'succeeded') succeeded++
