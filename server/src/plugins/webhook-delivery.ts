@@ -40,7 +40,7 @@ export default fp(
       lookup: systemLookup
     }))
     // Commit to 2xx well under a second: this process's commits that wrote events wake the worker at once.
-    const unsubscribe = onEventsCommitted(app.db, () => worker.nudge())
+    const unsubscribe = onEventsCommitted(app.db, () => worker.eventsCommitted())
     app.addHook('onClose', async () => {
       unsubscribe()
       await worker.stop()

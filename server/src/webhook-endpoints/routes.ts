@@ -18,7 +18,12 @@ const webhookEndpoints: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...routes.create,
     onRequest,
-    handler: async (request, reply) => reply.code(201).send(await createWebhookEndpoint(app.db, request.body, await app.webhookEndpoints()))
+    handler: async (request, reply) => {
+      const created = await createWebhookEndpoint(app.db, request.body, await app.webhookEndpoints())
+      // The worker sends to the endpoints it has seen: it sees this one now, not at the next poll.
+      app.webhookDelivery.nudge()
+      return reply.code(201).send(created)
+    }
   })
   app.route({ ...routes.get, onRequest, handler: async (request) => getWebhookEndpoint(app.db, request.params.id) })
   app.route({

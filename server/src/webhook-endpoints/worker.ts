@@ -60,6 +60,8 @@ export class DeliveryWorker {
   /** Who holds the lease: one per worker, so two workers in one process exclude each other too. */
   readonly holder = randomUUID()
   private leaseUntil = 0
+  /** Enabled endpoints at the last pass; undefined before the first. */
+  private endpointsSeen: number | undefined
   private started = false
   private passing: Promise<void> | undefined
   private passAgain = false
@@ -84,6 +86,17 @@ export class DeliveryWorker {
     if (this.started) return
     this.started = true
     this.nudge()
+  }
+
+  /**
+   * This process committed events. Only the lease's holder sends, and only to the endpoints it knows
+   * of: any other process, or a holder with no endpoint, leaves them to the holder's poll
+   * (WEBHOOK_POLL_MS), which also finds endpoints added since. Without this, every evented write
+   * paid a pass (a lease write where another process holds it, an endpoints read otherwise): a
+   * redemption a sixth of its throughput, before any endpoint existed (pnpm bench).
+   */
+  eventsCommitted(): void {
+    if (this.leaseUntil > 0 && this.endpointsSeen !== 0) this.nudge()
   }
 
   /** Work now: events were committed, or a delivery was made due. Cheap; many nudges make one pass at a time. */
@@ -133,6 +146,7 @@ export class DeliveryWorker {
     try {
       if (!(await this.holdLease())) return
       const endpoints = await this.deps.db.selectFrom('webhook_endpoints').select('id').where('enabled', '=', 1).execute()
+      this.endpointsSeen = endpoints.length
       for (const { id } of endpoints) this.runLane(id)
     } catch (err) {
       this.deps.log.error({ err }, 'webhook delivery pass failed')
