@@ -189,6 +189,8 @@ export interface MembershipSubscriptionsTable {
   errors: string | null
   created_at: string
   updated_at: string
+  /** 1 once its `membership_subscription.canceled` event was written (migration 0028). */
+  cancellation_told?: number | null
 }
 
 /** Who a subscription covers: its owner (is_owner 1) and the members added to it. */

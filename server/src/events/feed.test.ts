@@ -70,6 +70,8 @@ t.test('a bad cursor, an unknown type, a bad ipp: 400 naming the field', async (
   for (const [query, field] of [
     ['after=notacursor', /after/],
     ['after=' + Buffer.from('evs:12x').toString('base64url'), /after/],
+    // Well formed, but past the newest event: kept, it would skip every event up to it.
+    ['after=' + Buffer.from('evs:999999').toString('base64url'), /after/],
     ['types=user.created,user.exploded', /types.*user\.exploded/],
     ['types=', /types/],
     ['ipp=0', /ipp/],

@@ -101,6 +101,29 @@ t.test('a cancellation: cancellation_requested by the member (its end date in th
   t.same(canceled[0]!.data, ended.json())
 })
 
+t.test("a cancellation at the cycle's end: canceled is told by the first CHARGE run after its end date, once; one ended at once is not told again", async (t) => {
+  const { ctx, admin, call, planId, card, get, run, events } = await setup(t)
+  const member = await userWithToken(ctx, 'member')
+  await card(member, '4242')
+  const id = (await call('POST', SUBSCRIPTIONS, member, { mode: 'ORDER', membership: { id: planId } })).json().id as string
+  const other = await userWithToken(ctx, 'member')
+  await card(other, '4242')
+  const otherId = (await call('POST', SUBSCRIPTIONS, other, { mode: 'ORDER', membership: { id: planId } })).json().id as string
+  t.equal((await call('POST', `${SUBSCRIPTIONS}/${id}/cancellation`, member, {})).statusCode, 200)
+  t.equal((await call('POST', `${SUBSCRIPTIONS}/${otherId}/cancellation`, admin, { immediate: true })).statusCode, 200)
+  await events.next()
+  await run('2026-02-27T09:00:00.000Z')
+  t.same(await events.next(), [], 'before its end date: nothing')
+  await run('2026-02-28T09:00:00.000Z')
+  const told = await events.next()
+  t.same(told.map((e) => [e.type, e.resource.id]), [['membership_subscription.canceled', id]], 'at its end date: canceled, and only for it')
+  t.same(told[0]!.data, await get(`${SUBSCRIPTIONS}/${id}`), 'the payload is the GET answer, ended')
+  t.match(told[0]!.data, { endDate: '2026-02-28T09:00:00.000Z' })
+  await run('2026-02-28T09:00:00.000Z')
+  await run('2026-03-31T09:00:00.000Z')
+  t.same(await events.next(), [], 'later runs tell nothing again')
+})
+
 t.test('enrollments: an invitation created, accepted, the member removed; each payload the enrollment as GET answers it', async (t) => {
   const { ctx, call, card, planId } = await setup(t)
   const owner = await userWithToken(ctx, 'member')

@@ -94,6 +94,11 @@ export interface EventPage {
 /** The feed: events after the cursor (from the oldest kept without one), oldest first. */
 export async function listEvents(db: DbOrTx, options: { after?: string; types?: EventType[]; limit: number }): Promise<EventPage> {
   const afterSeq = options.after === undefined ? 0 : seqOfCursor(options.after)
+  // A cursor past the newest event would read nothing now and skip every event up to it later.
+  if (afterSeq > 0) {
+    const { last_seq: newest } = await db.selectFrom('outbox_sequence').select('last_seq').where('id', '=', 1).executeTakeFirstOrThrow()
+    if (afterSeq > Number(newest)) throw new BadRequestError('after is not a cursor this feed gave (take it from _links.next)')
+  }
   let query = db.selectFrom('outbox_events').selectAll().where('seq', '>', afterSeq)
   if (options.types !== undefined) query = query.where('type', 'in', options.types)
   const rows = await query.orderBy('seq').limit(options.limit).execute()

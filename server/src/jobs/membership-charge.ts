@@ -165,6 +165,8 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
   if (expired > 0) counts.draft_expired = expired
   const abandoned = await expirePendingPurchases(db, date, deps.clock.now())
   if (abandoned > 0) counts.purchase_expired = abandoned
+  const ended = await tellEndedCancellations(db, date)
+  if (ended > 0) counts.cancellation_ended = ended
   for (const { id: subscriptionId } of due) {
     const result = await renewOne(db, subscriptionId, date, deps, plans)
     counts[result.outcome] = (counts[result.outcome] ?? 0) + 1
@@ -265,6 +267,32 @@ async function planOf(db: DbOrTx, membershipId: string, plans: Map<string, Plan>
   let plan = plans.get(membershipId)
   if (!plan) plans.set(membershipId, (plan = toPlan(await membershipRow(db, membershipId))))
   return plan
+}
+
+/**
+ * The cancellations asked for at a cycle's end whose end date has passed: their end date was set when
+ * asked, so nothing else changes when it comes; integrators are told `membership_subscription.canceled`
+ * here, once (claimed by a conditional update, so two runs never both tell one).
+ */
+async function tellEndedCancellations(db: Db, date: Date): Promise<number> {
+  const ended = await db
+    .selectFrom('membership_subscriptions')
+    .select('id')
+    .where('cancellation_requested_at', 'is not', null)
+    .where('end_date', '<=', date.toISOString())
+    .where('cancellation_told', 'is', null)
+    .orderBy('end_date')
+    .execute()
+  let told = 0
+  for (const { id } of ended) {
+    await db.transaction().execute(async (tx) => {
+      const claimed = await tx.updateTable('membership_subscriptions').set({ cancellation_told: 1 }).where('id', '=', id).where('cancellation_told', 'is', null).executeTakeFirst()
+      if (Number(claimed.numUpdatedRows) !== 1) return
+      await recordSubscriptionEvent(tx, id, 'membership_subscription.canceled', date)
+      told++
+    })
+  }
+  return told
 }
 
 async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDeps, plans: Map<string, Plan>): Promise<UnitResult> {

@@ -606,6 +606,8 @@ function storedOrder(row: MembershipSubscriptionsTable, now: Date, pause: Member
 
 /** A subscription event with the subscription as GET answers it, written in the change's transaction. */
 export async function recordSubscriptionEvent(tx: DbOrTx, id: string, type: Extract<EventType, `membership_subscription.${string}`>, now: Date): Promise<void> {
+  // Told once: the CHARGE job tells the cancellations that ended by time alone, and no other.
+  if (type === 'membership_subscription.canceled') await tx.updateTable('membership_subscriptions').set({ cancellation_told: 1 }).where('id', '=', id).execute()
   const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
   await recordEvent(tx, { type, resourceId: id, data: await answer(tx, row, now) }, now)
 }

@@ -34,9 +34,20 @@ export async function up(db: Kysely<any>): Promise<void> {
   // nothing yet): online is derived from the last poll at read time, so the transition is found by
   // comparing with this and told once (replay_server.online / .offline).
   await db.schema.alterTable('replay_servers').addColumn('online_told', 'integer').execute()
+  // 1 once integrators were told a subscription is canceled. A cancellation at the cycle's end sets
+  // the end date when asked and takes effect by time alone; the CHARGE job tells it once that date
+  // has passed. The ones that ended before events existed count as told.
+  await db.schema.alterTable('membership_subscriptions').addColumn('cancellation_told', 'integer').execute()
+  await db
+    .updateTable('membership_subscriptions')
+    .set({ cancellation_told: 1 })
+    .where('cancellation_requested_at', 'is not', null)
+    .where('end_date', '<=', new Date().toISOString())
+    .execute()
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('membership_subscriptions').dropColumn('cancellation_told').execute()
   await db.schema.alterTable('replay_servers').dropColumn('online_told').execute()
   await db.schema.dropTable('outbox_events').execute()
   await db.schema.dropTable('outbox_sequence').execute()
