@@ -81,6 +81,14 @@ t.test('failures are one line on stderr and a non-zero exit', async (t) => {
   const unknown = await run('frobnicate')
   t.not(unknown.code, 0)
   t.match(unknown.stderr, /unknown command/)
+  // The names every object inherits are no commands: `club constructor` ran Object() on the context
+  // and printed the whole configuration, secrets included.
+  for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    const inherited = await run(name)
+    t.equal(inherited.code, 2, `club ${name}`)
+    t.equal(inherited.stdout, '')
+    t.match(inherited.stderr, `unknown command "${name}"`)
+  }
 })
 
 t.test('a bad DATABASE_URL-independent setting stops the CLI with the variable named', async (t) => {

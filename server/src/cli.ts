@@ -232,7 +232,10 @@ export async function runCli(
 ): Promise<number> {
   const words = argv.filter((a) => !a.startsWith('-'))
   // Up to three words: `club webhooks endpoints list`.
-  const name = [words.slice(0, 3).join(' '), words.slice(0, 2).join(' '), words[0]].find((n) => n !== undefined && (n in commands || n in standaloneCommands))
+  // Own keys only: `in` would take `constructor` or `toString`, which every object inherits, for commands.
+  const name = [words.slice(0, 3).join(' '), words.slice(0, 2).join(' '), words[0]].find(
+    (n) => n !== undefined && (Object.hasOwn(commands, n) || Object.hasOwn(standaloneCommands, n))
+  )
   if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
     out(await usage())
     return argv.length === 0 ? 1 : 0
