@@ -326,6 +326,18 @@ t.test('a player gets a replay from the court page on a phone: signed in, offlin
     await page.waitForSelector('#current[data-status="FAILED"]', { timeout: 60_000 })
     t.match(await page.textContent('#message'), 'The camera has no footage of that moment')
     await screenshot('replay-page-failed')
+
+    // Another court's page on the same phone: this court's session is refused there (403), so that
+    // page asks for a session of its own before its first tap instead of sending this one.
+    const other = (await server.call('POST', '/apis/v2/admin/courts', admin, { name: 'Court 4', area: { id: areaId } })).json as { id: string; slug: string }
+    await page.goto(`${origin}/r/${other.slug}`)
+    await page.waitForSelector('body[data-ready="true"]')
+    await page.tap('button.tap[data-seconds="30"]')
+    await page.waitForSelector('#current[data-id], #notice[data-kind="error"]')
+    t.notMatch(await page.textContent('#notice'), /another court's page/, "court 3's session was not sent for court 4")
+    const otherGuest = await page.evaluate(() => JSON.parse(localStorage.getItem('club.replays.guest')!))
+    t.equal(otherGuest.court, other.id, "the phone now keeps court 4's session")
+    t.not(otherGuest.token, guest.token)
   })
 
   await t.test('no page asked anything of another origin', async (t) => {
