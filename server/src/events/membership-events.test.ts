@@ -148,6 +148,9 @@ t.test('enrollments: an invitation created, accepted, the member removed; each p
   const removal = await events.next()
   t.same(removal.map((e) => e.type), ['membership_enrollment.removed'])
   t.same(removal[0]!.data, removed.json())
+  const again = await ctx.app.inject({ method: 'DELETE', url: `${SUBSCRIPTIONS}/${id}/enrollments/${enrollmentId}`, headers: { authorization: owner.authorization } })
+  t.same(again.json(), removed.json(), 'the same DELETE sent again answers it as it is')
+  t.same(await events.next(), [], 'and tells nothing again')
 })
 
 t.test('a pause with a fee: paused once its fee is paid, resumed when ended early', async (t) => {

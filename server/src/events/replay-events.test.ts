@@ -2,7 +2,7 @@
 // a replay requested and READY or FAILED, an update the box reports failed. No secret in any payload.
 import t from 'tap'
 import { tellConnectivity } from '../replay-servers/connectivity.js'
-import { ADMIN, poll } from '../replay-servers/test-helpers.js'
+import { ADMIN, approve, poll } from '../replay-servers/test-helpers.js'
 import { DEVICE, REPLAYS, SHA, filmedVenue, storedClip } from '../replays/test-helpers.js'
 import { eventReader } from './test-helpers.js'
 
@@ -13,6 +13,8 @@ t.test('a box registered then approved; a replay requested, READY, another FAILE
   t.same(box.map((e) => e.type), ['replay_server.registered', 'replay_server.approved'])
   t.match(box[0]!.data, { id: boxId, status: 'PENDING', deviceId: 'box-1' })
   t.match(box[1]!.data, { id: boxId, status: 'APPROVED', area: { id: venue.hall.id } })
+  t.equal((await approve(ctx, admin, boxId, { areaId: venue.hall.id })).statusCode, 200)
+  t.same(await events.next(), [], 'the same approval sent again changes nothing and tells nothing')
   await events.next()
 
   const created = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })).json()

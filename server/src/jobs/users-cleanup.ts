@@ -59,7 +59,7 @@ export async function runUsersCleanup(deps: ScheduledJobDeps, date: Date): Promi
  * when another run erased it first.
  */
 async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boolean> {
-  const user = await tx.selectFrom('users').select('email').where('id', '=', userId).where('erased_at', 'is', null).executeTakeFirst()
+  const user = await tx.selectFrom('users').select(['email', 'created_at']).where('id', '=', userId).where('erased_at', 'is', null).executeTakeFirst()
   if (!user) return false
   const email = erasedEmail(userId)
   await tx.updateTable('users').set({ email, first_name: null, last_name: null, password_hash: '', erased_at: now, updated_at: now }).where('id', '=', userId).execute()
@@ -91,10 +91,16 @@ async function eraseUser(tx: DbOrTx, userId: string, now: string): Promise<boole
     .where('user_id', '=', userId)
     .where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', now)]))
     .execute()
-  await recordUserEvent(tx, userId, 'user.deleted', new Date(now))
+  const erased = await recordUserEvent(tx, userId, 'user.deleted', new Date(now))
   // The user.created told before stays in the feed for EVENT_RETENTION_DAYS, and may be sent again
   // to an endpoint: it keeps its type and time but shows the user as erased, as user.deleted does.
-  const erased = await tx.selectFrom('outbox_events').select('data').where('resource_id', '=', userId).where('type', '=', 'user.deleted').orderBy('seq', 'desc').executeTakeFirstOrThrow()
-  await tx.updateTable('outbox_events').set({ data: erased.data }).where('resource_id', '=', userId).where('type', '=', 'user.created').execute()
+  // It was written at the user's creation: found by its time (indexed), not by a scan of the outbox.
+  await tx
+    .updateTable('outbox_events')
+    .set({ data: JSON.stringify(erased) })
+    .where('created_at', '=', user.created_at)
+    .where('resource_id', '=', userId)
+    .where('type', '=', 'user.created')
+    .execute()
   return true
 }

@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import fp from 'fastify-plugin'
-import { apiTags, eventPayloads, eventTypes, securitySchemes } from '@club/contract'
+import type { TSchema } from 'typebox'
+import { apiTags, eventPayloads, eventTypes, securitySchemes, type EventType } from '@club/contract'
 import { developmentBaseUrl, type Config } from '../config.js'
 
 /**
@@ -18,44 +19,20 @@ export function serverUrl(config: Config): string {
 }
 
 /**
- * A contract schema in OpenAPI 3.0's dialect, as @fastify/swagger writes the routes' schemas (its
- * converter is not exported): `anyOf` with a null member becomes `nullable`, `patternProperties`
- * becomes `additionalProperties`, `const` a one-value `enum`, `examples` its first `example`. Plain JSON in, plain JSON out.
- */
-export function toOpenapi30(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(toOpenapi30)
-  if (typeof schema !== 'object' || schema === null) return schema
-  const out: Record<string, unknown> = {}
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$id' || key === '$schema') continue
-    if (key === 'const') out.enum = [value]
-    else if (key === 'examples') out.example = (value as unknown[])[0]
-    else if (key === 'patternProperties') out.additionalProperties = toOpenapi30(Object.values(value as object)[0])
-    else if (key === 'properties') out.properties = Object.fromEntries(Object.entries(value as object).map(([name, s]) => [name, toOpenapi30(s)]))
-    else out[key] = toOpenapi30(value)
-  }
-  const members = out.anyOf as Array<Record<string, unknown>> | undefined
-  const rest = members?.filter((member) => member.type !== 'null')
-  if (members && rest && rest.length < members.length) {
-    // `anyOf: [X, {type: 'null'}]` is X that may be null; several non-null members stay an anyOf.
-    delete out.anyOf
-    Object.assign(out, rest.length === 1 ? rest[0] : { anyOf: rest }, { nullable: true })
-    // 3.0 wants `nullable` beside a `type`, and null among an enum's values when it may be null.
-    const values = out.enum as unknown[] | undefined
-    if (values) {
-      out.type ??= values.every((v) => typeof v === 'string') ? 'string' : undefined
-      out.enum = [...values, null]
-    }
-  }
-  return out
-}
-
-/**
  * One entry per event type: the body a webhook endpoint receives (Standard Webhooks' {type,
  * timestamp, data}) with `data` the resource's GET schema. The feed answers the same events.
  */
-function eventWebhooks(): { 'x-webhooks': Record<string, unknown> } {
-  // OpenAPI 3.1's `webhooks`, under the name 3.0 tools (Redoc) read; an extension the types cannot name.
+function eventWebhooks(): { schemas: Record<string, TSchema>; webhooks: Record<string, unknown> } {
+  // Each resource's schema once, under components: @fastify/swagger writes those in 3.0's dialect as
+  // it does the routes' schemas.
+  const schemas: Record<string, TSchema> = {}
+  const refOf = (type: EventType) => {
+    // e.g. replay_server.update_failed: ReplayServer
+    const name = type.slice(0, type.indexOf('.')).replace(/(^|_)([a-z])/g, (_, _sep, c: string) => c.toUpperCase())
+    schemas[name] ??= eventPayloads[type]
+    return { $ref: `#/components/schemas/${name}` }
+  }
+  // OpenAPI 3.1's `webhooks`, under the name 3.0 tools (Redoc) read.
   const webhooks = Object.fromEntries(
     eventTypes.map((type) => [
       type,
@@ -77,8 +54,7 @@ function eventWebhooks(): { 'x-webhooks': Record<string, unknown> } {
                   properties: {
                     type: { type: 'string', enum: [type] },
                     timestamp: { type: 'string', format: 'date-time' },
-                    // The contract's schema as plain JSON (TypeBox marks its objects with symbols), in 3.0's words.
-                    data: toOpenapi30(JSON.parse(JSON.stringify(eventPayloads[type])))
+                    data: refOf(type)
                   }
                 }
               }
@@ -89,12 +65,13 @@ function eventWebhooks(): { 'x-webhooks': Record<string, unknown> } {
       }
     ])
   )
-  return { 'x-webhooks': webhooks }
+  return { schemas, webhooks }
 }
 
 export default fp(
   async function openapi(app: FastifyInstance) {
     const config = app.config
+    const events = eventWebhooks()
     await app.register(swagger, {
       openapi: {
         openapi: '3.0.3',
@@ -117,8 +94,10 @@ export default fp(
         },
         servers: [{ url: serverUrl(config) }],
         tags: Object.entries(apiTags).map(([name, description]) => ({ name, description })),
-        components: { securitySchemes },
-        ...eventWebhooks()
+        // The schemas as plain JSON: TypeBox marks its objects with symbols.
+        components: { securitySchemes, schemas: JSON.parse(JSON.stringify(events.schemas)) },
+        // Spread: an extension the swagger types cannot name.
+        ...{ 'x-webhooks': events.webhooks }
       }
     })
     await app.register(swaggerUi, { routePrefix: '/documentation' })

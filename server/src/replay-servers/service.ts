@@ -518,7 +518,9 @@ async function change(
     const { id: _id, online_told: _told, ...columns } = updated
     await tx.updateTable('replay_servers').set(columns).where('id', '=', id).execute()
     const answer = toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id))
-    if (event) await recordEvent(tx, { type: event, resourceId: id, data: answer }, now)
+    // A repeated request (the same approval sent again) changes nothing, so tells nothing.
+    const changed = Object.entries(changes).some(([column, value]) => row[column as keyof Row] !== value)
+    if (event && changed) await recordEvent(tx, { type: event, resourceId: id, data: answer }, now)
     return answer
   })
 }

@@ -120,9 +120,11 @@ export function toUser(user: UserRecord, self = '/apis/v2/users/current'): User 
 }
 
 /** A user event with the user as GET users/current answers it (after an erasure: nothing personal left), in the change's transaction. */
-export async function recordUserEvent(tx: DbOrTx, userId: string, type: Extract<EventType, `user.${string}`>, now: Date): Promise<void> {
+export async function recordUserEvent(tx: DbOrTx, userId: string, type: Extract<EventType, `user.${string}`>, now: Date): Promise<User> {
   const row = await tx.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow()
-  await recordEvent(tx, { type, resourceId: userId, data: toUser(userRecord(row)) }, now)
+  const user = toUser(userRecord(row))
+  await recordEvent(tx, { type, resourceId: userId, data: user }, now)
+  return user
 }
 
 // Account erasure (issue 14): asked for now, carried out by the users-cleanup job after the grace period.
