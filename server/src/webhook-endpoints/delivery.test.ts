@@ -234,6 +234,16 @@ t.test('an endpoint failing for 3 days is disabled, its admins mailed; enabling 
   await receiver.waitFor((r) => r.some((d) => d.data.id === 'p2' && d.answered === 200))
   await ctx.app.webhookDelivery.idle()
   t.equal(receiver.received.filter((d) => d.id === first.id).length, attempts, 'the given-up delivery waits for an admin')
+
+  // An admin's retry is a fresh round: its waits start again from 5 s, not from the 6 h the given-up round reached.
+  receiver.answer = () => 503
+  t.equal((await call('POST', `${PATH}/${endpoint.id}/deliveries/${gaveUp.id}/retry`)).statusCode, 202)
+  await receiver.waitFor((r) => r.filter((d) => d.id === first.id).length === attempts + 1)
+  await ctx.app.webhookDelivery.idle()
+  const again = (await deliveries()).find((d) => d.id === gaveUp.id)
+  t.match(again, { status: 'RETRYING', responseStatus: 503 })
+  const wait = Date.parse(again.nextAttemptDate) - ctx.clock.now().getTime()
+  t.ok(wait >= 3_750 && wait <= 6_250, `the retried delivery's next attempt after 5 s ± 25% (${wait} ms)`)
 })
 
 t.test('DNS answering a private address at delivery time (rebinding) gets no request; the attempt says why', async (t) => {
