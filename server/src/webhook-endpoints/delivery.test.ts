@@ -293,6 +293,23 @@ t.test('settled deliveries and their attempts are kept RETENTION_DAYS, then user
   t.same(await ctx.app.db.selectFrom('endpoint_delivery_attempts').selectAll().execute(), [], 'the attempts went with it')
 })
 
+t.test('a retry of a delivery whose event is past EVENT_RETENTION_DAYS is a 409 that changes nothing', async (t) => {
+  const { ctx, receiver, call, endpoint, deliveries } = await setup(t)
+  await emit(ctx, 'package.issued', 'p1')
+  await receiver.waitFor((r) => r.length === 1)
+  await ctx.app.webhookDelivery.idle()
+  // The delivery is kept RETENTION_DAYS (90), its event EVENT_RETENTION_DAYS (30).
+  await later(ctx, 31 * DAY)
+  await ctx.app.jobs.run('users-cleanup', { trigger: 'cli' })
+  const [kept] = await deliveries()
+  const retried = await call('POST', `${PATH}/${endpoint.id}/deliveries/${kept.id}/retry`)
+  t.equal(retried.statusCode, 409)
+  t.match(errorOf(retried).message, /older than the events kept \(EVENT_RETENTION_DAYS\): it cannot be sent again/)
+  await later(ctx, MINUTE)
+  t.same(await deliveries(), [kept], 'the delivery as it was: no attempt, no new status')
+  t.equal(receiver.received.length, 1)
+})
+
 t.test('no answer within the timeout is a failed attempt that says so', async (t) => {
   const held: ServerResponse[] = []
   const silent = createServer((_req, res) => void held.push(res))
