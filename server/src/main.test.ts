@@ -1,35 +1,18 @@
-import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
+import type { Teardown } from './test-support/app.js'
+import { spawnServer } from './test-support/processes.js'
 
-const main = fileURLToPath(new URL('../dist/main.js', import.meta.url))
-
-function start(env: Record<string, string>) {
-  const child = spawn(process.execPath, [main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const listening = new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)
-      if (match) resolve(match[1]!)
-    })
-    void exited.then(() => reject(new Error(`exited before listening: ${stderr}`)))
-  })
-  listening.catch(() => {}) // a test that expects an early exit never awaits it
-  return { child, listening, exited, output: () => ({ stdout, stderr }) }
-}
+/** The built server with `env` over this process's environment. */
+const start = (t: Teardown, env: Record<string, string>) => spawnServer(t, { ...process.env, ...env })
 
 t.test('starts on a fresh data folder, serves the OpenAPI document, and stops cleanly on SIGTERM', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'club-main-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const database = join(dir, 'data', 'club.db')
-  const server = start({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database })
+  const server = start(t, { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database })
   const base = await server.listening
   t.ok(existsSync(database), 'the database is created and migrated on first start')
   const doc = (await (await fetch(`${base}/documentation/json`)).json()) as { openapi: string; paths: Record<string, any> }
@@ -37,22 +20,23 @@ t.test('starts on a fresh data folder, serves the OpenAPI document, and stops cl
   t.ok(doc.paths['/apis/v2/oauth2/token'].post)
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0)
-  t.match(server.output().stdout, /shutting down/)
+  t.match(server.stdout(), /shutting down/)
 })
 
 t.test('a bad setting stops the start with one line naming it', async (t) => {
-  const server = start({ PORT: 'abc' })
+  const server = start(t, { PORT: 'abc' })
   t.equal(await server.exited, 1)
-  t.equal(server.output().stderr, 'club server: PORT="abc" is not valid: expected a whole number >= 0 and <= 65535\n')
+  t.equal(server.stderr(), 'club server: PORT="abc" is not valid: expected a whole number >= 0 and <= 65535\n')
 })
 
 t.test('in production a development-only setting stops the start, naming each one', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'club-main-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const database = join(dir, 'club.db')
-  const server = start({ NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', DEVICE_TOKEN_SECRET: '', METRICS_TOKEN: '' })
+  const server = start(t, { NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', DEVICE_TOKEN_SECRET: '', METRICS_TOKEN: '' })
   t.equal(await server.exited, 1)
-  const { stderr, stdout } = server.output()
+  const stderr = server.stderr()
+  const stdout = server.stdout()
   t.match(stderr, /^club server: refusing to start in production/)
   t.match(stderr, /PAYMENT_PROVIDER=test accepts any card/)
   t.match(stderr, /DEVICE_TOKEN_SECRET is empty/)
@@ -63,20 +47,20 @@ t.test('in production a development-only setting stops the start, naming each on
 
   // CLUB_ENV says the same; with only the payment provider left, it alone is named.
   const secrets = { DEVICE_TOKEN_SECRET: 'd'.repeat(32), METRICS_TOKEN: 'm'.repeat(16), SMTP_URL: 'smtp://127.0.0.1:2525' }
-  const testProvider = start({ CLUB_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', ...secrets })
+  const testProvider = start(t, { CLUB_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', ...secrets })
   t.equal(await testProvider.exited, 1)
-  t.equal(testProvider.output().stderr.trim().split('\n').length, 2, 'one line for the refusal, one for the setting')
-  t.match(testProvider.output().stderr, /PAYMENT_PROVIDER=test/)
+  t.equal(testProvider.stderr().trim().split('\n').length, 2, 'one line for the refusal, one for the setting')
+  t.match(testProvider.stderr(), /PAYMENT_PROVIDER=test/)
 })
 
 t.test('in development the same settings are one warning at start', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'club-main-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const server = start({ PORT: '0', HOST: '127.0.0.1', DATABASE_URL: join(dir, 'club.db'), PAYMENT_PROVIDER: 'test', METRICS_TOKEN: 'm'.repeat(16), NODE_ENV: '', CLUB_ENV: '' })
+  const server = start(t, { PORT: '0', HOST: '127.0.0.1', DATABASE_URL: join(dir, 'club.db'), PAYMENT_PROVIDER: 'test', METRICS_TOKEN: 'm'.repeat(16), NODE_ENV: '', CLUB_ENV: '' })
   await server.listening
   server.child.kill('SIGTERM')
   t.equal(await server.exited, 0)
-  const warnings = server.output().stdout.split('\n').filter((line) => line.includes('development settings in use'))
+  const warnings = server.stdout().split('\n').filter((line) => line.includes('development settings in use'))
   t.equal(warnings.length, 1, 'warned once')
   t.match(warnings[0], /PAYMENT_PROVIDER=test/)
   t.match(warnings[0], /DEVICE_TOKEN_SECRET is empty/)

@@ -4,18 +4,16 @@
 // One SQLite file, or one PostgreSQL database when the suite runs there (run through scripts/postgres.mjs);
 // the servers count their rate limits in one Redis either way, and each sees the other's writes
 // at its very next request (read caches, status polls).
-import { spawn } from 'node:child_process'
 import { createHash, createHmac } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { testPostgresDatabase } from './test-support/postgres.js'
+import { club as runClub, clubJson as runClubJson, fetchJson, startServer as startProcess, type FetchInit, type StartedServer as Server } from './test-support/processes.js'
 import { redisServer } from './test-support/redis-server.js'
 
-const MAIN = fileURLToPath(new URL('../dist/main.js', import.meta.url))
-const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url))
 const ROUNDS = 15
 const FORUM_SECRET = 'multi-process forum secret'
 const FORUM = 'https://forum.example.org'
@@ -52,70 +50,17 @@ const env: Record<string, string> = {
   REPLAYS_REQUIRE_PACKAGE: 'true'
 }
 
-interface Server {
-  base: string
-  output(): string
-  stop(): Promise<number | null>
-}
-
-function startServer(): Promise<Server> {
-  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let out = ''
-  child.stdout.on('data', (d) => (out += d))
-  child.stderr.on('data', (d) => (out += d))
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  const stop = () => {
-    child.kill('SIGTERM')
-    return exited
-  }
-  t.teardown(() => void child.kill('SIGKILL'))
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', () => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-      if (match) resolve({ base: match[1]!, output: () => out, stop })
-    })
-    void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${out}`)))
-  })
-}
-
-interface CliResult {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function club(...args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-  let stdout = ''
-  let stderr = ''
-  child.stdout.on('data', (d) => (stdout += d))
-  child.stderr.on('data', (d) => (stderr += d))
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })))
-}
-
-async function clubJson(...args: string[]): Promise<any> {
-  const result = await club(...args)
-  if (result.code !== 0) throw new Error(`club ${args.join(' ')} failed: ${result.stderr}`)
-  return JSON.parse(result.stdout)
-}
+const startServer = () => startProcess(t, env)
+const club = (...args: string[]) => runClub(env, ...args)
+const clubJson = (...args: string[]) => runClubJson(env, ...args)
 
 /** Every answer any server gave, to check at the end that none was a 5xx. */
 const answers: Array<{ label: string; status: number; body: string }> = []
 
-async function call(base: string, label: string, path: string, init: RequestInit & { json?: unknown; form?: Record<string, string> } = {}) {
-  const headers = new Headers(init.headers)
-  let body = init.body
-  if (init.json !== undefined) {
-    headers.set('content-type', 'application/json')
-    body = JSON.stringify(init.json)
-  } else if (init.form) {
-    headers.set('content-type', 'application/x-www-form-urlencoded')
-    body = new URLSearchParams(init.form).toString()
-  }
-  const res = await fetch(`${base}${path}`, { ...init, headers, body })
-  const text = await res.text()
-  answers.push({ label, status: res.status, body: text })
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
+async function call(base: string, label: string, path: string, init: FetchInit = {}) {
+  const res = await fetchJson(base, path, init)
+  answers.push({ label, status: res.status, body: res.text })
+  return res
 }
 
 const statuses = (results: Array<{ status: number }>) => results.map((r) => r.status).sort((a, b) => a - b)

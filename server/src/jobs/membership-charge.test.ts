@@ -1,12 +1,11 @@
 // The CHARGE job through a year of renewals on an injected clock, its state machine (GRACE, HOLD,
 // cancelled), and the at-most-once rule raced between the server and a CLI process.
-import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { setDefaultPaymentMethod } from '../users/payment-methods.js'
 import { monthlyPlan } from '../memberships/test-fixtures.js'
 import { TestPaymentProvider, type ChargeInput } from '../payments/index.js'
 import { lossyProvider } from '../test-support/lossy-provider.js'
+import { club } from '../test-support/processes.js'
 import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { decideRenewal } from './membership-charge.js'
 
@@ -128,19 +127,10 @@ t.test('two runs at once, the server and a CLI process on one database: every su
   const bought = []
   for (let i = 0; i < 12; i++) bought.push((await buy()).subscription.id as string)
   const date = '2026-02-28T09:00:00.000Z'
-  const cli = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
   for (let round = 0; round < 3; round++) {
     const when = new Date(Date.parse(date) + round * 86_400_000 * 31).toISOString()
-    const child = spawn(process.execPath, [cli, 'memberships', 'run-job', 'CHARGE', '--date', when], {
-      env: { ...process.env, DATABASE_URL: ctx.config.DATABASE_URL },
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let out = ''
-    let err = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (err += d))
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
-    const [server, code] = await Promise.all([run(when), exited])
+    const cli = club({ ...process.env, DATABASE_URL: ctx.config.DATABASE_URL }, 'memberships', 'run-job', 'CHARGE', '--date', when)
+    const [server, { code, stdout: out, stderr: err }] = await Promise.all([run(when), cli])
     t.equal(code, 0, `the CLI run finished (${err.trim()})`)
     const cliRun = JSON.parse(out)
     const charged = server.users._total + cliRun.users._total

@@ -1,15 +1,13 @@
 // The "at most once" rule of the built-in scheduler across processes: two servers on one database,
 // each firing court-locking every second (and every job's catch-up at start), run each slot once.
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import { openDatabase } from '../db/database.js'
 import { testPostgresDatabase } from '../test-support/postgres.js'
+import { spawnServer } from '../test-support/processes.js'
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
 const SLOTS = 6
 
 t.test('two server processes on one database run each slot once', async (t) => {
@@ -26,16 +24,7 @@ t.test('two server processes on one database run each slot once', async (t) => {
     // Every second, so that a few slots pass in a test.
     JOB_SCHEDULE_COURT_LOCKING: '* * * * * *'
   }
-  const start = () => {
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    child.stderr.on('data', (d) => (out += d))
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    t.teardown(() => void child.kill('SIGKILL'))
-    return { output: () => out, stop: () => (child.kill('SIGTERM'), exited) }
-  }
-  const servers = [start(), start()]
+  const servers = [spawnServer(t, env), spawnServer(t, env)]
   const db = openDatabase(env.DATABASE_URL)
   t.teardown(() => db.destroy())
   // Wait for what the servers write, not for a time: SLOTS court-locking runs (bounded by a deadline).

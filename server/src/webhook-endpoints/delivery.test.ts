@@ -234,6 +234,16 @@ t.test('an endpoint failing for 3 days is disabled, its admins mailed; enabling 
   await receiver.waitFor((r) => r.some((d) => d.data.id === 'p2' && d.answered === 200))
   await ctx.app.webhookDelivery.idle()
   t.equal(receiver.received.filter((d) => d.id === first.id).length, attempts, 'the given-up delivery waits for an admin')
+
+  // An admin's retry is a fresh round: its waits start again from 5 s, not from the 6 h the given-up round reached.
+  receiver.answer = () => 503
+  t.equal((await call('POST', `${PATH}/${endpoint.id}/deliveries/${gaveUp.id}/retry`)).statusCode, 202)
+  await receiver.waitFor((r) => r.filter((d) => d.id === first.id).length === attempts + 1)
+  await ctx.app.webhookDelivery.idle()
+  const again = (await deliveries()).find((d) => d.id === gaveUp.id)
+  t.match(again, { status: 'RETRYING', responseStatus: 503 })
+  const wait = Date.parse(again.nextAttemptDate) - ctx.clock.now().getTime()
+  t.ok(wait >= 3_750 && wait <= 6_250, `the retried delivery's next attempt after 5 s ± 25% (${wait} ms)`)
 })
 
 t.test('DNS answering a private address at delivery time (rebinding) gets no request; the attempt says why', async (t) => {
@@ -281,6 +291,23 @@ t.test('settled deliveries and their attempts are kept RETENTION_DAYS, then user
   t.match(run, { kind: 'ran', run: { counts: { endpoint_deliveries_deleted: 1 } } })
   t.same(await deliveries(), [])
   t.same(await ctx.app.db.selectFrom('endpoint_delivery_attempts').selectAll().execute(), [], 'the attempts went with it')
+})
+
+t.test('a retry of a delivery whose event is past EVENT_RETENTION_DAYS is a 409 that changes nothing', async (t) => {
+  const { ctx, receiver, call, endpoint, deliveries } = await setup(t)
+  await emit(ctx, 'package.issued', 'p1')
+  await receiver.waitFor((r) => r.length === 1)
+  await ctx.app.webhookDelivery.idle()
+  // The delivery is kept RETENTION_DAYS (90), its event EVENT_RETENTION_DAYS (30).
+  await later(ctx, 31 * DAY)
+  await ctx.app.jobs.run('users-cleanup', { trigger: 'cli' })
+  const [kept] = await deliveries()
+  const retried = await call('POST', `${PATH}/${endpoint.id}/deliveries/${kept.id}/retry`)
+  t.equal(retried.statusCode, 409)
+  t.match(errorOf(retried).message, /older than the events kept \(EVENT_RETENTION_DAYS\): it cannot be sent again/)
+  await later(ctx, MINUTE)
+  t.same(await deliveries(), [kept], 'the delivery as it was: no attempt, no new status')
+  t.equal(receiver.received.length, 1)
 })
 
 t.test('no answer within the timeout is a failed attempt that says so', async (t) => {

@@ -3,29 +3,20 @@
 // middle of a burst of writes loses nothing: after a restart every committed change has one event in
 // the feed, and every event reaches the receiver. One SQLite file, or one PostgreSQL database when
 // the suite runs there. The receiver checks each delivery with the `standardwebhooks` package.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import t from 'tap'
 import type { Teardown } from '../test-support/app.js'
 import { testPostgresDatabase } from '../test-support/postgres.js'
+import { club as runClub, clubJson as runClubJson, fetchJson, startServer as startProcess, type StartedServer as Server } from '../test-support/processes.js'
 import { WebhookReceiver, type ReceivedDelivery } from '../test-support/webhook-receiver.js'
 import { IN_FLIGHT } from './worker.js'
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url))
-const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url))
 const TYPES = ['package.issued', 'package_redemption.created', 'package_redemption.canceled']
 
 // Servers started and killed, the lease run out once: well past the suite's default per file.
 t.setTimeout(300_000)
-
-interface Server {
-  base: string
-  child: ChildProcess
-  exited: Promise<unknown>
-}
 
 async function setup(t: Teardown) {
   const dir = mkdtempSync(join(tmpdir(), 'club-webhooks-'))
@@ -44,34 +35,9 @@ async function setup(t: Teardown) {
     // The shortest lease: a killed holder's successor waits at most this long.
     WEBHOOK_LEASE_SECONDS: '16'
   }
-  const startServer = (): Promise<Server> => {
-    const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let out = ''
-    child.stdout!.on('data', (d) => (out += d))
-    child.stderr!.on('data', (d) => (out += d))
-    const exited = new Promise((resolve) => child.on('exit', resolve))
-    t.teardown(() => void child.kill('SIGKILL'))
-    return new Promise((resolve, reject) => {
-      child.stdout!.on('data', () => {
-        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
-        if (match) resolve({ base: match[1]!, child, exited })
-      })
-      void exited.then((code) => reject(new Error(`server exited (${code}) before listening: ${out}`)))
-    })
-  }
-  const club = (...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    return new Promise((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })))
-  }
-  const clubJson = async (...args: string[]) => {
-    const result = await club(...args)
-    if (result.code !== 0) throw new Error(`club ${args.join(' ')}: ${result.stderr}`)
-    return JSON.parse(result.stdout)
-  }
+  const startServer = () => startProcess(t, env)
+  const club = (...args: string[]) => runClub(env, ...args)
+  const clubJson = (...args: string[]) => runClubJson(env, ...args)
   const receiver = await WebhookReceiver.start(t)
   const admin = await clubJson('users', 'create', '--email', 'admin@example.org', '--password', 'correct horse battery', '--role', 'admin')
   const endpoint = await clubJson('webhooks', 'endpoints', 'create', '--url', receiver.url, ...TYPES.flatMap((type) => ['--type', type]))
@@ -79,24 +45,8 @@ async function setup(t: Teardown) {
   return { env, startServer, club, clubJson, receiver, admin, endpoint }
 }
 
-async function json(base: string, path: string, init: { method?: string; bearer?: string; body?: unknown; form?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = {}
-  if (init.bearer) headers.authorization = `Bearer ${init.bearer}`
-  let body: string | undefined
-  if (init.body !== undefined) {
-    headers['content-type'] = 'application/json'
-    body = JSON.stringify(init.body)
-  } else if (init.form) {
-    headers['content-type'] = 'application/x-www-form-urlencoded'
-    body = new URLSearchParams(init.form).toString()
-  }
-  const res = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, body })
-  const text = await res.text()
-  return { status: res.status, body: text ? JSON.parse(text) : null }
-}
-
 async function signIn(base: string): Promise<string> {
-  const res = await json(base, '/apis/v2/oauth2/token', { method: 'POST', form: { grant_type: 'password', username: 'admin@example.org', password: 'correct horse battery' } })
+  const res = await fetchJson(base, '/apis/v2/oauth2/token', { method: 'POST', form: { grant_type: 'password', username: 'admin@example.org', password: 'correct horse battery' } })
   if (res.status !== 201) throw new Error(`sign-in: ${res.status}`)
   return res.body.access_token
 }
@@ -106,7 +56,7 @@ async function feed(base: string, bearer: string): Promise<Array<{ id: string; t
   const events = []
   let path = `/apis/v2/events?ipp=100&types=${TYPES.join(',')}`
   for (;;) {
-    const page = await json(base, path, { bearer })
+    const page = await fetchJson(base, path, { bearer })
     if (page.status !== 200) throw new Error(`feed: ${page.status} ${JSON.stringify(page.body)}`)
     events.push(...page.body.items)
     if (page.body.items.length < 100) return events
@@ -115,10 +65,10 @@ async function feed(base: string, bearer: string): Promise<Array<{ id: string; t
 }
 
 async function packageTemplate(base: string, bearer: string): Promise<string> {
-  const res = await json(base, '/apis/v2/templates', {
+  const res = await fetchJson(base, '/apis/v2/templates', {
     method: 'POST',
     bearer,
-    body: { name: '5 replays', type: 'PACKAGE', data: { validityDays: 30, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 5 }] } }
+    json: { name: '5 replays', type: 'PACKAGE', data: { validityDays: 30, items: [{ type: 'REPLAY', displayName: 'Replay', displayNamePlural: 'Replays', totalItems: 5 }] } }
   })
   if (res.status !== 201) throw new Error(`template: ${res.status} ${JSON.stringify(res.body)}`)
   return res.body.id
@@ -135,12 +85,12 @@ t.test('two servers and the CLI writing at once: every event is delivered, each 
   const [a, b] = await Promise.all([startServer(), startServer()])
   const bearer = await signIn(a.base)
   const template = await packageTemplate(a.base, bearer)
-  const issue = (server: Server) => json(server.base, '/apis/v2/packages', { method: 'POST', bearer, body: { template: { id: template }, user: { id: admin.id } } })
+  const issue = (server: Server) => fetchJson(server.base, '/apis/v2/packages', { method: 'POST', bearer, json: { template: { id: template }, user: { id: admin.id } } })
   const issued = await Promise.all(Array.from({ length: 20 }, (_, i) => issue(i % 2 ? a : b)))
   t.same([...new Set(issued.map((r) => r.status))], [201])
   // Redemptions through both servers while the CLI cancels some of them.
   const redeemed = await Promise.all(
-    issued.map((p, i) => json((i % 2 ? b : a).base, `/apis/v2/packages/${p.body.id}/redemptions`, { method: 'POST', bearer, body: { type: 'REPLAY', target: { replay: { id: `r${i}` } } } }))
+    issued.map((p, i) => fetchJson((i % 2 ? b : a).base, `/apis/v2/packages/${p.body.id}/redemptions`, { method: 'POST', bearer, json: { type: 'REPLAY', target: { replay: { id: `r${i}` } } } }))
   )
   t.same([...new Set(redeemed.map((r) => r.status))], [201])
   const cancels = await Promise.all([
@@ -173,7 +123,7 @@ t.test('a server killed (SIGKILL) in the middle of a burst of writes: after a re
   const template = await packageTemplate(first.base, bearer)
   let answered = 0
   const burst = Array.from({ length: 60 }, () =>
-    json(first.base, '/apis/v2/packages', { method: 'POST', bearer, body: { template: { id: template }, user: { id: admin.id } } })
+    fetchJson(first.base, '/apis/v2/packages', { method: 'POST', bearer, json: { template: { id: template }, user: { id: admin.id } } })
       .then((r) => {
         if (r.status === 201) answered++
         if (answered === 20) first.child.kill('SIGKILL')
@@ -186,7 +136,7 @@ t.test('a server killed (SIGKILL) in the middle of a burst of writes: after a re
   t.ok(outcomes.includes('cut'), `the kill cut the burst (${outcomes.filter((o) => o === 201).length} answered)`)
 
   const second = await startServer()
-  const packages = (await json(second.base, '/apis/v2/packages?ipp=100', { bearer: await signIn(second.base) })).body.items as Array<{ id: string }>
+  const packages = (await fetchJson(second.base, '/apis/v2/packages?ipp=100', { bearer: await signIn(second.base) })).body.items as Array<{ id: string }>
   t.ok(packages.length >= 20, `${packages.length} packages were committed`)
   const events = await feed(second.base, await signIn(second.base))
   t.same(events.map((e) => e.resource.id).sort(), packages.map((p) => p.id).sort(), 'each committed package has its one event, and no event lacks its package')

@@ -207,7 +207,9 @@ export async function retryEndpointDelivery(db: Db, endpointId: string, delivery
     if (endpoint.enabled === 0) throw new ConflictError(`webhook endpoint ${quote(endpointId)} is disabled: enable it (PATCH enabled=true) to send to it`)
     const kept = await tx.selectFrom('outbox_events').select('seq').where('seq', '=', row.event_seq).executeTakeFirst()
     if (!kept) throw new ConflictError(`event ${quote(row.event_id)} is older than the events kept (EVENT_RETENTION_DAYS): it cannot be sent again`)
-    const changes = { status: 'PENDING' as const, next_attempt_at: now, due_since: now, updated_at: now }
+    // A fresh round: 3 days from now, and its waits start again from 5 s (attempt_count counts the
+    // round's attempts; every attempt stays in endpoint_delivery_attempts).
+    const changes = { status: 'PENDING' as const, attempt_count: 0, next_attempt_at: now, due_since: now, updated_at: now }
     await tx.updateTable('endpoint_deliveries').set(changes).where('id', '=', deliveryId).execute()
     return { ...row, ...changes }
   })

@@ -236,15 +236,15 @@ export class DeliveryWorker {
       .orderBy('endpoint_deliveries.event_seq')
       .limit(BATCH)
       .execute()
-    // In order per resource: only a resource's earliest open delivery may go, and only when due; its
-    // next one goes in a later step, once this one has succeeded. Different resources go side by
+    // In order per resource: only a resource's earliest open delivery may go (all of these are due);
+    // its next one goes in a later step, once this one has succeeded. Different resources go side by
     // side, IN_FLIGHT at a time, so one receiver's round trip does not bound the endpoint's rate.
     const earliest = new Set<string>()
     const due: OpenDelivery[] = []
     for (const delivery of open) {
       if (earliest.has(delivery.resource_id)) continue
       earliest.add(delivery.resource_id)
-      if (delivery.next_attempt_at === null || delivery.next_attempt_at <= now) due.push(delivery)
+      due.push(delivery)
     }
     let stopped = false
     let succeeded = 0
