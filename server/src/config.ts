@@ -39,7 +39,7 @@ export const ConfigSchema = Type.Object({
     default: 'development',
     description:
       'production (also set by NODE_ENV=production) refuses to start with a setting meant for development only: ' +
-      'PAYMENT_PROVIDER=test, an empty DEVICE_TOKEN_SECRET, an empty METRICS_TOKEN or an empty SMTP_URL; development warns about them once at start'
+      'PAYMENT_PROVIDER=test, an empty DEVICE_TOKEN_SECRET or WEBHOOK_ENDPOINT_KEY, an empty METRICS_TOKEN or an empty SMTP_URL; development warns about them once at start'
   }),
   LOG_LEVEL: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { default: 'info' }),
   TRUST_PROXY: Type.String({
@@ -454,11 +454,14 @@ export function webhookSecrets(value: string): Buffer[] {
  * The defaults that make a developer's machine work and a real club unsafe, one sentence each naming
  * its setting: a server started for real use refuses them (main.ts), a development one warns once.
  */
-export function developmentOnlySettings(config: Pick<Config, 'PAYMENT_PROVIDER' | 'DEVICE_TOKEN_SECRET' | 'METRICS_TOKEN' | 'SMTP_URL'>): string[] {
+export function developmentOnlySettings(config: Pick<Config, 'PAYMENT_PROVIDER' | 'DEVICE_TOKEN_SECRET' | 'WEBHOOK_ENDPOINT_KEY' | 'METRICS_TOKEN' | 'SMTP_URL'>): string[] {
   const found: string[] = []
   if (config.PAYMENT_PROVIDER === 'test') found.push('PAYMENT_PROVIDER=test accepts any card but two and charges nobody: set PAYMENT_PROVIDER=stripe')
   if (!config.DEVICE_TOKEN_SECRET) {
     found.push('DEVICE_TOKEN_SECRET is empty: the key of every box token would sit in the database; set 32+ random characters')
+  }
+  if (!config.WEBHOOK_ENDPOINT_KEY) {
+    found.push("WEBHOOK_ENDPOINT_KEY is empty: the key of every webhook endpoint's signing secret would sit in the database; set 32+ random characters")
   }
   if (!config.METRICS_TOKEN) found.push('METRICS_TOKEN is empty, so /metrics is open to anyone: set a token of 16+ characters')
   // The log mailer writes each mail whole: a reset link in the log is a sign-in to its account for whoever reads the log.

@@ -33,20 +33,21 @@ t.test('in production a development-only setting stops the start, naming each on
   const dir = mkdtempSync(join(tmpdir(), 'club-main-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const database = join(dir, 'club.db')
-  const server = start(t, { NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', DEVICE_TOKEN_SECRET: '', METRICS_TOKEN: '' })
+  const server = start(t, { NODE_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', DEVICE_TOKEN_SECRET: '', WEBHOOK_ENDPOINT_KEY: '', METRICS_TOKEN: '' })
   t.equal(await server.exited, 1)
   const stderr = server.stderr()
   const stdout = server.stdout()
   t.match(stderr, /^club server: refusing to start in production/)
   t.match(stderr, /PAYMENT_PROVIDER=test accepts any card/)
   t.match(stderr, /DEVICE_TOKEN_SECRET is empty/)
+  t.match(stderr, /WEBHOOK_ENDPOINT_KEY is empty/, "a copy of the database would yield every endpoint's signing secret")
   t.match(stderr, /METRICS_TOKEN is empty, so \/metrics is open/)
   t.match(stderr, /SMTP_URL is empty/, 'the log mailer would write every reset link, a sign-in to the account, into the log')
   t.equal(stdout, '', 'nothing was started')
   t.notOk(existsSync(database), 'not even the database')
 
   // CLUB_ENV says the same; with only the payment provider left, it alone is named.
-  const secrets = { DEVICE_TOKEN_SECRET: 'd'.repeat(32), METRICS_TOKEN: 'm'.repeat(16), SMTP_URL: 'smtp://127.0.0.1:2525' }
+  const secrets = { DEVICE_TOKEN_SECRET: 'd'.repeat(32), WEBHOOK_ENDPOINT_KEY: 'w'.repeat(32), METRICS_TOKEN: 'm'.repeat(16), SMTP_URL: 'smtp://127.0.0.1:2525' }
   const testProvider = start(t, { CLUB_ENV: 'production', PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database, PAYMENT_PROVIDER: 'test', ...secrets })
   t.equal(await testProvider.exited, 1)
   t.equal(testProvider.stderr().trim().split('\n').length, 2, 'one line for the refusal, one for the setting')
