@@ -1,5 +1,5 @@
 import t from 'tap'
-import { loadConfig, ConfigError, parseCorsOrigins } from './config.js'
+import { loadConfig, ConfigError, ConfigSchema, SETTING_KEYWORDS, parseCorsOrigins } from './config.js'
 
 t.test('defaults', async (t) => {
   const config = loadConfig({})
@@ -27,6 +27,24 @@ t.test('values are converted from text', async (t) => {
   t.equal(config.PORT, 8080)
   t.equal(config.PASSWORD_GRANT_ENABLED, false)
   t.equal(config.LOG_LEVEL, 'warn')
+})
+
+t.test('whole numbers and booleans are read as an operator writes them, and nothing is guessed', async (t) => {
+  t.equal(loadConfig({ PORT: ' 8080 ' }).PORT, 8080)
+  for (const [text, value] of [['TRUE', true], ['1', true], ['False', false], ['0', false]] as const) {
+    t.equal(loadConfig({ PASSWORD_GRANT_ENABLED: text }).PASSWORD_GRANT_ENABLED, value, text)
+  }
+  // A fraction, a hexadecimal or a word is refused, not rounded or read as 1.
+  for (const text of ['8080.5', '0x1f90', 'true', '8e3']) t.throws(() => loadConfig({ PORT: text }), new RegExp(`^PORT="${text}" is not valid: expected a whole number`), text)
+  t.throws(() => loadConfig({ PASSWORD_GRANT_ENABLED: 'yes' }), /^PASSWORD_GRANT_ENABLED="yes" is not valid: expected true or false/)
+})
+
+t.test('every setting is checked: no schema uses a keyword loadConfig does not check', async (t) => {
+  for (const [key, schema] of Object.entries(ConfigSchema.properties)) {
+    const unchecked = Object.keys(schema).filter((keyword) => !(SETTING_KEYWORDS as readonly string[]).includes(keyword))
+    t.same(unchecked, [], key)
+    t.ok('enum' in schema || ['integer', 'string', 'boolean'].includes((schema as { type?: string }).type ?? ''), `${key} is a kind loadConfig converts`)
+  }
 })
 
 t.test('a bad value stops with one line naming the variable', async (t) => {

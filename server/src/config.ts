@@ -1,7 +1,6 @@
 // Environment → typed, validated configuration. The schema is the only definition of the settings:
 // the Config type is derived from it, and the README's table lists the same names.
 import Type, { type Static } from 'typebox'
-import { Value } from 'typebox/value'
 import { BlockList, isIP } from 'node:net'
 import cron from 'node-cron'
 import { isValidTimezone } from './billing/calendar.js'
@@ -363,11 +362,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   // The usual Node switch means the same: a deployment that says production anywhere is held to it.
   if (env.NODE_ENV === 'production') raw.CLUB_ENV = 'production'
-  const converted = Value.Convert(ConfigSchema, Value.Default(ConfigSchema, raw)) as Record<string, unknown>
+  const converted: Record<string, unknown> = {}
+  for (const key of keys) {
+    const schema = ConfigSchema.properties[key] as unknown as SettingSchema
+    converted[key] = key in raw ? fromText(schema, raw[key]) : schema.default
+  }
   const candidate = { ...converted, ...overrides }
   for (const key of keys) {
-    const schema = ConfigSchema.properties[key]
-    if (!Value.Check(schema, candidate[key])) {
+    const schema = ConfigSchema.properties[key] as unknown as SettingSchema
+    if (!fits(schema, candidate[key])) {
       const shown = env[key] ?? String(candidate[key])
       throw new ConfigError(`${key}=${JSON.stringify(shown)} is not valid: expected ${describe(schema as unknown as Record<string, unknown>)}`)
     }
@@ -490,6 +493,59 @@ function checkPayments(config: Config): void {
   if (!known) {
     throw new ConfigError(`CURRENCY=${JSON.stringify(config.CURRENCY.slice(0, 20))} is not valid: expected an ISO 4217 currency code, such as EUR`)
   }
+}
+
+/**
+ * What a setting's schema may say. Settings are flat text from the environment, so four kinds cover
+ * them; converting and checking these by hand spares every process (each CLI command, each test file)
+ * loading typebox/value, some 300 modules, to read its environment. config.test.ts fails when a
+ * setting's schema uses a keyword not in this list, so none can go unchecked.
+ */
+export const SETTING_KEYWORDS = ['type', 'enum', 'minimum', 'maximum', 'minLength', 'maxLength', 'pattern', 'default', 'description'] as const
+
+interface SettingSchema {
+  type?: 'integer' | 'string' | 'boolean'
+  enum?: readonly unknown[]
+  minimum?: number
+  maximum?: number
+  minLength?: number
+  maxLength?: number
+  pattern?: string
+  default?: unknown
+}
+
+/**
+ * An environment variable's text as its setting's type. Whole numbers only (no "1.5" taken as 1, no
+ * "0x10"); booleans as true/false in any case, or 1/0. Anything else stays text and fails `fits`.
+ */
+function fromText(schema: SettingSchema, text: unknown): unknown {
+  if (typeof text !== 'string') return text
+  const trimmed = text.trim()
+  if (schema.type === 'integer') return /^-?\d+$/.test(trimmed) ? Number(trimmed) : text
+  if (schema.type === 'boolean') {
+    const word = trimmed.toLowerCase()
+    return word === 'true' || word === '1' ? true : word === 'false' || word === '0' ? false : text
+  }
+  return text
+}
+
+const patterns = new Map<string, RegExp>()
+
+function fits(schema: SettingSchema, value: unknown): boolean {
+  if (schema.enum) return schema.enum.includes(value)
+  if (schema.type === 'boolean') return typeof value === 'boolean'
+  if (schema.type === 'integer') {
+    return Number.isSafeInteger(value) && (schema.minimum === undefined || (value as number) >= schema.minimum) && (schema.maximum === undefined || (value as number) <= schema.maximum)
+  }
+  if (schema.type !== 'string' || typeof value !== 'string') return false
+  // JSON Schema counts characters, not UTF-16 units.
+  const length = [...value].length
+  if (schema.minLength !== undefined && length < schema.minLength) return false
+  if (schema.maxLength !== undefined && length > schema.maxLength) return false
+  if (schema.pattern === undefined) return true
+  let pattern = patterns.get(schema.pattern)
+  if (!pattern) patterns.set(schema.pattern, (pattern = new RegExp(schema.pattern, 'u')))
+  return pattern.test(value)
 }
 
 function describe(schema: Record<string, unknown>): string {

@@ -23,11 +23,11 @@ t.test('an empty database logs one line on how to create the first admin; a data
 })
 
 t.test('at a terminal the log is readable lines, elsewhere JSON, and secrets are redacted in both', async (t) => {
-  t.equal(consoleStream(false), undefined, 'not a terminal: pino writes JSON to stdout')
+  t.equal(await consoleStream(false), undefined, 'not a terminal: pino writes JSON to stdout')
   const out = new PassThrough()
   let text = ''
   out.on('data', (chunk: Buffer) => (text += chunk.toString()))
-  const log = createLogger('info', consoleStream(true, out))
+  const log = createLogger('info', await consoleStream(true, out))
   log.info({ password: 'hunter2hunter2', port: 3000 }, 'listening')
   t.match(text, /INFO.*listening/)
   t.throws(() => JSON.parse(text.split('\n')[0]!), 'a readable line, not JSON')

@@ -7,7 +7,6 @@ import type { IncomingMessage } from 'node:http'
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import pino, { type DestinationStream, type Logger } from 'pino'
-import pretty from 'pino-pretty'
 
 /** Top-level fields of a logged object that would hold a secret, should anyone log one. */
 const SECRET_FIELDS = [
@@ -94,8 +93,10 @@ export function createLogger(level: string, stream: DestinationStream = buffered
  * for anything else (a service manager's journal, a log shipper), which is what machines parse.
  * Redaction happens in pino before either, so both are free of secrets.
  */
-export function consoleStream(isTty: boolean, destination: NodeJS.WritableStream = process.stdout): DestinationStream | undefined {
+export async function consoleStream(isTty: boolean, destination: NodeJS.WritableStream = process.stdout): Promise<DestinationStream | undefined> {
   if (!isTty) return undefined
+  // Loaded only for a terminal: no CLI command, test or service-managed server needs it.
+  const { default: pretty } = await import('pino-pretty')
   return pretty({ destination, sync: true, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
 }
 

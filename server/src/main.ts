@@ -23,7 +23,7 @@ async function main(): Promise<void> {
     process.exitCode = 1
     return
   }
-  const app = await buildApp({ config, logStream: consoleStream(process.stdout.isTTY === true) })
+  const app = await buildApp({ config, logStream: await consoleStream(process.stdout.isTTY === true) })
   // An upgraded server may still hold the release key it used to sign with: say so at every start.
   for (const warning of leftoverReleaseKeyWarnings(process.env, process.cwd())) app.log.warn({ setting: 'AGENT_RELEASE_PUBLIC_KEYS' }, warning)
   let closing = false

@@ -3,7 +3,7 @@
 // because a body may carry a single-use link.
 import { randomUUID } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { createTransport } from 'nodemailer'
+import type { Transporter } from 'nodemailer'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 
@@ -34,18 +34,18 @@ export class LogMailer implements Mailer {
 }
 
 export class SmtpMailer implements Mailer {
-  private readonly transport
+  private transport: Transporter | undefined
 
-  constructor(url: string, private readonly from: string) {
-    this.transport = createTransport(url)
-  }
+  constructor(private readonly url: string, private readonly from: string) {}
 
   async send(message: MailMessage): Promise<void> {
+    // nodemailer loads with the first message, not in every process that builds the app.
+    this.transport ??= (await import('nodemailer')).createTransport(this.url)
     await this.transport.sendMail({ from: this.from, to: message.to, subject: message.subject, text: message.text, ...(message.html ? { html: message.html } : {}) })
   }
 
   async close(): Promise<void> {
-    this.transport.close()
+    this.transport?.close()
   }
 }
 

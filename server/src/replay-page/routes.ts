@@ -5,7 +5,6 @@
 // (getCourtSign).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import { Value } from 'typebox/value'
 import { contentSecurityPolicy, sendPage, type PageFile } from '@club/web/pages'
 import { chooseLanguage, courtNotFoundHtml, courtPageHtml, wordsFor, type CourtWords } from '@club/web/court'
 import { Slug, replayPageRoutes } from '@club/contract'
@@ -29,6 +28,11 @@ function htmlPage(html: string, statusCode = 200): PageFile {
   return { body: Buffer.from(html), type: 'text/html; charset=utf-8', headers: PAGE_HEADERS, statusCode }
 }
 
+/** A court's slug as the contract writes it; anything else names no court, with no query asked. */
+const slugRule = Slug as unknown as { pattern: string; maxLength: number }
+const slugPattern = new RegExp(slugRule.pattern, 'u')
+const isSlug = (text: string) => text.length <= slugRule.maxLength && slugPattern.test(text)
+
 const replayPage: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
   const { assetsPath } = serveAssets(app as unknown as FastifyInstance, 'court', '/r')
@@ -43,7 +47,7 @@ const replayPage: FastifyPluginAsyncTypebox = async (app) => {
 
   app.get<{ Params: { slug: string } }>('/r/:slug', hidden, async (request, reply: FastifyReply) => {
     const { slug } = request.params
-    const court = Value.Check(Slug, slug) ? await app.db.selectFrom('courts').select(['id', 'name', 'slug']).where('slug', '=', slug).executeTakeFirst() : undefined
+    const court = isSlug(slug) ? await app.db.selectFrom('courts').select(['id', 'name', 'slug']).where('slug', '=', slug).executeTakeFirst() : undefined
     const { lang, words } = language(request)
     if (!court) {
       // A person with a browser gets a page in words; an API client the platform's error shape.

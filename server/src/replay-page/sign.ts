@@ -1,7 +1,6 @@
 // A court's printable sign: the club's name, the court's name, a QR code of its page and one line of
 // instructions. The SVG is drawn here (the QR matrix from the qrcode package, as one path of squares);
 // the A5 PDF is made with pdf-lib, the QR drawn as vector squares too, so it prints sharp at any size.
-import QRCode from 'qrcode'
 import { CourtSignQuery } from '@club/contract'
 import type { PDFFont } from 'pdf-lib'
 import { replayPageSeconds, type Config } from '../config.js'
@@ -21,7 +20,9 @@ const MM = 72 / 25.4
 const GREEN = '#0b5d3b'
 
 /** The QR code's dark modules as [column, row] pairs, and its size in modules (without the quiet zone). */
-function qrModules(url: string): { size: number; dark: Array<[number, number]> } {
+async function qrModules(url: string): Promise<{ size: number; dark: Array<[number, number]> }> {
+  // Loaded when a sign is first drawn, as pdf-lib is (below): few processes ever draw one.
+  const { default: QRCode } = await import('qrcode')
   // Level M: a sign gets scuffed and photographed at an angle; the address is short enough for it.
   const qr = QRCode.create(url, { errorCorrectionLevel: 'M' })
   const { size, data } = qr.modules
@@ -49,9 +50,9 @@ function qrLayout(size: number, side: number) {
   return { module, inset: 4 * module }
 }
 
-function courtSignSvg(text: SignText): string {
+async function courtSignSvg(text: SignText): Promise<string> {
   const { width, height } = A5_MM
-  const { size, dark } = qrModules(text.url)
+  const { size, dark } = await qrModules(text.url)
   const side = 110
   const x = (width - side) / 2
   const y = 52
@@ -117,7 +118,7 @@ async function courtSignPdf(text: SignText): Promise<Uint8Array> {
   page.drawRectangle({ x: 0, y: height - 30 * MM, width, height: 30 * MM, color: green })
   centred(bold, text.clubName, 9 * MM, height - 19 * MM, rgb(1, 1, 1))
   centred(bold, text.courtName, 12 * MM, height - 46 * MM)
-  const { size, dark } = qrModules(text.url)
+  const { size, dark } = await qrModules(text.url)
   const side = 110 * MM
   const { module, inset } = qrLayout(size, side)
   const left = (width - side) / 2
@@ -151,5 +152,5 @@ export async function courtSign(
     instructions: fill(words['sign.instructions'], { seconds: replayPageSeconds(config)[0]! })
   }
   if (format === 'pdf') return { type: 'application/pdf', body: Buffer.from(await courtSignPdf(text)) }
-  return { type: 'image/svg+xml; charset=utf-8', body: Buffer.from(courtSignSvg(text)) }
+  return { type: 'image/svg+xml; charset=utf-8', body: Buffer.from(await courtSignSvg(text)) }
 }

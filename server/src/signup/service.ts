@@ -2,7 +2,6 @@
 // with a 10-minute life, 5 checks, and limits against SMS pumping (cooldown, per-number and
 // per-IP caps). Codes this server makes are kept only as HMAC(pepper, sessionId + code).
 import { randomInt, randomUUID } from 'node:crypto'
-import { parsePhoneNumberFromString } from 'libphonenumber-js'
 import type { PhoneVerificationRequest, PhoneVerificationSession, ValidationError } from '@club/contract'
 import { sql } from 'kysely'
 import type { Clock } from '../clock.js'
@@ -27,9 +26,11 @@ export interface PhoneVerificationDeps {
 }
 
 /** The number in E.164, or a 400 naming the field. */
-export function parsePhoneNumber(raw: string | undefined): string {
+export async function parsePhoneNumber(raw: string | undefined): Promise<string> {
   if (raw === undefined || raw === '') throw new BadRequestError('phoneNumber is required')
-  const parsed = /^\+[1-9]\d{1,14}$/.test(raw) ? parsePhoneNumberFromString(raw) : undefined
+  // libphonenumber-js and its metadata (over 100 modules) load on the first signup, not in every
+  // process that builds the app (each CLI command, each test file).
+  const parsed = /^\+[1-9]\d{1,14}$/.test(raw) ? (await import('libphonenumber-js')).parsePhoneNumberFromString(raw) : undefined
   if (!parsed || !parsed.isValid()) throw new BadRequestError('phoneNumber must be a valid phone number in E.164 form, e.g. +14155552671')
   return parsed.number
 }
@@ -78,7 +79,7 @@ export async function sendVerificationCode(
   clientIp: string,
   deps: PhoneVerificationDeps
 ): Promise<PhoneVerificationSession> {
-  const phoneNumber = parsePhoneNumber(request.phoneNumber)
+  const phoneNumber = await parsePhoneNumber(request.phoneNumber)
   if (deps.provider.requiresRecaptcha && !request.recaptchaToken) throw new BadRequestError('recaptchaToken is required to send a code')
   const now = deps.clock.now()
   const hourAgo = new Date(now.getTime() - HOUR_MS).toISOString()
@@ -181,7 +182,7 @@ async function sessionToVerify(db: Db, request: PhoneVerificationRequest, deps: 
     throw new BadRequestError('verificationCode needs a sessionId, or a verificationId with the phoneNumber')
   }
   if (deps.provider.name !== 'firebase') throw new BadRequestError('verificationId is accepted only when the browser-SDK provider is configured')
-  const phoneNumber = parsePhoneNumber(request.phoneNumber)
+  const phoneNumber = await parsePhoneNumber(request.phoneNumber)
   const existing = await db
     .selectFrom('phone_verifications')
     .selectAll()
