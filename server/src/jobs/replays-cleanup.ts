@@ -5,7 +5,7 @@
 // go too, in batches.
 import { sql } from 'kysely'
 import { DAY_MS } from '../instants.js'
-import { deleteExpiredReplays } from '../replays/service.js'
+import { deleteExpiredReplays } from '../replays/clips.js'
 import { ReplayStorage } from '../replays/storage.js'
 import { count, purge, type ScheduledJobDeps } from './deps.js'
 import type { JobResult } from './runs.js'

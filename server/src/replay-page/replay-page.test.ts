@@ -13,7 +13,7 @@ import { testVenue } from '../test-support/venue.js'
 import { adminOf, approve, camera, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
 import { wrap } from './sign.js'
 import { runCli } from '../cli.js'
-import { deleteExpiredReplays } from '../replays/service.js'
+import { deleteExpiredReplays } from '../replays/clips.js'
 import { sha256Hex } from '../crypto.js'
 
 const GUESTS_ON = { REPLAYS_GUEST: 'true', REPLAYS_REQUIRE_ACCOUNT: 'false' }

@@ -3,7 +3,7 @@
 import type { Config } from '../config.js'
 import type { Clock } from '../clock.js'
 import { hmacSha256Hex } from '../crypto.js'
-import type { ReplayDeps } from './service.js'
+import type { ReplayDeps } from './replay.js'
 import { ReplayStorage } from './storage.js'
 
 export function replayDeps(config: Config, clock: Clock, tokenKey: string): ReplayDeps {

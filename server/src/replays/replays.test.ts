@@ -15,7 +15,9 @@ import { DEVICE, REPLAYS, SHA, filmedVenue as setup, storedClip } from './test-h
 import { boxCallDeps } from '../replay-servers/box-call.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
-import { chooseCamera, deleteExpiredReplays, replayInterval, transitionError } from './service.js'
+import { chooseCamera, replayInterval } from './service.js'
+import { transitionError } from './device.js'
+import { deleteExpiredReplays } from './clips.js'
 import { ReplayStorage } from './storage.js'
 
 t.test('chooseCamera: the named camera when it films the court, else the first enabled one that does', async (t) => {

@@ -10,19 +10,10 @@ import { createGuestSession, guestSettings } from './guests.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
 import { boxCallDeps } from '../replay-servers/box-call.js'
-import {
-  createReplay,
-  deleteReplay,
-  failUnansweredReplays,
-  getReplay,
-  listDeviceReplays,
-  listReplays,
-  openReplayDownload,
-  presentNewReplay,
-  setDeviceReplayStatus,
-  takeDownReplay,
-  type Requester
-} from './service.js'
+import { createReplay, deleteReplay, failUnansweredReplays, getReplay, listReplays, presentNewReplay, takeDownReplay } from './service.js'
+import { listDeviceReplays, setDeviceReplayStatus } from './device.js'
+import { openReplayDownload } from './clips.js'
+import type { Requester } from './replay.js'
 import { replayDeps } from './deps.js'
 import type { Viewer } from '../footage-access/service.js'
 

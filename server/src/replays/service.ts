@@ -1,106 +1,37 @@
-// Replays: a player asks for the last seconds of a court; the box whose camera films it cuts the clip,
-// uploads it and reports its progress; the player downloads it through a short-lived link. Rules and
-// SQL live here; the routes map HTTP to these functions.
+// Replays, the player's side: a player asks for the last seconds of a court, reads and deletes their
+// replays; staff take one down. The box's side is device.ts, a stored clip's life clips.ts, what they
+// share replay.ts. Rules and SQL live here; the routes map HTTP to these functions.
 import { randomUUID } from 'node:crypto'
-import { replayDeviceRoutes } from '@club/contract'
-import type {
-  EventType,
-  DeviceReplay,
-  DeviceReplayCollection,
-  DeviceReplayStatusChange,
-  Replay,
-  ReplayListQuery,
-  ReplayRequest,
-  ReplayServerConfig,
-  ReplayStatus
-} from '@club/contract'
+import type { Replay, ReplayListQuery, ReplayRequest, ReplayServerConfig } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
-import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
-import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
-import { recordEvent } from '../events/outbox.js'
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  HttpError,
+  NotFoundError,
+  PaymentRequiredError,
+  quote
+} from '../errors.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
 import { refuseDoNotFilm } from '../do-not-film/service.js'
-import { redeemFromAnyIn, returnUndeliveredIn, type RedemptionDeps } from '../packages/redemptions.js'
-import { collection, paged, pageRequest } from '../paging.js'
+import { redeemFromAnyIn } from '../packages/redemptions.js'
+import { paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
-import { BucketError, BucketObjectMissingError, checkLocation } from '@club/storage'
-import type { ReplayStorage } from './storage.js'
-
-export interface ReplaySettings {
-  defaultSeconds: number
-  maxSeconds: number
-  /** How far back a member's or guest's replay may end (REPLAY_MAX_AGE_SECONDS). */
-  maxAgeSeconds: number
-  urlTtlSeconds: number
-  requestTimeoutSeconds: number
-  requirePackage: boolean
-}
-
-export interface ReplayDeps {
-  clock: Clock
-  settings: ReplaySettings
-  redemption: RedemptionDeps
-  storage: ReplayStorage
-}
-
-/**
- * Who asks: a signed-in user (an Actor), or a guest of a court page (REPLAYS_GUEST), who sees only the
- * replays made with their token and pays with no package item.
- */
-export type Requester = Viewer['who']
-
-const isGuest = (requester: Requester): requester is { guestId: string } => 'guestId' in requester
-
-const PATH = '/apis/v2/replays'
-/** Statuses a box still has work to do in. */
-const IN_PROGRESS: ReplayStatus[] = ['REQUESTED', 'EXPORTING', 'UPLOADING']
-const FINAL: ReplayStatus[] = ['READY', 'FAILED', 'EXPIRED', 'TAKEN_DOWN']
-
-/**
- * What a replay's takedown shows: when, to everyone who sees the replay; who and why only to staff
- * (the reason may be about someone else in the picture, and names the member of staff).
- */
-function takedownOf(row: ReplaysTable, requester: Requester | null): Replay['takedown'] {
-  if (row.taken_down_at === null) return undefined
-  if (requester === null || isGuest(requester) || !isStaff(requester)) return { date: row.taken_down_at }
-  return { date: row.taken_down_at, by: row.taken_down_by === null ? null : { id: row.taken_down_by }, reason: row.taken_down_reason ?? '' }
-}
-
-/**
- * The one row → API shape mapping; the download link is added by the caller when READY. `requester`
- * null: the command line, which sees what staff see.
- */
-function toReplay(row: ReplaysTable, requester: Requester | null, link?: { url: string; expiresAt: Date }): Replay {
-  const takedown = takedownOf(row, requester)
-  return {
-    id: row.id,
-    status: row.status,
-    ...(row.reason !== null ? { reason: row.reason } : {}),
-    user: row.user_id === null ? null : { id: row.user_id },
-    court: { id: row.court_id },
-    camera: { id: row.camera_id },
-    start: row.start_at,
-    end: row.end_at,
-    durationSeconds: row.duration_seconds,
-    sizeBytes: row.size_bytes,
-    ...(link ? { downloadUrl: link.url, downloadUrlExpiresAt: link.expiresAt.toISOString() } : {}),
-    ...(takedown ? { takedown } : {}),
-    createdDate: row.created_at,
-    updatedDate: row.updated_at,
-    _links: { self: { href: `${PATH}/${row.id}` } }
-  }
-}
-
-/**
- * A replay event with the replay as GET shows it to staff, written in the change's transaction. No
- * download link: a link is signed for one viewer and handing it out is a look at the footage.
- */
-async function recordReplayEvent(tx: DbOrTx, id: string, type: Extract<EventType, `replay.${string}`>, now: Date): Promise<void> {
-  const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-  await recordEvent(tx, { type, resourceId: id, data: toReplay(row, null) }, now)
-}
+import {
+  IN_PROGRESS,
+  PATH,
+  giveBack,
+  isGuest,
+  recordReplayEvent,
+  removeClip,
+  toReplay,
+  type ReplayDeps,
+  type ReplaySettings,
+  type Requester
+} from './replay.js'
 
 /** An approved box of the court's area with its configuration. */
 interface CandidateBox {
@@ -176,14 +107,6 @@ async function checkGuestCourt(db: DbOrTx, guestId: string, courtId: string): Pr
   if (guest?.court_id !== courtId) {
     throw new ForbiddenError(`body.court.id: this guest session was made on another court's page; a guest asks only for that court's replays (open the page of court ${courtId})`)
   }
-}
-
-/** Whether a box may move a replay from `current` to `next`: only forward, never out of a final status. */
-export function transitionError(current: ReplayStatus, next: DeviceReplayStatusChange['status']): string | null {
-  if (FINAL.includes(current)) return `the replay is ${current} already`
-  // A box restarted mid-way begins again: EXPORTING after UPLOADING is allowed, as is repeating one.
-  if (current === 'REQUESTED' && next === 'UPLOADING') return 'a replay is exported before it is uploaded'
-  return null
 }
 
 /** A replay asked for by `viewer` (a member, staff, an admin or a guest), written with its footage log row. */
@@ -263,13 +186,6 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
     await recordFootageAccess(tx, viewer, [look], now)
     return row
   })
-}
-
-/** Gives back the package item an unfinished replay was paid with, in the transaction that ends it. */
-async function giveBack(tx: DbOrTx, row: Pick<ReplaysTable, 'user_id' | 'package_id' | 'redemption_id'>, deps: ReplayDeps): Promise<void> {
-  if (row.package_id === null || row.redemption_id === null || row.user_id === null) return
-  // As the holder: the package is theirs, so it is visible to them.
-  await returnUndeliveredIn(tx, row.package_id, row.redemption_id, { id: row.user_id, role: 'member' }, deps.redemption.clock)
 }
 
 /**
@@ -367,28 +283,6 @@ export async function listReplays(db: Db, query: ReplayListQuery, viewer: Viewer
   return paged(items, Number(count.total), request, PATH, { court: query.court, status: query.status, user: query.user })
 }
 
-/**
- * The bucket a replay's clip was stored in: as recorded when it was reported READY, or (a replay made
- * READY before migration 0023) its box's bucket now; null when neither is known.
- */
-async function clipBucket(db: DbOrTx, row: Pick<ReplaysTable, 'bucket' | 'replay_server_id'>): Promise<string | null> {
-  if (row.bucket !== null || row.replay_server_id === null) return row.bucket
-  const box = await db.selectFrom('replay_servers').select('config').where('id', '=', row.replay_server_id).executeTakeFirst()
-  return parseConfig(box?.config ?? null)?.cloudStorageBucket ?? null
-}
-
-/** Deletes a replay's stored clip now, or a 502 that says the bucket would not (nothing else changed). */
-async function removeClip(db: DbOrTx, row: Pick<ReplaysTable, 'id' | 'location' | 'bucket' | 'replay_server_id'>, deps: ReplayDeps): Promise<void> {
-  if (row.location === null) return
-  try {
-    await deps.storage.remove(row.location, await clipBucket(db, row))
-  } catch (err) {
-    // The bucket's own words may name its credentials' account; only what kind of failure it was.
-    const why = err instanceof BucketError ? err.message : (err as Error).name
-    throw new BadGatewayError(`the clip of replay ${quote(row.id)} could not be deleted from its bucket now (${why}): try again`)
-  }
-}
-
 /** Removes a replay: its stored clip first (a clip left behind would outlive its record), then the record. */
 export async function deleteReplay(db: Db, id: string, requester: Requester, deps: ReplayDeps): Promise<void> {
   const row = await visibleReplay(db, id, requester)
@@ -438,175 +332,3 @@ export async function takeDownReplay(db: Db, id: string, by: Actor | null, reaso
   return toReplay({ ...row, location: null }, by ?? null)
 }
 
-/**
- * The stored file of a READY file:// replay, opened, when the link's signature and expiry hold: only
- * inside the bucket it was reported in, symbolic links followed (@club/storage refuses the rest). The
- * caller closes the handle.
- */
-export async function openReplayDownload(db: Db, id: string, expires: number, signature: string, deps: ReplayDeps) {
-  if (!deps.storage.checkFileLink(id, expires, signature, deps.clock.now())) {
-    throw new HttpError(403, 'this download link is not valid or has expired: ask for the replay again to get a fresh one')
-  }
-  const row = await db.selectFrom('replays').select(['status', 'location', 'bucket', 'replay_server_id']).where('id', '=', id).executeTakeFirst()
-  if (row?.status === 'TAKEN_DOWN') throw new HttpError(410, `replay ${quote(id)} was taken down: its clip is deleted`)
-  if (!row || row.status !== 'READY' || !row.location?.startsWith('file://')) throw new NotFoundError(`no stored clip of replay ${quote(id)}`)
-  try {
-    return await deps.storage.openFile(row.location, await clipBucket(db, row))
-  } catch (err) {
-    if (!(err instanceof BucketError)) throw err
-    // Gone, or leading out of its bucket: either way there is nothing this link may serve.
-    throw new NotFoundError(`the clip of replay ${quote(id)} is not stored in its bucket${err instanceof BucketObjectMissingError ? ' any more' : ''}`)
-  }
-}
-
-function toDeviceReplay(row: Pick<ReplaysTable, 'id' | 'status' | 'camera_id' | 'start_at' | 'end_at'>): DeviceReplay {
-  return { id: row.id, status: row.status, cameraId: row.camera_id, start: row.start_at, end: row.end_at }
-}
-
-/** What a box must still cut or upload, oldest first. */
-export async function listDeviceReplays(db: Db, replayServerId: string, deps: ReplayDeps): Promise<DeviceReplayCollection> {
-  await failUnansweredReplays(db, deps)
-  const rows = await db
-    .selectFrom('replays')
-    .select(['id', 'status', 'camera_id', 'start_at', 'end_at'])
-    .where('replay_server_id', '=', replayServerId)
-    .where('status', 'in', IN_PROGRESS)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute()
-  return collection(rows.map(toDeviceReplay), replayDeviceRoutes.list.url)
-}
-
-/**
- * Refuses, as a 400 naming why, a READY location outside the box's bucket: by its text for s3:// and
- * gs://, by where it really is for file:// (a symbolic link in the folder may point anywhere).
- */
-async function checkReadyLocation(db: DbOrTx, replayServerId: string, location: string): Promise<string> {
-  const box = await db.selectFrom('replay_servers').select('config').where('id', '=', replayServerId).executeTakeFirstOrThrow()
-  const bucket = parseConfig(box.config)?.cloudStorageBucket
-  if (bucket === undefined) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket: it has none`)
-  try {
-    await checkLocation(bucket, location)
-  } catch (err) {
-    if (err instanceof BucketError) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket: ${err.message}`)
-    throw err
-  }
-  return bucket
-}
-
-/**
- * A clip a box stored for a replay its player deleted meanwhile (DELETE while UPLOADING): no row names
- * it any more, so neither a takedown nor replays/cleanup would ever delete it; it goes now. Only a
- * clip in the box's bucket (checked already) named after the replay (`<camera>/<id>.mp4`, as boxes
- * store them) of an id no replay has, so a box never makes the server delete anything else.
- */
-async function removeOrphanClip(db: Db, id: string, location: string, bucket: string, deps: ReplayDeps): Promise<void> {
-  let name: string | undefined
-  try {
-    name = decodeURIComponent(new URL(location).pathname).split('/').pop()
-  } catch {
-    return
-  }
-  if (name !== `${id}.mp4`) return
-  if (await db.selectFrom('replays').select('id').where('id', '=', id).executeTakeFirst()) return
-  await removeClip(db, { id, location, bucket, replay_server_id: null }, deps)
-}
-
-/** A box's report of a replay's progress. A failure gives the package item back. */
-export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: string, change: DeviceReplayStatusChange, deps: ReplayDeps): Promise<DeviceReplay> {
-  const now = deps.clock.now().toISOString()
-  // The server signs links to, serves and deletes whatever is here: only what lies in the box's own
-  // bucket once decoded (`%2e%2e` is `..`) and resolved, checked before the transaction (file system work).
-  const bucket = change.status === 'READY' ? await checkReadyLocation(db, replayServerId, change.location) : null
-  const row = await db.transaction().execute(async (tx) => {
-    const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
-    if (!row) return null
-    const problem = transitionError(row.status, change.status)
-    if (problem) return { row, problem }
-    let set: Partial<ReplaysTable> = { status: change.status, updated_at: now }
-    if (change.status === 'READY') {
-      set = { ...set, location: change.location, bucket, duration_seconds: change.durationSeconds, size_bytes: change.sizeBytes, sha256: change.sha256 }
-    }
-    if (change.status === 'FAILED') set = { ...set, reason: change.reason }
-    // Conditional on the status read: a takedown committed in between (PostgreSQL reads committed
-    // rows) is not overwritten by READY, nor is a replay given up by its redemption's cancellation in
-    // another process (packages/redemptions.ts), so the item and the replay never both stay; the box
-    // is told, and its clip deleted, below.
-    const done = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
-    if (Number(done.numUpdatedRows) !== 1) {
-      const current = await tx.selectFrom('replays').select('status').where('id', '=', row.id).executeTakeFirstOrThrow()
-      return { row: { ...row, status: current.status }, problem: `the replay is ${current.status} already` }
-    }
-    if (change.status === 'FAILED') await giveBack(tx, row, deps)
-    if (change.status === 'READY' || change.status === 'FAILED') {
-      await recordReplayEvent(tx, row.id, change.status === 'READY' ? 'replay.ready' : 'replay.failed', new Date(now))
-    }
-    return { row: { ...row, ...set } as ReplaysTable, problem: null }
-  })
-  if (row === null) {
-    if (change.status === 'READY') await removeOrphanClip(db, id, change.location, bucket!, deps)
-    throw new NotFoundError(`this box has no replay ${quote(id)}`)
-  }
-  if (row.problem !== null) {
-    // Taken down, or given up by its member, while the box was cutting it: the clip it uploaded
-    // anyway leaves the bucket now.
-    if ((row.row.status === 'TAKEN_DOWN' || row.row.status === 'FAILED') && change.status === 'READY') {
-      await removeClip(db, { ...row.row, location: change.location, bucket }, deps)
-    }
-    throw new ConflictError(`replay ${row.row.id}: ${row.problem}`)
-  }
-  return toDeviceReplay(row.row)
-}
-
-/**
- * The replays/cleanup job's work (the webhooks issue wires it): every replay older than
- * `retentionDays` loses its stored clip and becomes EXPIRED, and a taken-down replay's clip still
- * stored is deleted. A clip that cannot be deleted now keeps its replay as it is, for the next run.
- * Answers how many expired.
- */
-export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 'remove'>, now: Date, retentionDays: number): Promise<number> {
-  const before = new Date(now.getTime() - retentionDays * 86_400_000).toISOString()
-  const rows = await db
-    .selectFrom('replays')
-    .select(['id', 'location', 'bucket', 'replay_server_id'])
-    // A taken-down replay stays as it is: its record is what the takedown keeps.
-    .where('status', 'not in', ['EXPIRED', 'TAKEN_DOWN'])
-    .where('created_at', '<', before)
-    .orderBy('created_at')
-    .execute()
-  let expired = 0
-  for (const row of rows) {
-    try {
-      if (row.location !== null) await storage.remove(row.location, await clipBucket(db, row))
-    } catch {
-      continue
-    }
-    // Not over a takedown made since the select: its record stays TAKEN_DOWN.
-    await db.transaction().execute(async (tx) => {
-      const done = await tx.updateTable('replays').set({ status: 'EXPIRED', location: null, updated_at: now.toISOString() }).where('id', '=', row.id).where('status', '!=', 'TAKEN_DOWN').executeTakeFirst()
-      if (Number(done.numUpdatedRows) === 1) await recordReplayEvent(tx, row.id, 'replay.expired', now)
-    })
-    expired++
-  }
-  // A takedown's clip the bucket would not delete then (its 502): tried again on every run, whatever
-  // its age, so that it goes even when no one takes the replay down again.
-  const leftovers = await db.selectFrom('replays').select(['id', 'location', 'bucket', 'replay_server_id']).where('status', '=', 'TAKEN_DOWN').where('location', 'is not', null).execute()
-  for (const row of leftovers) {
-    try {
-      await storage.remove(row.location!, await clipBucket(db, row))
-    } catch {
-      continue
-    }
-    await db.updateTable('replays').set({ location: null }).where('id', '=', row.id).where('location', '=', row.location).execute()
-  }
-  // A guest whose token has expired can read nothing any more; once its last clip is gone too, its row
-  // (and its expired replays, by cascade) goes, so the table does not grow with every phone that came.
-  await db
-    .deleteFrom('replay_guests')
-    .where('expires_at', '<', now.toISOString())
-    .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('replays').select('replays.id').whereRef('replays.guest_id', '=', 'replay_guests.id').where('replays.status', '!=', 'EXPIRED')))
-    )
-    .execute()
-  return expired
-}

@@ -10,7 +10,8 @@ import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures
 import type { Db } from '../db/database.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { replayDeps } from './deps.js'
-import { deleteExpiredReplays, deleteReplay } from './service.js'
+import { deleteReplay } from './service.js'
+import { deleteExpiredReplays } from './clips.js'
 import { ReplayStorage } from './storage.js'
 import { filmedVenue as setup, storedClip } from './test-helpers.js'
 
