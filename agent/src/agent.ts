@@ -1,5 +1,7 @@
 // The agent put together: the poller's answers drive the recorder, the cleanup job and updates;
-// the local API reads from all of them. Every part is handed its dependencies here.
+// the local API reads from all of them. Every part is handed its dependencies here. Over 400 lines
+// on purpose: it is the one place that starts and stops the parts in order, and each part's work is
+// in its own module already; split, the order of start and stop would be spread over files.
 import { mkdirSync } from 'node:fs'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'

@@ -1,5 +1,7 @@
 // Environment → typed, validated configuration. The schema is the only definition of the settings:
-// the Config type is derived from it, and the README's table lists the same names.
+// the Config type is derived from it, and the README's table lists the same names. Long on purpose:
+// one entry per setting (about 100), each with its default and description, in one list the README
+// and loadConfig are checked against.
 import Type, { type Static } from 'typebox'
 import { BlockList, isIP } from 'node:net'
 import cron from 'node-cron'

@@ -1,5 +1,6 @@
 // Table types: the only description of the database's rows. Timestamps are ISO 8601 UTC strings,
-// which sort as text; JSON columns are text holding JSON.
+// which sort as text; JSON columns are text holding JSON. Long on purpose: one interface per table
+// (over 50) and the Database map Kysely types every query with, in one place as the migrations are.
 import type { Generated } from 'kysely'
 import type { PhoneProviderName } from '../signup/providers/provider.js'
 import type {
