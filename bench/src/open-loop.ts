@@ -192,7 +192,8 @@ export async function runMix(
       p99Ms: ms(quantile(sorted, 0.99)),
       p999Ms: ms(quantile(sorted, 0.999)),
       maxMs: ms(sorted.at(-1) ?? 0),
-      statuses: statuses[n]!,
+      // A copy: answers still arriving after the drain deadline must not change the figures afterwards.
+      statuses: { ...statuses[n]! },
       errors: errors[n]!.count + (sent[n]! - sorted.length),
       errorSamples: errors[n]!.samples
     }
