@@ -5,8 +5,9 @@ import { execFileSync } from 'node:child_process'
 import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { cpus } from 'node:os'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import autocannon from 'autocannon'
+import pg from 'pg'
 
 export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 
@@ -239,6 +240,23 @@ export function machine() {
     // not a git checkout
   }
   return { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, commit, date: new Date().toISOString() }
+}
+
+/**
+ * A throwaway PostgreSQL cluster on this machine (scripts/postgres.mjs: fsync on, synchronous_commit
+ * off) with an empty database `club_bench`: its URL, the cluster's folder, and how to stop it.
+ */
+export async function startBenchPostgres(): Promise<{ url: string; dir: string; stop(): void }> {
+  const { startPostgres, databaseUrl } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'postgres.mjs')).href)) as {
+    startPostgres(options: { durable: boolean }): { url: string; dir: string; stop(): void }
+    databaseUrl(url: string, name: string): string
+  }
+  const cluster = startPostgres({ durable: true })
+  const admin = new pg.Client({ connectionString: cluster.url })
+  await admin.connect()
+  await admin.query('create database club_bench')
+  await admin.end()
+  return { url: databaseUrl(cluster.url, 'club_bench'), dir: cluster.dir, stop: () => cluster.stop() }
 }
 
 export function writeResults(name: string, data: unknown): string {

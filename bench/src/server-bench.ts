@@ -9,10 +9,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
-import pg from 'pg'
 import { migrateToLatest, openDatabase } from '@club/server/db/database'
-import { cpuTimes, fileSize, load, machine, startLoggingTo, repoRoot, stealPercent, table, writeResults, type LoadResult, type Started } from './harness.js'
+import { cpuTimes, fileSize, load, machine, startBenchPostgres, startLoggingTo, repoRoot, stealPercent, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
 import { offeringListScenario, redemptionRetryScenario, redemptionScenario, seedPackages } from './packages.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
@@ -222,16 +220,7 @@ function print(rows: Row[]) {
 /** BENCH_DATABASE=postgres: the same run against a throwaway PostgreSQL on this machine (scripts/postgres.mjs). */
 async function benchDatabase(dir: string): Promise<{ url: string; stop(): void }> {
   if (process.env.BENCH_DATABASE !== 'postgres') return { url: join(dir, 'club.db'), stop: () => {} }
-  const { startPostgres, databaseUrl } = (await import(pathToFileURL(join(repoRoot, 'scripts', 'postgres.mjs')).href)) as {
-    startPostgres(options: { durable: boolean }): { url: string; stop(): void }
-    databaseUrl(url: string, name: string): string
-  }
-  const cluster = startPostgres({ durable: true })
-  const admin = new pg.Client({ connectionString: cluster.url })
-  await admin.connect()
-  await admin.query('create database club_bench')
-  await admin.end()
-  return { url: databaseUrl(cluster.url, 'club_bench'), stop: () => cluster.stop() }
+  return startBenchPostgres()
 }
 
 async function main() {
