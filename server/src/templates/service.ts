@@ -450,12 +450,17 @@ function filteredTemplates(
   let others: RefFilter[] = refFilters
   let refsOnly: RefsQuery | undefined
   const templateColumns = query.type !== undefined || query.status !== undefined || query.subtype !== undefined
-  if (query.search !== undefined) {
+  const search = query.search
+  if (search !== undefined) {
+    // The matches first, materialized, then their templates: left to choose, PostgreSQL's planner
+    // walked templates in list order testing each row's text (all 100,000 of them once the page
+    // also counts every match) or scanned the search table, where the trigram indexes find the
+    // ~1% that match (EXPLAIN ANALYZE at 100,000 templates: 1,061 ms and 299 ms against 24 ms).
     filtered = db
-      .selectFrom('template_search')
+      .with((cte) => cte('search_matches').materialized(), (w) => w.selectFrom('template_search').select('template_search.rowid').where(searchCondition(db, search) as never))
+      .selectFrom('search_matches')
       .crossJoin('templates')
-      .whereRef('templates.seq', '=', 'template_search.rowid')
-      .where(searchCondition(db, query.search) as never) as unknown as Filtered
+      .whereRef('templates.seq', '=', 'search_matches.rowid') as unknown as Filtered
   } else if (refFilters.length > 0) {
     const [[kind, refId], ...rest] = refFilters
     others = rest
