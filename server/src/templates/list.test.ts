@@ -153,6 +153,42 @@ t.test('each filter alone, and combined with AND', async (t) => {
   }
 })
 
+t.test("a search's pages carry the total of its matches: first, middle, last, past the end, none", async (t) => {
+  const { ctx, create, get, staff } = await setup(t)
+  for (let i = 1; i <= 25; i++) await create({ name: `Padel ${String(i).padStart(2, '0')}`, status: i % 5 ? 'DRAFT' : 'PUBLISHED' })
+  await create({ name: 'Squash 01', description: 'Padel players welcome' })
+  await create({ name: 'Tennis 01' })
+  const pageOf = async (query: string) => {
+    const res = await get(`/apis/v2/templates?${query}`)
+    t.equal(res.statusCode, 200, query)
+    const body = res.json()
+    return { names: (body.items as Array<{ name: string }>).map((i) => i.name), pagination: body._pagination, total: body._total, links: body._links }
+  }
+  // The page's own query counts the matches: a request searches the text index once, not twice.
+  const carried = await templateListQueries(ctx.app.db, { search: 'padel', ipp: 10, page: 2 }).rows.execute()
+  t.same([carried.length, Number((carried[0] as { total?: unknown }).total)], [10, 26])
+  const first = await pageOf('search=padel&ipp=10')
+  t.same(first.pagination, { page: 1, ipp: 10, count: 10, total: 26 })
+  t.equal(first.total, 26)
+  t.same(first.names.slice(0, 3), ['Squash 01', 'Padel 25', 'Padel 24'], 'newest change first, the description matching too')
+  t.same(first.links.next, { href: '/apis/v2/templates?search=padel&page=2&ipp=10' })
+  const last = await pageOf('search=padel&ipp=10&page=3')
+  t.same(last.pagination, { page: 3, ipp: 10, count: 6, total: 26 })
+  t.same(last.names, ['Padel 06', 'Padel 05', 'Padel 04', 'Padel 03', 'Padel 02', 'Padel 01'])
+  const past = await pageOf('search=padel&ipp=10&page=7')
+  t.same(past.pagination, { page: 7, ipp: 10, count: 0, total: 26 }, 'a page past the end still counts every match')
+  t.same(past.links.prev, { href: '/apis/v2/templates?search=padel&page=3&ipp=10' })
+  t.same((await pageOf('search=padel&status=PUBLISHED&ipp=2&page=2')).pagination, { page: 2, ipp: 2, count: 2, total: 5 }, 'with another filter')
+  t.same((await pageOf('search=padel&status=ARCHIVED&page=2')).pagination, { page: 2, ipp: 20, count: 0, total: 0 })
+  t.same((await pageOf('search=badminton')).pagination, { page: 1, ipp: 20, count: 0, total: 0 })
+  t.same((await pageOf('search=pa&ipp=5')).pagination, { page: 1, ipp: 5, count: 5, total: 26 }, 'a search shorter than three characters pages the same way')
+  // The total follows a change at once (the read cache is keyed by the query, and any write retires it).
+  const [newest] = (await get('/apis/v2/templates?search=padel%2025')).json().items as Array<{ id: string }>
+  ctx.clock.advance(60_000)
+  await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/templates/${newest!.id}`, payload: { name: 'Renamed' }, headers: { authorization: staff.authorization } })
+  t.same((await pageOf('search=padel&ipp=10&page=3')).pagination, { page: 3, ipp: 10, count: 5, total: 25 })
+})
+
 t.test('filters follow changes and deletions', async (t) => {
   const { ctx, create, names, venue, staff } = await setup(t)
   const tpl = await create({ name: 'Moving', areas: { items: [{ id: venue.hall.id }] } })
@@ -271,6 +307,12 @@ t.test('EXPLAIN QUERY PLAN: every filter is an index search, never a scan of tem
       t.match(plan, /SEARCH (templates|template_refs|template_ref_counts) USING|VIRTUAL TABLE INDEX \d+:M/, label)
     }
     if (filter.search === undefined) t.notMatch(rowsPlan, /TEMP B-TREE/, `the index gives the page in order: ${JSON.stringify(filter)}\n${rowsPlan}`)
+    else {
+      // The page's query counts the matches too (listTemplates runs no second search) and reads
+      // whole rows only for the page: by primary key, after the sort.
+      t.equal(rowsPlan!.match(/VIRTUAL TABLE INDEX \d+:M/g)?.length, 1, `one search of the text index: ${rowsPlan}`)
+      t.match(rowsPlan, /\nSCAN page\nSEARCH templates USING INTEGER PRIMARY KEY \(rowid=\?\)$/, rowsPlan)
+    }
   }
   for (const filter of filters.slice(4, 8)) {
     const [, countPlan] = await plans(db, filter)

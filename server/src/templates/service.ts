@@ -450,12 +450,17 @@ function filteredTemplates(
   let others: RefFilter[] = refFilters
   let refsOnly: RefsQuery | undefined
   const templateColumns = query.type !== undefined || query.status !== undefined || query.subtype !== undefined
-  if (query.search !== undefined) {
+  const search = query.search
+  if (search !== undefined) {
+    // The matches first, materialized, then their templates: left to choose, PostgreSQL's planner
+    // walked templates in list order testing each row's text (all 100,000 of them once the page
+    // also counts every match) or scanned the search table, where the trigram indexes find the
+    // ~1% that match (EXPLAIN ANALYZE at 100,000 templates: 1,061 ms and 299 ms against 24 ms).
     filtered = db
-      .selectFrom('template_search')
+      .with((cte) => cte('search_matches').materialized(), (w) => w.selectFrom('template_search').select('template_search.rowid').where(searchCondition(db, search) as never))
+      .selectFrom('search_matches')
       .crossJoin('templates')
-      .whereRef('templates.seq', '=', 'template_search.rowid')
-      .where(searchCondition(db, query.search) as never) as unknown as Filtered
+      .whereRef('templates.seq', '=', 'search_matches.rowid') as unknown as Filtered
   } else if (refFilters.length > 0) {
     const [[kind, refId], ...rest] = refFilters
     others = rest
@@ -502,6 +507,28 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
         .orderBy(sql.ref(order[1]), 'asc')
         .limit(page.ipp)
         .offset(page.offset)
+  if (query.search !== undefined) {
+    // A search sorts every match (the text index knows no order), so the page's keys carry the
+    // count of all matches beside them, and only the page's rows are then read whole: the text
+    // index is searched once a request instead of twice (page, then count), and the sort holds
+    // three columns per match instead of whole rows. A page past the end has no row to carry the
+    // total: listTemplates asks `count` then.
+    const keys = filtered
+      .select(['templates.seq', 'templates.updated_at', 'templates.id', (eb) => eb.fn.countAll<number | string>().over().as('total')])
+      .orderBy('templates.updated_at', 'desc')
+      .orderBy('templates.id', 'asc')
+      .limit(page.ipp)
+      .offset(page.offset)
+    const searched = db
+      .selectFrom(keys.as('page'))
+      .crossJoin('templates')
+      .whereRef('templates.seq', '=', 'page.seq')
+      .selectAll('templates')
+      .select('page.total')
+      .orderBy('page.updated_at', 'desc')
+      .orderBy('page.id', 'asc')
+    return { page, rows: searched, count: filtered.select((eb) => eb.fn.countAll<number>().as('total')) }
+  }
   if (refsOnly && refFilters.length === 1) {
     // One place: its total is kept per reference (migration 0009), one look-up at any size.
     const [kind, refId] = refFilters[0]!
@@ -519,10 +546,15 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
 /** One page of the templates matching every filter given, newest change first, then by id. */
 export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
   const { page, rows: rowsQuery, count: countQuery } = templateListQueries(db, query)
-  const [rows, count] = await Promise.all([rowsQuery.execute(), countQuery.executeTakeFirstOrThrow()])
+  const [rows, count] = await Promise.all([
+    rowsQuery.execute() as Promise<Array<TemplatesTable & { total?: number | string }>>,
+    query.search === undefined ? countQuery.executeTakeFirstOrThrow() : undefined
+  ])
+  // A search's page carries its total (templateListQueries); an empty page asks for it.
+  const total = count?.total ?? rows[0]?.total ?? (page.offset === 0 ? 0 : (await countQuery.executeTakeFirstOrThrow()).total)
   const places = await placesOf(db, rows.map((r) => r.id))
   const items = rows.map((row) => toTemplate(row, places.get(row.id)!))
-  return paged(items, Number(count.total), page, templatePath(), query)
+  return paged(items, Number(total), page, templatePath(), query)
 }
 
 export type TemplatePage = Awaited<ReturnType<typeof listTemplates>>
