@@ -17,6 +17,7 @@ import type {
 import { isStaff, type Actor } from '../actor.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
+import { rowLocked } from '../db/sql.js'
 import type { ReplaysTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
 import { recordEvent } from '../events/outbox.js'
@@ -211,7 +212,8 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
 
   const id = randomUUID()
   // The item that pays for it and the replay are written together: neither can exist without the other.
-  return db.transaction().execute(async (tx) => {
+  // The only rule inside is the redemption's, kept by its package rows' locks (redemptions.ts).
+  return rowLocked(db, async (tx) => {
     let paidWith: { packageId: string; redemptionId: string } | null = null
     // A guest has no packages: what limits guests is the rate limit per court and per address.
     if (deps.settings.requirePackage && !isGuest(requester)) {
