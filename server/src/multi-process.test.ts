@@ -20,8 +20,9 @@ const FORUM = 'https://forum.example.org'
 const REDIRECT = 'https://partner.example.org/callback'
 
 // Two servers, Redis and the CLI racing on one database: about a minute alone, two on PostgreSQL
-// while other suites run beside it. Past the suite's two minutes per file, it is slow, not broken.
-t.setTimeout(360_000)
+// while other suites run beside it (five on a machine at a load of 20, where each CLI run takes
+// seconds). Past the suite's two minutes per file, it is slow, not broken.
+t.setTimeout(480_000)
 
 const dir = mkdtempSync(join(tmpdir(), 'club-multi-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -364,7 +365,7 @@ t.test('two servers and the CLI on one database', async (t) => {
     const cliStarted = Date.now()
     const area = await clubJson('areas', 'create', '--name', 'Racing hall', '--region', region.id)
     const cliMs = Date.now() - cliStarted
-    const ROUNDS_HERE = 8
+    const ROUNDS_HERE = 6
     for (let round = 0; round < ROUNDS_HERE; round++) {
       const deviceId = `approve-poll-${round}`
       const registered = await call(b.base, 'register', '/apis/v2/replay-servers/device', { method: 'POST', json: { deviceId, version: '1.0.0' } })
