@@ -73,19 +73,25 @@ async function main() {
     // writes' serialisation itself, which requests per second on a busy machine may hide.
     const sampler = new pg.Client({ connectionString: url })
     await sampler.connect()
+    // A waiter for another transaction's row holds a tuple lock on that row's table: those name the
+    // tables whose rows the writes queue on.
     const waiting = async (during: Promise<unknown>) => {
-      const samples: Array<{ all: number; advisory: number }> = []
+      const samples: Array<{ all: number; advisory: number; tables: string | null }> = []
       let done = false
       void during.finally(() => (done = true))
       while (!done) {
-        const { rows } = await sampler.query<{ all: number; advisory: number }>(
-          `select count(*) as "all", count(*) filter (where locktype = 'advisory') as advisory from pg_locks where not granted`
+        const { rows } = await sampler.query<{ all: number; advisory: number; tables: string | null }>(
+          `select count(*) filter (where not granted) as "all", count(*) filter (where not granted and locktype = 'advisory') as advisory,
+             string_agg(relation::regclass::text, ' ') filter (where locktype = 'tuple') as tables from pg_locks`
         )
         samples.push(rows[0]!)
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       const mean = (key: 'all' | 'advisory') => samples.reduce((sum, x) => sum + Number(x[key]), 0) / Math.max(1, samples.length)
-      return { all: mean('all'), advisory: mean('advisory') }
+      const tables = new Map<string, number>()
+      for (const table of samples.flatMap((x) => x.tables?.split(' ') ?? [])) tables.set(table, (tables.get(table) ?? 0) + 1)
+      const rowWaits = [...tables].map(([table, n]) => `${table} ${(n / Math.max(1, samples.length)).toFixed(1)}`).join(', ') || 'none'
+      return { all: mean('all'), advisory: mean('advisory'), rowWaits }
     }
     for (let r = 0; r < REPEAT; r++) {
       const single = await redeem(servers[0]!, 0, 1, CONNECTIONS)
@@ -96,7 +102,7 @@ async function main() {
       one.push(single.requestsPerSecond)
       two.push(pairRate)
       const failed = single.non2xx + single.errors + pair.reduce((sum, p) => sum + p.non2xx + p.errors, 0)
-      rows.push({ repeat: r + 1, 'one process req/s': single.requestsPerSecond, 'two processes req/s': pairRate, ratio: (pairRate / single.requestsPerSecond).toFixed(2), 'p99 ms (one / two)': `${single.latencyP99Ms} / ${Math.max(...pair.map((p) => p.latencyP99Ms))}`, 'waiting for a lock (advisory)': `${waits.all.toFixed(1)} (${waits.advisory.toFixed(1)})`, 'non-2xx or errors': failed })
+      rows.push({ repeat: r + 1, 'one process req/s': single.requestsPerSecond, 'two processes req/s': pairRate, ratio: (pairRate / single.requestsPerSecond).toFixed(2), 'p99 ms (one / two)': `${single.latencyP99Ms} / ${Math.max(...pair.map((p) => p.latencyP99Ms))}`, 'waiting for a lock (advisory)': `${waits.all.toFixed(1)} (${waits.advisory.toFixed(1)})`, 'row waits by table': waits.rowWaits, 'non-2xx or errors': failed })
     }
     await sampler.end()
     process.stdout.write(`\n${table(rows)}\n\nmedian: one ${median(one)} req/s, two ${median(two)} req/s, ratio ${(median(two) / median(one)).toFixed(2)}\n`)
