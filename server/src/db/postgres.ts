@@ -1,6 +1,6 @@
-// The server on PostgreSQL: a pg pool under Kysely, transactions that keep the one-writer-at-a-time
-// rule the services were written for, numbers that come back as numbers, and how every process's
-// read caches learn of the others' commits.
+// The server on PostgreSQL: a pg pool under Kysely, transactions that keep the services' "at most
+// once" rules (their row locks, or one writer at a time for the rest), numbers that come back as
+// numbers, and how every process's read caches learn of the others' commits.
 import pg from 'pg'
 import {
   CompiledQuery,
@@ -20,15 +20,23 @@ export function isPostgresUrl(url: string): boolean {
 }
 
 /**
- * The one lock every write transaction takes first (pg_advisory_xact_lock, released at commit or
- * rollback). On SQLite a transaction begins IMMEDIATE and so runs alone; the services' "at most
- * once" rules (a refresh token used once, a redemption per package item, a charge per cycle) read
- * and then write inside one transaction and rely on that. Taking this lock gives them the same
- * guarantee on PostgreSQL across every process and machine, at the cost of one writer at a time,
- * which SQLite has too. Reads outside transactions never wait for it. The number is arbitrary but
- * fixed: every server and CLI of one database must use the same.
+ * The cluster-wide lock of write transactions (an advisory lock, released at commit or rollback), in
+ * two modes. The services' "at most once" rules (a refresh token used once, a redemption per package
+ * item, a charge per cycle) read and then write inside one transaction; on SQLite a transaction
+ * begins IMMEDIATE and so runs alone. On PostgreSQL:
+ * - a transaction whose service guards its rules itself, with row locks (forUpdate in db/sql.ts) and
+ *   unique keys, says so first (rowLocked in db/sql.ts) and takes this lock SHARED: such transactions
+ *   run side by side, across processes and machines, and wait only for the others;
+ * - every other write transaction takes it EXCLUSIVE, as all did before (issue 37): it runs alone, so
+ *   a rule not yet written with row locks keeps the guarantee SQLite gives.
+ * The number is arbitrary but fixed: every server and CLI of one database must use the same.
  */
 export const WRITE_LOCK = 7_314_001
+
+/** The statement rowLocked sends first; a transaction that begins with anything else takes the lock exclusive. */
+export const SHARED_WRITE_LOCK_SQL = `select pg_advisory_xact_lock_shared(${WRITE_LOCK})`
+
+const EXCLUSIVE_WRITE_LOCK_SQL = `select pg_advisory_xact_lock(${WRITE_LOCK})`
 
 /** int8 (counts, sums) and numeric come back from pg as strings; the services expect numbers. */
 function parseNumber(text: string): number {
@@ -80,12 +88,18 @@ class ClubPostgresDriver extends PostgresDriver {
   }
 
   override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const noted = connection as NotedConnection
     // Writes made outside a transaction on this pooled connection are no part of the next one's.
-    ;(connection as NotedConnection).written.take()
+    noted.written.take()
+    if (settings.isolationLevel === undefined && settings.accessMode === undefined) {
+      // BEGIN goes with the transaction's first statement, which decides the lock's mode.
+      noted.beginPending = true
+      return
+    }
     // PostgresDriver only runs statements on it, as on every connection it is given.
     await super.beginTransaction(connection as never, settings)
     try {
-      await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${WRITE_LOCK})`))
+      await connection.executeQuery(CompiledQuery.raw(EXCLUSIVE_WRITE_LOCK_SQL))
     } catch (err) {
       // Kysely rolls back only a transaction that began; this one did, and its connection goes back
       // to the pool, which must not get it inside an aborted transaction.
@@ -95,13 +109,18 @@ class ClubPostgresDriver extends PostgresDriver {
   }
 
   override async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await super.commitTransaction(connection as never)
-    this.commits.committed((connection as NotedConnection).written.take())
+    const noted = connection as NotedConnection
+    // A transaction that ran no statement never began: nothing to commit.
+    if (noted.beginPending) noted.beginPending = false
+    else await super.commitTransaction(connection as never)
+    this.commits.committed(noted.written.take())
   }
 
   override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    ;(connection as NotedConnection).written.take()
-    await super.rollbackTransaction(connection as never)
+    const noted = connection as NotedConnection
+    noted.written.take()
+    if (noted.beginPending) noted.beginPending = false
+    else await super.rollbackTransaction(connection as never)
   }
 
   override async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -118,12 +137,20 @@ const READ = /^\s*(?:select|show|explain|begin|start\s+transaction|commit|rollba
 class NotedConnection implements DatabaseConnection {
   /** The tables this connection's open transaction wrote (told to CommitListeners at its commit). */
   readonly written = new WrittenTables()
+  /** A transaction was asked for and its BEGIN not sent yet (it goes with the first statement). */
+  beginPending = false
   constructor(
     readonly inner: DatabaseConnection,
     private readonly note: NoteStatement
   ) {}
 
-  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.beginPending) {
+      this.beginPending = false
+      // One round trip for BEGIN and the write lock (a simple query may hold several statements).
+      if (query.sql === SHARED_WRITE_LOCK_SQL) return this.inner.executeQuery<R>(CompiledQuery.raw(`begin; ${SHARED_WRITE_LOCK_SQL}`))
+      await this.inner.executeQuery(CompiledQuery.raw(`begin; ${EXCLUSIVE_WRITE_LOCK_SQL}`))
+    }
     const readonly = READ.test(query.sql)
     this.note(query.sql, readonly)
     this.written.note(query.sql, readonly)
@@ -131,6 +158,8 @@ class NotedConnection implements DatabaseConnection {
   }
 
   streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    // The server never streams inside a transaction; were it to, the transaction must begin first.
+    if (this.beginPending) throw new Error('a transaction cannot begin with a streamed query')
     this.note(query.sql, READ.test(query.sql))
     return this.inner.streamQuery<R>(query, chunkSize)
   }

@@ -1,8 +1,10 @@
 // The few SQL functions that SQLite and PostgreSQL spell differently, as expressions a service puts in
 // its query: the services call these and hold no dialect branch of their own. (A row's identity needs
 // none: PostgreSQL's template_search has a real `rowid` column, SQLite's FTS5 table its implicit one.)
-import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool } from 'kysely'
-import { dialectOf } from './database.js'
+import { sql, type Expression, type Kysely, type RawBuilder, type SqlBool, type Transaction } from 'kysely'
+import { dialectOf, type Db } from './database.js'
+import { SHARED_WRITE_LOCK_SQL } from './postgres.js'
+import type { Database } from './schema.js'
 
 /** The larger of two values: PostgreSQL's greatest, SQLite's two-argument max. */
 export function greatest<T>(db: Kysely<any>, a: Expression<T>, b: Expression<T>): RawBuilder<T> {
@@ -45,4 +47,27 @@ export function textContains(db: Kysely<any>, table: string, columns: Array<{ na
   if ([...search].length >= 3) return sql<SqlBool>`${sql.table(table)} match ${`"${search.replaceAll('"', '""')}"`}`
   const needle = search.toLowerCase()
   return any(lowered.map((column) => sql`instr(${column}, ${needle}) > 0`))
+}
+
+/**
+ * A transaction whose rules are kept by its own row locks (forUpdate) and unique keys: on PostgreSQL
+ * it runs beside other such transactions, waiting only for a write transaction not written so (those
+ * take the cluster's write lock exclusive: WRITE_LOCK in db/postgres.ts). On SQLite every
+ * transaction runs alone (BEGIN IMMEDIATE), this one too.
+ */
+export function rowLocked<T>(db: Db, work: (tx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (tx) => {
+    // The first statement: the driver sends it with BEGIN and takes no exclusive lock.
+    if (dialectOf(tx) === 'postgres') await sql.raw(SHARED_WRITE_LOCK_SQL).execute(tx)
+    return work(tx)
+  })
+}
+
+/**
+ * `query` locking the rows it reads until the transaction ends (PostgreSQL's FOR UPDATE): a second
+ * transaction asking for one waits, then reads it as the first left it. SQLite has no row locks and
+ * needs none: its write transactions run one at a time.
+ */
+export function forUpdate<Q extends { forUpdate(): Q }>(db: Kysely<any>, query: Q): Q {
+  return dialectOf(db) === 'postgres' ? query.forUpdate() : query
 }

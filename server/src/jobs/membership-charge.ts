@@ -11,6 +11,7 @@ import { currencyExponent, fromMinor } from '../billing/money.js'
 import { priceCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
+import { forUpdate, rowLocked } from '../db/sql.js'
 import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { DAY_MS } from '../instants.js'
 import { chargedMembers, endEnrollments } from '../memberships/enrollment-rows.js'
@@ -298,9 +299,10 @@ async function tellEndedCancellations(db: Db, date: Date): Promise<number> {
 async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDeps, plans: Map<string, Plan>): Promise<UnitResult> {
   const at = date.toISOString()
   const now = deps.clock.now()
-  // Decide and claim in one IMMEDIATE transaction: a parallel run waits, then sees this one's claim.
-  const claim = await db.transaction().execute(async (tx) => {
-    const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId).executeTakeFirstOrThrow()
+  // Decide and claim in one transaction holding the subscription's row (issue 37: its lock keeps
+  // "one charge per cycle"): a parallel run waits, then sees this one's claim.
+  const claim = await rowLocked(db, async (tx) => {
+    const row = await forUpdate(tx, tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', subscriptionId)).executeTakeFirstOrThrow()
     const plan = await planOf(tx, row.membership_id, plans)
     const step = decideRenewal(row, plan, date)
     if (step.kind === 'none') return { kind: 'done' as const, result: { outcome: 'unchanged' as const, subscriptionId } }
@@ -369,12 +371,13 @@ async function record(
 ): Promise<UnitResult> {
   const at = date.toISOString()
   const next = afterCharge(row, plan, step, outcome, date, order.id)
-  const applied = await db.transaction().execute(async (tx) => {
+  // The subscription's row lock again (issue 37), as the claim took it.
+  const applied = await rowLocked(db, async (tx) => {
     const paid = outcome.status === 'succeeded'
     // The subscription may have changed while the provider answered (a cancellation, a staff
     // correction): the charge is applied only to the state it was decided on, and only the fields a
     // charge moves are written, so nothing else done meanwhile is undone.
-    const current = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow()
+    const current = await forUpdate(tx, tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.id)).executeTakeFirstOrThrow()
     const unchanged = (['condition', 'cycle_index', 'next_charge_date', 'end_date', 'cancellation_requested_at', 'anchor_local'] as const).every(
       (field) => current[field] === row[field]
     )

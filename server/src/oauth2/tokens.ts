@@ -6,6 +6,7 @@ import type { Clock } from '../clock.js'
 import { randomToken, sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import { readThrough, type Db, type DbOrTx } from '../db/database.js'
+import { forUpdate, rowLocked } from '../db/sql.js'
 import { OAuth2Error, UnauthorizedError } from '../errors.js'
 import { basicChallenge } from './clients.js'
 import { grantScope } from './scopes.js'
@@ -119,14 +120,13 @@ export async function refreshTokens(
   input: { refreshToken: string; clientId: string | null; scope?: string },
   deps: TokenDeps
 ): Promise<OAuth2AccessToken> {
-  const outcome = await db.transaction().execute(async (tx) => {
+  // The token's row, locked, keeps "used once": a second use waits, then reads it used.
+  const outcome = await rowLocked(db, async (tx) => {
     const now = deps.clock.now().toISOString()
-    const token = await tx
-      .selectFrom('tokens')
-      .selectAll()
-      .where('token_hash', '=', sha256Hex(input.refreshToken))
-      .where('kind', '=', 'refresh')
-      .executeTakeFirst()
+    const token = await forUpdate(
+      tx,
+      tx.selectFrom('tokens').selectAll().where('token_hash', '=', sha256Hex(input.refreshToken)).where('kind', '=', 'refresh')
+    ).executeTakeFirst()
     type Outcome = { answer?: OAuth2AccessToken; error: string }
     if (!token) return { error: 'the refresh token is not valid' } as Outcome
     if (token.client_id !== input.clientId) {

@@ -1,14 +1,16 @@
-// Redeeming a package item (BILLING.md, "Packages"): one IMMEDIATE transaction resolves the target,
-// finds a live redemption of the same target (a retry: answered as it is), picks the first item of
-// the type whose constraints match, takes one with a conditional update (remaining > 0), and writes
-// the redemption with its zero-total order line. The CHECK on the count and the unique index on
-// (item, target) refuse a double spend even if this code were wrong.
+// Redeeming a package item (BILLING.md, "Packages"): one transaction (IMMEDIATE on SQLite, the
+// package rows locked on PostgreSQL) resolves the target, finds a live redemption of the same target
+// (a retry: answered as it is), picks the first item of the type whose constraints match, takes one
+// with a conditional update (remaining > 0), and writes the redemption with its zero-total order line.
+// The CHECK on the count and the unique index on (item, target) refuse a double spend even if this
+// code were wrong.
 import type { PackageItemConstraints, PackageItemRedemption, RedemptionRequest, ValidationError } from '@club/contract'
 import { randomUUID } from 'node:crypto'
 import { isStaff, type Actor } from '../actor.js'
 import type { Clock } from '../clock.js'
 import { compiledInsert, compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
+import { forUpdate, rowLocked } from '../db/sql.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, quote } from '../errors.js'
 import { unmatchedConstraints } from './constraints.js'
@@ -203,22 +205,26 @@ async function redeemFrom(tx: DbOrTx, candidates: PackagesTable[], holderId: str
   throw new ConflictError(candidates.length === 1 ? `package ${candidates[0]!.id} has no ${body.type} items` : `you hold no usable package with a ${body.type} item`)
 }
 
+// A redemption's rules (one item per redemption, a retry answered, EXHAUSTED when the last goes) are
+// kept by the lock on each candidate package's row, taken before anything is read: redemptions of
+// one package take turns, those of different packages (and processes) run side by side.
 export async function redeemFromPackage(db: Db, packageId: string, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
-  return db.transaction().execute(async (tx) => {
-    const row = await visiblePackage(tx, packageId, actor)
+  return rowLocked(db, async (tx) => {
+    const row = await visiblePackage(tx, packageId, actor, { forUpdate: true })
     return redeemFrom(tx, [row], row.user_id, body, actor, deps)
   })
 }
 
 /** From whichever of the actor's usable packages holding a matching item expires first. */
 export async function redeemFromAny(db: Db, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
-  return db.transaction().execute((tx) => redeemFromAnyIn(tx, body, actor, deps))
+  return rowLocked(db, (tx) => redeemFromAnyIn(tx, body, actor, deps))
 }
 
 /** redeemFromAny inside a caller's transaction (a replay is recorded with the item that pays for it). */
 export async function redeemFromAnyIn(tx: DbOrTx, body: RedemptionRequest, actor: Actor, deps: RedemptionDeps): Promise<Redeemed> {
   const nowIso = deps.clock.now().toISOString()
-  const rows = await tx
+  // Locked in this order by every redemption from any package: two never wait on each other crosswise.
+  const candidates = tx
     .selectFrom('packages')
     .selectAll()
     .where('user_id', '=', actor.id)
@@ -228,7 +234,7 @@ export async function redeemFromAnyIn(tx: DbOrTx, body: RedemptionRequest, actor
     .orderBy('expiration_date')
     .orderBy('created_at')
     .orderBy('id')
-    .execute()
+  const rows = await forUpdate(tx, candidates).execute()
   if (rows.length === 0) {
     // Resolve the target first, so a bad target is a 400 rather than "no package".
     await resolveTarget(tx, body.type, body.target, actor.id, deps.clubTimezone)

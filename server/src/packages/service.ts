@@ -8,6 +8,7 @@ import { divideRoundHalfUp } from '../billing/money.js'
 import type { Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
+import { forUpdate } from '../db/sql.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, quote } from '../errors.js'
 import { requestInstant } from '../instants.js'
@@ -121,10 +122,14 @@ export async function recordRedemptionEvent(tx: DbOrTx, redemption: PackageRedem
 
 // Read on every redemption as well as every package route: compiled once (db/compiled.ts).
 const packageQuery = compiledOnce((db) => db.selectFrom('packages').selectAll().where('id', '=', ''))
+const lockedPackageQuery = compiledOnce((db) => forUpdate(db, db.selectFrom('packages').selectAll().where('id', '=', '')))
 
-/** The package if the actor holds it or is staff; anyone else is told it does not exist. */
-export async function visiblePackage(db: DbOrTx, id: string, actor: Actor): Promise<PackagesTable> {
-  const row = (await runCompiled(db, packageQuery, [id]))[0]
+/**
+ * The package if the actor holds it or is staff; anyone else is told it does not exist. `forUpdate`:
+ * locked until the transaction ends, the lock a redemption's rules take (redemptions.ts).
+ */
+export async function visiblePackage(db: DbOrTx, id: string, actor: Actor, options: { forUpdate?: boolean } = {}): Promise<PackagesTable> {
+  const row = (await runCompiled(db, options.forUpdate ? lockedPackageQuery : packageQuery, [id]))[0]
   if (!row || (row.user_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`package ${quote(id)} not found`)
   return row
 }

@@ -23,7 +23,7 @@ import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
 import { serverKey } from '../server-keys.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
-import { greatest, jsonArrayElements } from '../db/sql.js'
+import { forUpdate, greatest, jsonArrayElements, rowLocked } from '../db/sql.js'
 import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { recordEvent } from '../events/outbox.js'
@@ -381,7 +381,9 @@ export type SightedReplayServer = Pick<PollRow, 'id' | 'server_id_hash' | 'token
 export async function recordReport(db: Db, row: SightedReplayServer, changes: PollReport, seenAt: Date, pollIntervalSeconds: number): Promise<void> {
   // An update the box reports failed or rolled back is told to integrators with the report that says so.
   const told = ({ FAILED: 'replay_server.update_failed', ROLLED_BACK: 'replay_server.rolled_back' } as const)[changes.update_state as 'FAILED' | 'ROLLED_BACK']
-  await db.transaction().execute(async (tx) => {
+  // One conditional update of the record's row: it waits for an admin's change holding the row
+  // (change), then applies only if that change left the serverId and token generation as read.
+  await rowLocked(db, async (tx) => {
     const done = await tx
       .updateTable('replay_servers')
       .set({ ...changes, last_seen_at: seenAt.toISOString() })
@@ -459,8 +461,10 @@ export async function recordReplayServerEvent(
   await recordEvent(tx, { type, resourceId: id, data: toReplayServer(row, now, pollIntervalSeconds, (await claimsOf(tx, [id])).get(id)) }, now)
 }
 
-async function findRow(db: DbOrTx, id: string): Promise<Row> {
-  const row = await db.selectFrom('replay_servers').selectAll().where('id', '=', id).executeTakeFirst()
+/** The record, or a 404; `forUpdate`: locked until the transaction ends (see change). */
+async function findRow(db: DbOrTx, id: string, options: { forUpdate?: boolean } = {}): Promise<Row> {
+  const query = db.selectFrom('replay_servers').selectAll().where('id', '=', id)
+  const row = await (options.forUpdate ? forUpdate(db, query) : query).executeTakeFirst()
   if (!row) throw new NotFoundError(`no replay server ${quote(id)}`)
   return row
 }
@@ -508,8 +512,10 @@ async function change(
 ): Promise<ReplayServer> {
   // Before the transaction: the flush needs the connection the transaction would hold.
   await deps.unrecordedSightings?.flush()
-  return db.transaction().execute(async (tx) => {
-    const row = await findRow(tx, id)
+  // The record's row lock (issue 37) orders an admin's change and a poll's report (recordReport):
+  // the whole record is written back, so it must be read as the last writer left it.
+  return rowLocked(db, async (tx) => {
+    const row = await findRow(tx, id, { forUpdate: true })
     const changes = await decide(row, tx)
     const now = deps.clock.now()
     const updated: Row = { ...row, ...changes, updated_at: now.toISOString() }

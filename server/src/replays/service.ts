@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto'
 import type { Replay, ReplayListQuery, ReplayRequest, ReplayServerConfig } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
 import type { Db, DbOrTx } from '../db/database.js'
+import { rowLocked } from '../db/sql.js'
 import type { ReplaysTable } from '../db/schema.js'
 import {
   BadRequestError,
@@ -134,7 +135,8 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
 
   const id = randomUUID()
   // The item that pays for it and the replay are written together: neither can exist without the other.
-  return db.transaction().execute(async (tx) => {
+  // The only rule inside is the redemption's, kept by its package rows' locks (redemptions.ts).
+  return rowLocked(db, async (tx) => {
     let paidWith: { packageId: string; redemptionId: string } | null = null
     // A guest has no packages: what limits guests is the rate limit per court and per address.
     if (deps.settings.requirePackage && !isGuest(requester)) {
