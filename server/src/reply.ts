@@ -80,7 +80,8 @@ export function sendSharedAnswer<T extends object>(reply: FastifyReply, answer: 
     cut = { serializer, parts: json.split(answer.placeholder).map((part) => Buffer.from(part)) }
     cutAnswers.set(answer.shared, cut)
   }
-  return sendText(reply, joinedWith(cut.parts, Buffer.from(answer.value)))
+  // The placeholder stands inside JSON strings: the value goes in escaped as JSON would write it.
+  return sendText(reply, joinedWith(cut.parts, Buffer.from(JSON.stringify(answer.value).slice(1, -1))))
 }
 
 /** parts[0] + value + parts[1] + value + ... + parts[n-1], in one buffer. */
