@@ -52,7 +52,8 @@ export const NOT_ON_POSTGRES = {
     'src/pages.test.ts': "reads the server package's own files: no page is served outside the pipeline; no database",
     'src/payments/stripe-provider.test.ts': "the Stripe driver against a local server speaking Stripe's protocol; no database",
     'src/layout.test.ts': "reads the source files and dist/ to check the layout's rules; no database",
-    'src/readme.test.ts': 'reads README.md and the settings schema; no database'
+    'src/readme.test.ts': 'reads README.md and the settings schema; no database',
+    'src/reply.test.ts': 'serialises answers in a bare Fastify app; no database'
   },
   e2e: {
     'src/browser.test.ts': "the box's page in Chromium against the agent alone; no server database",

@@ -3,7 +3,8 @@
 // the `club` CLI does, through the same services) is seen by the very next request.
 import t from 'tap'
 import { revokeApiKey } from './api-keys/service.js'
-import { openDatabase } from './db/database.js'
+import { dialectOf, openDatabase } from './db/database.js'
+import { readCacheStats } from './db/read-cache.js'
 import { revokeUserTokens } from './oauth2/tokens.js'
 import { deleteTemplate, patchTemplate } from './templates/service.js'
 import { testApp, userWithApiKey, userWithToken } from './test-support/app.js'
@@ -105,4 +106,34 @@ t.test('templates', async (t) => {
     await deleteTemplate(cli, added.id)
     t.same(await names(`&areaId=${venue.annex.id}`), [], "another process's deletion is gone from the page at once")
   })
+})
+
+t.test("another process's write retires only what was read from the tables it wrote (PostgreSQL counts them per table)", async (t) => {
+  const { ctx, call, create, staff } = await templateTestContext(t)
+  const cli = otherProcess(t, ctx.config.DATABASE_URL)
+  const user = await userWithToken(ctx)
+  const current = () => ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: user.authorization } })
+  const credentials = () => readCacheStats(ctx.app.db).find((cache) => cache.name === 'access-tokens')!
+  const template = await create()
+  t.equal((await current()).statusCode, 200)
+  t.equal((await current()).statusCode, 200)
+  const before = credentials()
+
+  await patchTemplate(cli, template.id, { name: 'Renamed elsewhere' }, { id: staff.id }, ctx.clock)
+  t.equal((await current()).statusCode, 200)
+  const after = credentials()
+  if (dialectOf(ctx.app.db) === 'postgres') {
+    t.equal(after.misses, before.misses, 'a write to templates left the cached credential in place')
+    t.equal(after.hits, before.hits + 1)
+  } else {
+    // SQLite's data version tells only that another connection committed, to whichever table.
+    t.equal(after.misses, before.misses + 1, 'read again after any commit of another connection')
+  }
+  t.equal((await call('GET', `/apis/v2/templates/${template.id}`)).json().name, 'Renamed elsewhere', 'the template itself is read again')
+
+  // A commit to the credential's own tables is still seen by the very next request.
+  await revokeUserTokens(cli, user.id, ctx.clock)
+  const res = await current()
+  t.equal(res.statusCode, 401)
+  t.match(res.json().message, /revoked/)
 })

@@ -19,9 +19,9 @@ import {
 import type { Database } from './schema.js'
 import { migrations } from './migrations/index.js'
 import { isPostgres, PostgresTypes } from './migrations/dialect.js'
-import { ChangeTracker, ReadCache, sqliteOtherCommits } from './read-cache.js'
+import { attachReadCaches, postgresOtherCommits, ReadCaches, sqliteOtherCommits, type CacheTrustEvents, type ChangeTracker } from './read-cache.js'
 import { CommitListeners, WrittenTables, type CommitListener } from './commits.js'
-import { ClubPostgresDialect, isPostgresUrl, postgresOtherCommits, postgresPool, type CacheTrustEvents } from './postgres.js'
+import { ClubPostgresDialect, isPostgresUrl, postgresPool } from './postgres.js'
 
 export type Db = Kysely<Database>
 
@@ -42,17 +42,15 @@ export interface OpenOptions {
 /** Told the duration of every query that ran (see observeQueries). */
 export type QueryObserver = (durationMs: number, sql: string) => void
 
-interface Caches {
+/** What openDatabase keeps beside a database it opened (its read caches are read-cache.ts's). */
+interface Opened {
   /** The SQLite connection; undefined on PostgreSQL. */
   sqlite?: SQLite.Database
   queryObserver?: QueryObserver
-  tracker: ChangeTracker
   commits: CommitListeners
-  maxEntries: number
-  byName: Map<string, ReadCache<unknown>>
 }
 
-const cachesOf = new WeakMap<object, Caches>()
+const openedOf = new WeakMap<object, Opened>()
 
 /** Opens DATABASE_URL: a postgres:// URL is PostgreSQL, anything else a SQLite file (or :memory:). */
 export function openDatabase(url: string, options: OpenOptions = {}): Db {
@@ -70,17 +68,18 @@ function openSqlite(file: string, options: OpenOptions): Db {
   // WAL with synchronous=NORMAL is durable across application crashes; only an OS crash may lose
   // the last transactions, which is the usual trade for an API server.
   sqlite.pragma('synchronous = NORMAL')
-  const tracker = new ChangeTracker(sqliteOtherCommits(sqlite))
+  const readCaches = new ReadCaches(sqliteOtherCommits(sqlite), options.readCacheEntries ?? 10_000)
   const commits = new CommitListeners()
   // One connection, one transaction at a time (Kysely's SqliteDriver holds it for the transaction).
   const written = new WrittenTables()
-  const caches: Caches = { sqlite, tracker, commits, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
+  const opened: Opened = { sqlite, commits }
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, tracker, written) }, commits, written),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, readCaches.tracker, written) }, commits, written),
     // Kysely times every query it runs when given a log function; the metrics read it from here.
-    log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
+    log: (event) => opened.queryObserver?.(event.queryDurationMillis, event.query.sql)
   })
-  cachesOf.set(db, caches)
+  openedOf.set(db, opened)
+  attachReadCaches(db, readCaches)
   return db
 }
 
@@ -92,19 +91,19 @@ function openPostgres(url: string, options: OpenOptions): Db {
   // fails and the request answers 503 (isDatabaseUnreachable): never the process's end.
   pool.on('error', () => {})
   pool.on('connect', (client) => client.on('error', () => {}))
-  const tracker = new ChangeTracker(
-    postgresOtherCommits(pool, {
-      lost: (err) => options.cacheTrust?.lost?.(err),
-      restored: () => options.cacheTrust?.restored?.()
-    })
-  )
-  const commits = new CommitListeners()
-  const caches: Caches = { tracker, commits, maxEntries: options.readCacheEntries ?? 10_000, byName: new Map() }
-  const db = new Kysely<Database>({
-    dialect: new ClubPostgresDialect(pool, (sql, readonly) => tracker.noteStatement(sql, readonly), commits),
-    log: (event) => caches.queryObserver?.(event.queryDurationMillis, event.query.sql)
+  const otherCommits = postgresOtherCommits(async (text) => (await pool.query(text)).rows[0], {
+    lost: (err) => options.cacheTrust?.lost?.(err),
+    restored: () => options.cacheTrust?.restored?.()
   })
-  cachesOf.set(db, caches)
+  const readCaches = new ReadCaches(otherCommits, options.readCacheEntries ?? 10_000)
+  const commits = new CommitListeners()
+  const opened: Opened = { commits }
+  const db = new Kysely<Database>({
+    dialect: new ClubPostgresDialect(pool, (sql, readonly) => readCaches.tracker.noteStatement(sql, readonly), commits),
+    log: (event) => opened.queryObserver?.(event.queryDurationMillis, event.query.sql)
+  })
+  openedOf.set(db, opened)
+  attachReadCaches(db, readCaches)
   return db
 }
 
@@ -128,8 +127,8 @@ export function dialectOf(db: Kysely<any>): 'sqlite' | 'postgres' {
 
 /** Calls `observer` with every query's duration from now on (one observer: the app's metrics). */
 export function observeQueries(db: Db, observer: QueryObserver | undefined): void {
-  const caches = cachesOf.get(db)
-  if (caches) caches.queryObserver = observer
+  const opened = openedOf.get(db)
+  if (opened) opened.queryObserver = observer
 }
 
 /**
@@ -137,53 +136,16 @@ export function observeQueries(db: Db, observer: QueryObserver | undefined): voi
  * the tables it wrote (the events outbox wakes its delivery worker so). Answers the unsubscribe.
  */
 export function onCommit(db: Db, listener: CommitListener): () => void {
-  const caches = cachesOf.get(db)
-  if (!caches) throw new Error('not a database opened by openDatabase')
-  return caches.commits.add(listener)
-}
-
-/** Each read cache's hits and misses so far, by its name. */
-export function readCacheStats(db: Db): Array<{ name: string; hits: number; misses: number }> {
-  const caches = cachesOf.get(db)
-  if (!caches) return []
-  return [...caches.byName].map(([name, cache]) => ({ name, hits: cache.hits, misses: cache.misses }))
+  const opened = openedOf.get(db)
+  if (!opened) throw new Error('not a database opened by openDatabase')
+  return opened.commits.add(listener)
 }
 
 /** The better-sqlite3 connection under a database opened by openDatabase (backups use its online backup). */
 export function sqliteOf(db: Db): SQLite.Database {
-  const sqlite = cachesOf.get(db)?.sqlite
+  const sqlite = openedOf.get(db)?.sqlite
   if (!sqlite) throw new Error('not a SQLite database opened by openDatabase')
   return sqlite
-}
-
-/** A kind of answer kept in memory: its name, the tables it is read from, its part of READ_CACHE_ENTRIES. */
-export interface ReadCacheSpec {
-  name: string
-  tables: readonly string[]
-  /** The part of READ_CACHE_ENTRIES this cache keeps (1 unless its answers are large). */
-  share?: number
-}
-
-/**
- * The read cache of a database opened by openDatabase for one kind of answer, kept valid against
- * writes to its tables (see read-cache.ts). Undefined inside a transaction: what a transaction
- * reads may be its own uncommitted writes, and it must see them, not a cached answer.
- */
-export function readCache<V>(db: DbOrTx, spec: ReadCacheSpec): ReadCache<V> | undefined {
-  const caches = cachesOf.get(db)
-  if (!caches) return undefined
-  let cache = caches.byName.get(spec.name)
-  if (!cache) {
-    cache = new ReadCache<unknown>(caches.tracker, spec.tables, Math.ceil(caches.maxEntries * (spec.share ?? 1)))
-    caches.byName.set(spec.name, cache)
-  }
-  return cache as ReadCache<V>
-}
-
-/** The answer for `key` from the read cache, or `load` when there is none (a transaction, caches off). */
-export function readThrough<V>(db: DbOrTx, spec: ReadCacheSpec, key: string, load: () => Promise<V>, fresh?: (value: V) => boolean): Promise<V> {
-  const cache = readCache<V>(db, spec)
-  return cache ? cache.get(key, load, fresh) : load()
 }
 
 /**

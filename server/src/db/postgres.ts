@@ -1,6 +1,7 @@
 // The server on PostgreSQL: a pg pool under Kysely, transactions that keep the services' "at most
 // once" rules (their row locks, or one writer at a time for the rest), numbers that come back as
-// numbers, and how every process's read caches learn of the others' commits.
+// numbers, and the statements every process's read caches count (how they learn of other processes'
+// commits: postgresOtherCommits in read-cache.ts).
 import pg from 'pg'
 import {
   CompiledQuery,
@@ -11,7 +12,6 @@ import {
   type QueryResult,
   type TransactionSettings
 } from 'kysely'
-import type { OtherCommits } from './read-cache.js'
 import { WrittenTables, type CommitListeners } from './commits.js'
 
 /** A PostgreSQL connection string selects PostgreSQL; anything else is a SQLite file. */
@@ -177,44 +177,4 @@ export function postgresPool(url: string, options: { poolMax: number; lockTimeou
     // A lock held past this is the same answer SQLite gives after busy_timeout (isDatabaseBusy).
     options: `-c lock_timeout=${options.lockTimeoutMs}`
   })
-}
-
-/** Told when the read caches lose touch with the database's commits, and when they have it again. */
-export interface CacheTrustEvents {
-  lost(err: Error): void
-  restored(): void
-}
-
-/**
- * Other connections' commits, told by the transaction snapshot (pg_current_snapshot(): the oldest
- * transaction still running, the next transaction id, and those in progress). Every write
- * transaction takes an id; between two reads of the snapshot, one that committed either was in
- * progress at the first (listed, and gone from the second) or began after it (the next id moved),
- * so an unchanged snapshot proves no commit happened in between, anywhere in the cluster.
- * It is read once per turn of the event loop, after the requests of that turn arrived, so a
- * request sent after another process's answer always sees that process's commit: notifications
- * (LISTEN/NOTIFY) arrive on their own connection, and a request could overtake them.
- * The database not answering is 'unknown': no cached answer is trusted until it answers again.
- */
-export function postgresOtherCommits(pool: pg.Pool, events: CacheTrustEvents): OtherCommits {
-  let last: string | undefined
-  let lost = false
-  return {
-    async check() {
-      let snapshot: string
-      try {
-        snapshot = (await pool.query<{ s: string }>('select pg_current_snapshot()::text as s')).rows[0]!.s
-      } catch (err) {
-        last = undefined
-        if (!lost) events.lost(err as Error)
-        lost = true
-        return 'unknown'
-      }
-      if (lost) events.restored()
-      lost = false
-      if (snapshot === last) return 'same'
-      last = snapshot
-      return 'changed'
-    }
-  }
 }

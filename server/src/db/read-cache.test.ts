@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import t from 'tap'
-import { migrateToLatest, openDatabase, readCache, type Db } from './database.js'
-import { ChangeTracker } from './read-cache.js'
+import { migrateToLatest, openDatabase, type Db } from './database.js'
+import { ChangeTracker, readCache, type CommitCheck } from './read-cache.js'
 import SQLite from 'better-sqlite3'
 
 /** Two connections to one real database file, as the server and the `club` CLI have. */
@@ -181,4 +181,37 @@ t.test("a cached read never answers from before what the same request already re
   const direct = await server.selectFrom('settings').select('value').where('key', '=', 'b').executeTakeFirstOrThrow()
   t.equal(direct.value, '2')
   t.equal(await get('b'), '2', 'the cached read after it checks again and reads the new value')
+})
+
+t.test('told which counted tables other commits wrote (PostgreSQL), only those stamps move, and every uncounted one', async (t) => {
+  let answer: CommitCheck = 'same'
+  // Told once: the next check finds nothing new.
+  const tracker = new ChangeTracker({
+    check: async () => {
+      const told = answer
+      answer = 'same'
+      return told
+    }
+  })
+  const counted = new Set(['templates', 'tokens'])
+  const stamps = async () => ({ tokens: await tracker.stamp(['tokens']), templates: await tracker.stamp(['templates', 'tokens']), settings: await tracker.stamp(['settings', 'tokens']) })
+
+  answer = { counted, changed: counted }
+  const first = await stamps()
+  answer = { counted, changed: new Set(['templates']) }
+  const second = await stamps()
+  t.equal(second.tokens, first.tokens, 'a commit to templates leaves what was read from tokens')
+  t.not(second.templates, first.templates)
+  t.not(second.settings, first.settings, 'a table without a counter goes by every commit')
+
+  t.same(await stamps(), second, 'nothing committed: nothing moves')
+
+  // A counter added (a newer migration ran elsewhere): sums change their terms, so every stamp moves past every earlier one.
+  answer = { counted: new Set(['templates', 'tokens', 'settings']), changed: new Set() }
+  const third = await stamps()
+  for (const key of ['tokens', 'templates', 'settings'] as const) t.ok(third[key] > Math.max(...Object.values(second)), `${key} moved past every earlier stamp`)
+
+  answer = 'changed'
+  const fourth = await stamps()
+  t.ok(fourth.tokens > third.tokens, "'changed' (SQLite's answer, or counters unknown) moves every stamp")
 })

@@ -637,6 +637,12 @@ export interface ReplayServerStatusChangesTable {
   counter: number
 }
 
+/** How many write transactions changed each table the read caches read from (PostgreSQL only: migration 0030). */
+export interface TableChangesTable {
+  table_name: string
+  counter: number
+}
+
 // Scheduled jobs (issue 14).
 export type JobTrigger = 'webhook' | 'schedule' | 'cli'
 
@@ -863,6 +869,7 @@ export interface Database {
   replay_server_claims: ReplayServerClaimsTable
   agent_releases: AgentReleasesTable
   replay_server_status_changes: ReplayServerStatusChangesTable
+  table_changes: TableChangesTable
   packages: PackagesTable
   package_items: PackageItemsTable
   package_redemptions: PackageRedemptionsTable

@@ -9,14 +9,14 @@ import {
 } from '@club/contract'
 import { runMembershipJob } from '../jobs/membership-jobs.js'
 import { currentUser } from '../plugins/auth.js'
-import { sendJson } from '../reply.js'
+import { sendAnswer } from '../reply.js'
 import { createPause, endPause, getPause, listPauses } from './pauses.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
 import {
   cancelSubscription,
   confirmSubscription,
   createSubscription,
-  getSubscriptionJson,
+  getKeptSubscription,
   listSubscriptions,
   patchSubscription,
   withdrawCancellation
@@ -76,7 +76,7 @@ const memberships: FastifyPluginAsyncTypebox = async (app) => {
     ...subscriptionRoutes.get,
     onRequest: signedIn,
     handler: async (request, reply) =>
-      sendJson(reply, await getSubscriptionJson(app.db, request.params.id, currentUser(request), app.clock, (s) => reply.serialize(s) as string))
+      sendAnswer(reply, await getKeptSubscription(app.db, request.params.id, currentUser(request), app.clock))
   })
   app.route({
     ...changeRoutes.patch,

@@ -17,7 +17,8 @@ import { requestMinor } from '../billing/request-money.js'
 import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
-import { readCache, type Db, type DbOrTx } from '../db/database.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import { readThrough } from '../db/read-cache.js'
 import type { Database, MembershipPausesTable, MembershipSubscriptionChangesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { requestInstant } from '../instants.js'
@@ -620,15 +621,15 @@ async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date):
 }
 
 /**
- * One subscription's answer as JSON text, kept in the read cache while none of the tables it is read
- * from changes (a write here or in another process moves the stamp) and until the first instant its
+ * One subscription's answer, kept in the read cache while none of the tables it is read from changes
+ * (a write here or in another process moves the stamp) and until the first instant its
  * time-derived parts change (its end, a pause's start or end): `until`. Who may see it is checked
  * on every request.
  */
 interface SubscriptionAnswer {
   memberId: string
   until: string | null
-  json: string
+  subscription: MembershipSubscription
 }
 
 const subscriptionReads = {
@@ -636,7 +637,7 @@ const subscriptionReads = {
   tables: ['membership_subscriptions', 'memberships', 'membership_pauses', 'membership_enrollments', 'membership_subscription_changes', 'users']
 }
 
-async function loadAnswer(db: DbOrTx, id: string, now: Date, serialize: (s: MembershipSubscription) => string): Promise<SubscriptionAnswer> {
+async function loadAnswer(db: DbOrTx, id: string, now: Date): Promise<SubscriptionAnswer> {
   const at = now.toISOString()
   const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
   if (!row) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
@@ -653,19 +654,20 @@ async function loadAnswer(db: DbOrTx, id: string, now: Date, serialize: (s: Memb
   const corrections = (await correctionsOf(db, [row.id])).get(row.id) ?? []
   const subscription = toSubscription(row, plan, priceCurrent(row, plan, await currentMembers(db, row)), storedOrder(row, now, pause, corrections))
   const changes = [row.end_date, ...pauses.flatMap((p) => [p.start_date, p.end_date])].filter((d): d is string => d !== null && d > at).sort()
-  return { memberId: row.member_id, until: changes[0] ?? null, json: serialize(subscription) }
+  return { memberId: row.member_id, until: changes[0] ?? null, subscription }
 }
 
-/** One subscription for its owner or staff, as JSON text (see SubscriptionAnswer). */
-export async function getSubscriptionJson(db: DbOrTx, id: string, actor: Actor, clock: Clock, serialize: (s: MembershipSubscription) => string): Promise<string> {
+/**
+ * One subscription for its owner or staff (see SubscriptionAnswer): the same object while it is
+ * kept, so the HTTP layer serialises it once (reply.ts).
+ */
+export async function getKeptSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
   const now = clock.now()
   const at = now.toISOString()
-  const cache = readCache<SubscriptionAnswer>(db, subscriptionReads)
-  let answer = cache ? await cache.get(id, () => loadAnswer(db, id, now, serialize)) : await loadAnswer(db, id, now, serialize)
   // Past its horizon the kept answer may show a status that has since changed: read it anew.
-  if (answer.until !== null && answer.until <= at) answer = await loadAnswer(db, id, now, serialize)
+  const answer = await readThrough(db, subscriptionReads, id, () => loadAnswer(db, id, now), (kept) => kept.until === null || kept.until > at)
   if (answer.memberId !== actor.id && !isStaff(actor)) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-  return answer.json
+  return answer.subscription
 }
 
 type SubscriptionQuery = SelectQueryBuilder<Database, 'membership_subscriptions', object>

@@ -4,7 +4,8 @@ import type { ProductOffering, ProductOfferingCollection, ProductOfferingQuery }
 import { isStaff, type Actor } from '../actor.js'
 import { unitsOf } from '../billing/money.js'
 import { randomUUID } from 'node:crypto'
-import { readThrough, type DbOrTx } from '../db/database.js'
+import type { DbOrTx } from '../db/database.js'
+import { readThrough } from '../db/read-cache.js'
 import { ForbiddenError, NotFoundError, quote } from '../errors.js'
 import { pictureOf, productPath, productsOnSale, type CatalogueProduct } from './catalogue.js'
 import type { ProductDiscount } from '../memberships/plans.js'
@@ -45,59 +46,28 @@ async function offeringsUser(db: DbOrTx, query: ProductOfferingQuery, actor: Act
 const USER_PLACEHOLDER = `user-${randomUUID()}`
 const offeringsCache = { name: 'product-offerings', tables: ['products', 'product_categories', 'product_areas'], share: 0.01 }
 
+/** A user's offerings: the list kept for every user with the same discounts, `placeholder` standing for the user's id. */
+export interface UserOfferings {
+  shared: ProductOfferingCollection
+  placeholder: string
+  value: string
+}
+
 /**
- * The list as UTF-8 JSON, serialized once per (categories, discounts) while the catalogue stays as
- * it is, and kept as the bytes around each place the user's id goes: a request only joins them
- * with its user's id (no serializing, searching or encoding of the ~16 KB answer per request). The
- * discounts are read for each request (they follow the user's memberships and the time).
+ * The list, built once per (categories, discounts) while the catalogue stays as it is, for a
+ * placeholder user: a request only names its user (the HTTP layer keeps the list's text cut around
+ * the placeholder, reply.ts). The discounts are read for each request (they follow the user's
+ * memberships and the time).
  */
-export async function listProductOfferingsJson(db: DbOrTx, query: ProductOfferingQuery, actor: Actor, now: Date, serialize: (c: ProductOfferingCollection) => string): Promise<Buffer> {
+export async function listProductOfferings(db: DbOrTx, query: ProductOfferingQuery, actor: Actor, now: Date): Promise<UserOfferings> {
   const userId = await offeringsUser(db, query, actor)
   const discounts = await memberDiscounts(db, userId, now)
   // The categories in the order asked: the answer's self link repeats them so.
   const key = JSON.stringify([query.category ?? [], discounts])
-  const parts = await readThrough(db, offeringsCache, key, async () =>
-    serialize(offerings(await productsOnSale(db, { categories: query.category }), discounts, USER_PLACEHOLDER, query))
-      .split(USER_PLACEHOLDER)
-      .map((part) => Buffer.from(part))
+  const shared = await readThrough(db, offeringsCache, key, async () =>
+    offerings(await productsOnSale(db, { categories: query.category }), discounts, USER_PLACEHOLDER, query)
   )
-  return joinedWith(parts, Buffer.from(userId))
-}
-
-/**
- * Answers are cut from slabs of this size, as Node's own pool does for small buffers: one
- * allocation per several answers instead of one each (an allocation of this size is memory outside
- * the heap, and the collector runs more often the more of it is made). A slab is freed once no
- * answer cut from it is referenced any more; nothing is ever reused while it is. Small, because one
- * answer still held (by a client that stopped reading) keeps its whole slab: at most 8 answers' worth.
- */
-const SLAB_BYTES = 128 * 1024
-let slab = Buffer.allocUnsafeSlow(0)
-let slabUsed = 0
-
-function cut(length: number): Buffer {
-  if (length > SLAB_BYTES / 4) return Buffer.allocUnsafeSlow(length)
-  if (slabUsed + length > slab.length) {
-    slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
-    slabUsed = 0
-  }
-  const out = slab.subarray(slabUsed, slabUsed + length)
-  // Kept 8-byte aligned, as Node's pool keeps its slices.
-  slabUsed += (length + 7) & ~7
-  return out
-}
-
-/** parts[0] + value + parts[1] + value + ... + parts[n-1], in one piece of a slab. */
-function joinedWith(parts: readonly Buffer[], value: Buffer): Buffer {
-  let length = value.length * (parts.length - 1)
-  for (const part of parts) length += part.length
-  const out = cut(length)
-  let at = parts[0]!.copy(out, 0)
-  for (let i = 1; i < parts.length; i++) {
-    at += value.copy(out, at)
-    at += parts[i]!.copy(out, at)
-  }
-  return out
+  return { shared, placeholder: USER_PLACEHOLDER, value: userId }
 }
 
 function offerings(products: readonly CatalogueProduct[], discounts: ProductDiscount[], userId: string, query: ProductOfferingQuery): ProductOfferingCollection {

@@ -2,9 +2,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { productOfferingRoutes, productRoutes, purchaseRoutes } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
-import { sendJson } from '../reply.js'
+import { sendSharedAnswer } from '../reply.js'
 import { createProduct, deleteProduct, getProduct, listProducts, patchProduct } from './catalogue.js'
-import { deprecationHeaders, listProductOfferingsJson } from './offerings.js'
+import { deprecationHeaders, listProductOfferings } from './offerings.js'
 import { confirmPurchase, createPurchase } from './purchases.js'
 
 const products: FastifyPluginAsyncTypebox = async (app) => {
@@ -50,7 +50,7 @@ const products: FastifyPluginAsyncTypebox = async (app) => {
       app.auth.bearer()
     ],
     handler: async (request, reply) =>
-      sendJson(reply, await listProductOfferingsJson(app.db, request.query, currentUser(request), app.clock.now(), (c) => reply.serialize(c) as string))
+      sendSharedAnswer(reply, await listProductOfferings(app.db, request.query, currentUser(request), app.clock.now()))
   })
 }
 

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { replayServerDeviceRoutes } from '@club/contract'
 import { routeRateLimit } from '../plugins/rate-limit.js'
 import { parseTrustProxy } from '../config.js'
-import { sendJson } from '../reply.js'
+import { answerWithEtag, sendAnswer, sentEtag } from '../reply.js'
 import { registerAdminRoutes } from './admin-routes.js'
 import { tellConnectivity } from './connectivity.js'
 import { pollAddressOf } from './box-call.js'
@@ -77,22 +77,28 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
     // Most polls are "not modified": answered here, before validation and the handler, so that a
     // 304 costs clearly less than a full poll. Anything else goes on to the handler.
     onRequest: async (request, reply) => {
+      const ifNoneMatch = request.headers['if-none-match']
+      if (ifNoneMatch === undefined) return
       const params = request.params as { serverId: string }
-      const etag = await polls.notModified(params.serverId, request.query, request.headers['if-none-match'], pollAddressOf(request, trustProxy))
-      if (etag === undefined) return
+      const kept = await polls.keptAnswer(params.serverId, request.query, pollAddressOf(request, trustProxy))
+      // Only an answer already sent has an ETag a box can hold.
+      const etag = kept && sentEtag(reply, kept)
+      if (etag === undefined || !matchesIfNoneMatch(ifNoneMatch, etag)) return
+      polls.notedUnchanged(params.serverId)
       // No payload at all, as below.
       return reply.header('etag', etag).header('cache-control', 'no-store').code(304).send(undefined as never)
     },
     handler: async (request, reply) => {
-      const { sent, changed } = await polls.poll(request.params.serverId, request.query, pollAddressOf(request, trustProxy), (answer) => reply.serialize(answer) as string)
-      const { body, etag } = sent
+      const { answer, changed } = await polls.poll(request.params.serverId, request.query, pollAddressOf(request, trustProxy))
+      // The ETag is the hash of exactly what is sent; made once per kept answer.
+      const { etag } = answerWithEtag(reply, answer)
       if (changed) request.changedSomething = true
       // The answer may carry the access token: no shared cache may keep it.
       reply.header('etag', etag).header('cache-control', 'no-store')
       // No payload at all (the 304 schema's null only documents that): send(null) serialises "null"
       // and announces Content-Length: 4 on a 304, which strict HTTP clients wait for (autocannon hung).
       if (matchesIfNoneMatch(request.headers['if-none-match'], etag)) return reply.code(304).send(undefined as never)
-      return sendJson(reply, body)
+      return sendAnswer(reply, answer)
     }
   })
 

@@ -1,10 +1,11 @@
 // The recording boxes' status polls, answered from memory between changes, with their sightings
 // (lastSeenAt) written in batches. Every box polls every few seconds and its answer almost never
 // changes, so a poll costs one tiny read (has anything changed?) instead of a look-up, a token
-// derivation, a serialisation, a hash and a write. The database stays the truth: every kept answer
+// derivation, a serialisation, a hash and a write (the kept answer's text and ETag are made once,
+// by the HTTP layer: reply.ts). The database stays the truth: every kept answer
 // goes as soon as migration 0008's status change counter moves, whoever moved it.
 import type { FastifyBaseLogger } from 'fastify'
-import type { PendingUpdate, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
+import type { ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import {
@@ -22,18 +23,11 @@ import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'
 
-/** A status answer as sent: its JSON and the ETag that is its hash. */
-export interface SentStatus {
-  body: string
-  etag: string
-}
-
-/** One box's answer, read when the status change counter stood at `changes`, serialised once per shape. */
+/** One box's answer, read when the status change counter stood at `changes`: the same object while kept. */
 interface Entry {
   readonly changes: number
   readonly row: PollRow
   readonly answer: ReplayServerStatusAnswer
-  sent?: SentStatus
   /** The last poll not yet written to the database (epoch ms). */
   seenAt: number
 }
@@ -76,14 +70,6 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 /** What a pending claim's serverId polls: no token, no area, no configuration. */
 const CLAIM_ANSWER: ReplayServerStatusAnswer = { status: 'PENDING' }
 
-/** Serialises a status answer by the route's own response schema (the route passes reply.serialize). */
-export type SerializeStatus = (answer: ReplayServerStatusAnswer) => string
-
-function sent(serialize: SerializeStatus, answer: ReplayServerStatusAnswer, pendingUpdate?: PendingUpdate): SentStatus {
-  const body = serialize(pendingUpdate ? { ...answer, pendingUpdate } : answer)
-  return { body, etag: `"${sha256Hex(body)}"` }
-}
-
 export class StatusPolls {
   /**
    * Answers by serverId, oldest first: hashing the serverId on every poll cost about 3% of a poll's
@@ -122,12 +108,12 @@ export class StatusPolls {
    * then `changed`, which the request line is logged for). An unknown or superseded serverId is a
    * 404, which tells the box to register again.
    */
-  async poll(serverId: string, reported: ReplayServerStatusQuery, address: string, serialize: SerializeStatus): Promise<{ sent: SentStatus; changed: boolean }> {
+  async poll(serverId: string, reported: ReplayServerStatusQuery, address: string): Promise<{ answer: ReplayServerStatusAnswer; changed: boolean }> {
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
     // A pending claim's serverId: PENDING and nothing else until an admin decides (never kept: rare).
-    if (entry === null) return { sent: sent(serialize, CLAIM_ANSWER), changed }
+    if (entry === null) return { answer: CLAIM_ANSWER, changed }
     const now = this.deps.clock.now()
     // A record from before the box had a key adopts the one this poll proves it holds, once. The key
     // is no part of the answer and moves no counter: the kept entry goes, so the next poll sees it.
@@ -154,22 +140,22 @@ export class StatusPolls {
     const target = updateTargetOf(report ? { ...entry.row, ...report } : entry.row, reported.version)
     if (target) {
       const pendingUpdate = await pendingUpdateFor(this.db, entry.row, target, reported, now, this.deps.clubTimezone)
-      return { sent: sent(serialize, entry.answer, pendingUpdate), changed }
+      return { answer: pendingUpdate ? { ...entry.answer, pendingUpdate } : entry.answer, changed }
     }
-    // Serialised once per entry, so the ETag is the hash of exactly what is sent.
-    return { sent: (entry.sent ??= sent(serialize, entry.answer)), changed }
+    // The kept object itself, so its text and ETag are made once.
+    return { answer: entry.answer, changed }
   }
 
   /**
-   * The ETag of a poll answered "not modified" before the route validates anything, or undefined
-   * when the poll needs the full route. Most polls carry the ETag of what the box already has and
-   * report what is already recorded; those are answered here, with their sighting noted, at less
-   * than the cost of a full poll. Only a kept answer can match, so only a box that exists, and only
-   * when the query holds nothing but the reported fields, each a single value equal to the record's
-   * (nothing to write, nothing unvalidated kept).
+   * The kept answer of a poll that may be answered "not modified" before the route validates
+   * anything, or undefined when the poll needs the full route. Most polls carry the ETag of what the
+   * box already has and report what is already recorded; the route compares the ETag the kept answer
+   * was sent with and, when it matches, notes the sighting (notedUnchanged), at less than the cost of
+   * a full poll. Only a box that exists, and only when the query holds nothing but the reported
+   * fields, each a single value equal to the record's (nothing to write, nothing unvalidated kept).
    */
-  async notModified(serverId: string, query: unknown, ifNoneMatch: string | undefined, address: string): Promise<string | undefined> {
-    if (ifNoneMatch === undefined || !this.entries.has(serverId)) return undefined
+  async keptAnswer(serverId: string, query: unknown, address: string): Promise<ReplayServerStatusAnswer | undefined> {
+    if (!this.entries.has(serverId)) return undefined
     const reported = query as Record<string, unknown>
     for (const key in reported) {
       if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
@@ -180,10 +166,13 @@ export class StatusPolls {
     if (offersKey(entry.row, reported as ReplayServerStatusQuery)) return undefined
     // A box with an update pending goes to the full route: its answer is made per poll.
     if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
-    const answer = entry.sent
-    if (!answer || !matchesIfNoneMatch(ifNoneMatch, answer.etag)) return undefined
-    this.sighted(entry, this.deps.clock.now())
-    return answer.etag
+    return entry.answer
+  }
+
+  /** A poll answered "not modified" from keptAnswer (in the same callback): its sighting goes with the next flush. */
+  notedUnchanged(serverId: string): void {
+    const entry = this.entries.get(serverId)
+    if (entry) this.sighted(entry, this.deps.clock.now())
   }
 
   /** A poll of a kept answer that reported nothing new: its lastSeenAt goes with the next flush. */

@@ -2,16 +2,16 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply } from 'fastify'
 import { templateRoutes, type Template } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
-import { sendJson } from '../reply.js'
+import { sendAnswer } from '../reply.js'
 import {
   createTemplate,
   createTemplateFromEvent,
   createTemplateFromSeries,
   deleteTemplate,
   etagOf,
-  getTemplateJson,
+  getKeptTemplate,
   getVersion,
-  listTemplatesJson,
+  listKeptTemplates,
   listVersions,
   patchTemplate,
   rollbackTemplate
@@ -31,9 +31,7 @@ const templates: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...templateRoutes.list,
     onRequest,
-    // Serialised by the route's own schema, then kept as text by the page cache.
-    handler: async (request, reply) =>
-      sendJson(reply, await listTemplatesJson(app.db, request.query, (page) => reply.serialize(page) as string))
+    handler: async (request, reply) => sendAnswer(reply, await listKeptTemplates(app.db, request.query))
   })
 
   app.route({
@@ -46,8 +44,8 @@ const templates: FastifyPluginAsyncTypebox = async (app) => {
     ...templateRoutes.get,
     onRequest,
     handler: async (request, reply) => {
-      const { version, json } = await getTemplateJson(app.db, request.params.id, (template) => reply.serialize(template) as string)
-      return sendJson(reply.header('etag', etagOf(version)), json)
+      const template = await getKeptTemplate(app.db, request.params.id)
+      return sendAnswer(reply.header('etag', etagOf(template.version)), template)
     }
   })
 

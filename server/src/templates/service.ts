@@ -16,7 +16,8 @@ import type {
 } from '@club/contract'
 import { systemClock, type Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
-import { readThrough, type DbOrTx } from '../db/database.js'
+import type { DbOrTx } from '../db/database.js'
+import { readThrough } from '../db/read-cache.js'
 import { textContains } from '../db/sql.js'
 import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError, quote } from '../errors.js'
@@ -149,20 +150,12 @@ export async function getTemplate(db: DbOrTx, id: string): Promise<Template> {
 }
 
 /**
- * A template as the JSON text `serialize` makes of it, with its version (the ETag), from the read
- * cache while neither templates nor their places changed: every write to them moves the cache's
- * stamp, so the read after a PATCH is fresh. Text, because serialising is most of a cached read.
+ * A template from the read cache while neither templates nor their places changed: every write to
+ * them moves the cache's stamp, so the read after a PATCH is fresh. The same object is handed out
+ * until then, so the HTTP layer serialises it once (reply.ts).
  */
-export async function getTemplateJson(
-  db: DbOrTx,
-  id: string,
-  serialize: (template: Template) => string
-): Promise<{ version: number; json: string }> {
-  const load = async () => {
-    const template = await getTemplate(db, id)
-    return { version: template.version, json: serialize(template) }
-  }
-  return readThrough(db, { name: 'templates', tables: ['templates', 'template_refs'] }, id, load)
+export async function getKeptTemplate(db: DbOrTx, id: string): Promise<Template> {
+  return readThrough(db, { name: 'templates', tables: ['templates', 'template_refs'] }, id, () => getTemplate(db, id))
 }
 
 const asInput = (ids: string[]) => ({ items: ids.map((id) => ({ id })) })
@@ -560,12 +553,11 @@ export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
 export type TemplatePage = Awaited<ReturnType<typeof listTemplates>>
 
 /**
- * A page of the list as the JSON text `serialize` makes of it, from the read cache while no
- * template or place reference changed. A page is a page count, a search and three queries, so the
- * text is kept rather than the objects; at about 1 KB a template, pages get a tenth of the entries.
+ * A page of the list from the read cache while no template or place reference changed. A page is
+ * a page count, a search and three queries, so it is kept (and its text, by the HTTP layer); at
+ * about 1 KB a template, pages get a tenth of the entries.
  */
-export async function listTemplatesJson(db: DbOrTx, query: TemplateListQuery, serialize: (page: TemplatePage) => string): Promise<string> {
-  const load = async () => serialize(await listTemplates(db, query))
+export async function listKeptTemplates(db: DbOrTx, query: TemplateListQuery): Promise<TemplatePage> {
   const spec = { name: 'template-pages', tables: ['templates', 'template_refs', 'template_search'], share: 0.1 }
-  return readThrough(db, spec, JSON.stringify(query), load)
+  return readThrough(db, spec, JSON.stringify(query), () => listTemplates(db, query))
 }
