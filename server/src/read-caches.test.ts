@@ -137,3 +137,20 @@ t.test("another process's write retires only what was read from the tables it wr
   t.equal(res.statusCode, 401)
   t.match(res.json().message, /revoked/)
 })
+
+t.test("this server's own write transaction retires only what was read from the tables it wrote", async (t) => {
+  const { ctx, call, create } = await templateTestContext(t)
+  const user = await userWithToken(ctx)
+  const current = () => ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: user.authorization } })
+  const credentials = () => readCacheStats(ctx.app.db).find((cache) => cache.name === 'access-tokens')!
+  const template = await create()
+  t.equal((await current()).statusCode, 200)
+  t.equal((await current()).statusCode, 200)
+  const before = credentials()
+  // A PATCH through the API: one write transaction (BEGIN, the writes, COMMIT) to the templates' tables.
+  t.equal((await call('PATCH', `/apis/v2/templates/${template.id}`, { name: 'Renamed here' })).statusCode, 200)
+  t.equal((await current()).statusCode, 200)
+  const after = credentials()
+  // Neither the staff's credential (the PATCH's) nor the member's was read again.
+  t.equal(after.misses, before.misses, 'the cached credentials were not read again')
+})

@@ -254,6 +254,9 @@ const STATEMENT_CACHE_SIZE = 500
  * reused; the cache is bounded (LRU) because IN-lists of different lengths make distinct texts.
  * Safe because the server never streams (iterates) a statement while another query runs.
  */
+/** A transaction's own commands, which change no table. */
+const TRANSACTION_COMMAND = /^\s*(?:begin|commit|end|rollback|savepoint|release)\b/i
+
 function withStatementCache(sqlite: SQLite.Database, tracker: ChangeTracker, written: WrittenTables) {
   const cache = new Map<string, SQLite.Statement>()
   return {
@@ -267,10 +270,14 @@ function withStatementCache(sqlite: SQLite.Database, tracker: ChangeTracker, wri
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
       }
       cache.set(sql, statement)
-      // Kysely prepares right before it runs: this is where every statement passes.
-      tracker.noteStatement(sql, statement.readonly)
+      // Kysely prepares right before it runs: this is where every statement passes. better-sqlite3
+      // calls BEGIN IMMEDIATE, COMMIT and ROLLBACK not read-only, and they name no table: counted as
+      // writes, every write transaction retired every cached answer of every table (a redemption
+      // emptied the credential cache), so they are the transaction's commands, not writes.
+      const readonly = statement.readonly || TRANSACTION_COMMAND.test(sql)
+      tracker.noteStatement(sql, readonly)
       // Only a transaction's writes: one outside any (a migration's, a pragma) is told to nobody.
-      if (sqlite.inTransaction) written.note(sql, statement.readonly)
+      if (sqlite.inTransaction) written.note(sql, readonly)
       return statement
     }
   }
