@@ -1,7 +1,7 @@
 // The read caches behind credentials and templates, seen from outside: whatever changes a token,
 // key, user or template (through the API or straight into the database from another process, as
 // the `club` CLI does, through the same services) is seen by the very next request.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { revokeApiKey } from './api-keys/service.js'
 import { dialectOf, openDatabase } from './db/database.js'
 import { readCacheStats } from './db/read-cache.js'
@@ -108,16 +108,25 @@ t.test('templates', async (t) => {
   })
 })
 
-t.test("another process's write retires only what was read from the tables it wrote (PostgreSQL counts them per table)", async (t) => {
-  const { ctx, call, create, staff } = await templateTestContext(t)
-  const cli = otherProcess(t, ctx.config.DATABASE_URL)
+/**
+ * A template and a member whose credential is in the cache (read twice), with the cache's counts
+ * before what the test does next.
+ */
+async function cachedCredential(t: Test) {
+  const context = await templateTestContext(t)
+  const { ctx, create } = context
   const user = await userWithToken(ctx)
   const current = () => ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: user.authorization } })
   const credentials = () => readCacheStats(ctx.app.db).find((cache) => cache.name === 'access-tokens')!
   const template = await create()
   t.equal((await current()).statusCode, 200)
   t.equal((await current()).statusCode, 200)
-  const before = credentials()
+  return { ...context, user, current, credentials, template, before: credentials() }
+}
+
+t.test("another process's write retires only what was read from the tables it wrote (PostgreSQL counts them per table)", async (t) => {
+  const { ctx, call, staff, user, current, credentials, template, before } = await cachedCredential(t)
+  const cli = otherProcess(t, ctx.config.DATABASE_URL)
 
   await patchTemplate(cli, template.id, { name: 'Renamed elsewhere' }, { id: staff.id }, ctx.clock)
   t.equal((await current()).statusCode, 200)
@@ -139,14 +148,7 @@ t.test("another process's write retires only what was read from the tables it wr
 })
 
 t.test("this server's own write transaction retires only what was read from the tables it wrote", async (t) => {
-  const { ctx, call, create } = await templateTestContext(t)
-  const user = await userWithToken(ctx)
-  const current = () => ctx.app.inject({ url: '/apis/v2/users/current', headers: { authorization: user.authorization } })
-  const credentials = () => readCacheStats(ctx.app.db).find((cache) => cache.name === 'access-tokens')!
-  const template = await create()
-  t.equal((await current()).statusCode, 200)
-  t.equal((await current()).statusCode, 200)
-  const before = credentials()
+  const { call, current, credentials, template, before } = await cachedCredential(t)
   // A PATCH through the API: one write transaction (BEGIN, the writes, COMMIT) to the templates' tables.
   t.equal((await call('PATCH', `/apis/v2/templates/${template.id}`, { name: 'Renamed here' })).statusCode, 200)
   t.equal((await current()).statusCode, 200)
