@@ -2,7 +2,8 @@
 // row, reference, search entry and version record is exactly what the API would have written, and
 // the scenarios that read them.
 import { createHash, randomUUID } from 'node:crypto'
-import { deviceTokenKey, approveReplayServer, registerReplayServer, setReplayServerConfig } from '@club/server/replay-servers/service'
+import { deviceTokenKey, registerReplayServer } from '@club/server/replay-servers/service'
+import { approveReplayServer, setReplayServerConfig } from '@club/server/replay-servers/decisions'
 import { createTemplate, patchTemplate } from '@club/server/templates/service'
 import type { Clock } from '@club/server/clock'
 import type { Db } from '@club/server/db/database'

@@ -3,20 +3,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import { replayServerAdminRoutes as routes } from '@club/contract'
-import {
-  approveReplayServerClaim,
-  approveReplayServer,
-  deleteReplayServer,
-  getReplayServer,
-  listReplayServers,
-  rejectReplayServer,
-  rejectReplayServerClaim,
-  revokeReplayServer,
-  rotateReplayServerToken,
-  setReplayServerConfig,
-  setReplayServerTargetVersion,
-  type ReplayServerDeps
-} from './service.js'
+import { type ReplayServerDeps } from './service.js'
+import { approveReplayServerClaim, approveReplayServer, deleteReplayServer, getReplayServer, listReplayServers, rejectReplayServer, rejectReplayServerClaim, revokeReplayServer, rotateReplayServerToken, setReplayServerConfig, setReplayServerTargetVersion } from './decisions.js'
 import { boxCallDeps } from './box-call.js'
 import { fetchCameraSnapshot } from './snapshots.js'
 import { recordSnapshotAccess } from '../footage-access/service.js'

@@ -4,21 +4,8 @@ import { ReplayServerListQuery } from '@club/contract'
 import { systemClock } from '../clock.js'
 import { integer, UsageError, flags, type Command, type CommandContext } from '../cli/args.js'
 import { valueValidator } from '../plugins/validation.js'
-import {
-  approveReplayServerClaim,
-  approveReplayServer,
-  deleteReplayServer,
-  deviceTokenKey,
-  getReplayServer,
-  listReplayServers,
-  rejectReplayServer,
-  rejectReplayServerClaim,
-  revokeReplayServer,
-  rotateReplayServerToken,
-  setReplayServerConfig,
-  setReplayServerTargetVersion,
-  type ReplayServerDeps
-} from './service.js'
+import { deviceTokenKey, type ReplayServerDeps } from './service.js'
+import { approveReplayServerClaim, approveReplayServer, deleteReplayServer, getReplayServer, listReplayServers, rejectReplayServer, rejectReplayServerClaim, revokeReplayServer, rotateReplayServerToken, setReplayServerConfig, setReplayServerTargetVersion } from './decisions.js'
 
 async function depsOf({ db, config }: CommandContext): Promise<ReplayServerDeps> {
   return {

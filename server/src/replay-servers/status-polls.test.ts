@@ -5,19 +5,8 @@ import t from 'tap'
 import { dialectOf } from '../db/database.js'
 import { UnauthorizedError } from '../errors.js'
 import { errorOf, testApp } from '../test-support/app.js'
-import {
-  approveReplayServerClaim,
-  approveReplayServer,
-  authenticateDeviceToken,
-  deleteReplayServer,
-  getReplayServer,
-  registerReplayServer,
-  rejectReplayServer,
-  revokeReplayServer,
-  rotateReplayServerToken,
-  setReplayServerConfig,
-  setReplayServerTargetVersion
-} from './service.js'
+import { authenticateDeviceToken, registerReplayServer } from './service.js'
+import { approveReplayServerClaim, approveReplayServer, deleteReplayServer, getReplayServer, rejectReplayServer, revokeReplayServer, rotateReplayServerToken, setReplayServerConfig, setReplayServerTargetVersion } from './decisions.js'
 import { storeRelease } from '../test-support/agent-releases.js'
 import { ADMIN, adminOf, anotherProcess, approve, area, camera, poll, registeredBox } from './test-helpers.js'
 

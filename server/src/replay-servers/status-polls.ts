@@ -8,17 +8,8 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
-import {
-  adoptPolledKey,
-  findPolledReplayServer,
-  recordReport,
-  recordSightings,
-  replayServerStatusChanges,
-  reportedChanges,
-  statusAnswerOf,
-  type PollRow,
-  type ReplayServerDeps
-} from './service.js'
+import { type ReplayServerDeps } from './service.js'
+import { adoptPolledKey, findPolledReplayServer, recordReport, recordSightings, replayServerStatusChanges, reportedChanges, statusAnswerOf, type PollRow } from './polls.js'
 import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'

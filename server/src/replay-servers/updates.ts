@@ -5,7 +5,8 @@ import { DateTime } from 'luxon'
 import type { Interval, PendingUpdate } from '@club/contract'
 import { findRelease, toReleaseDownload } from '../agent-releases/service.js'
 import type { DbOrTx } from '../db/database.js'
-import { parseConfig, type PollRow } from './service.js'
+import { parseConfig } from './service.js'
+import { type PollRow } from './polls.js'
 
 /** How far ahead a box is told of events on its courts. */
 const BUSY_HORIZON_MS = 24 * 3_600_000
