@@ -19,7 +19,8 @@ import {
   bearerSecurity,
   defineRoutes
 } from './common.js'
-import { MembershipTaxRate, OrderStatus, SubscriptionMode } from './memberships.js'
+import { MembershipTaxRate, SubscriptionMode } from './memberships.js'
+import { OrderStatus } from './orders.js'
 
 export const ProductType = Type.Enum(['PACKAGE', 'MEMBERSHIP', 'MERCHANDISE', 'SERVICE'])
 export type ProductType = Static<typeof ProductType>
