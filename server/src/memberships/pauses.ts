@@ -15,7 +15,8 @@ import { requestInstant } from '../instants.js'
 import { BadGatewayError, BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../errors.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { membershipRow, toPlan } from './plans.js'
-import { chargeOrder, inForce, recordSubscriptionEvent, subscriptionPath, visibleRow } from './subscriptions.js'
+import { inForce, recordSubscriptionEvent, subscriptionPath, visibleRow } from './subscriptions.js'
+import { chargeOrder } from '../orders/charging.js'
 import { recordOrderEvent } from '../orders/service.js'
 
 const DAY_MS = 86_400_000

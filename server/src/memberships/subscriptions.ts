@@ -22,13 +22,13 @@ import type { Database, MembershipPausesTable, MembershipSubscriptionChangesTabl
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { requestInstant } from '../instants.js'
 import { pageRequest, paged } from '../paging.js'
-import { IdempotencyKeyReusedError, PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
+import { PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
 import { checkCorrectionAuthority, correctionMessages, correctionsOf, recordCorrections } from './corrections.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
 import { recordEvent } from '../events/outbox.js'
-import { recordOrderStatusEvent } from '../orders/service.js'
+import { chargeOrder, firstChargeOutcome, newMembershipOrder, recordOrderOutcome, savedMethod } from '../orders/charging.js'
 
 export interface SubscriptionDeps {
   clock: Clock
@@ -262,19 +262,6 @@ function timezoneOf(request: MembershipSubscriptionRequest, deps: SubscriptionDe
   return timezone
 }
 
-async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
-  const row = await db.selectFrom('payment_methods').selectAll().where('user_id', '=', userId).where('is_default', '=', 1).executeTakeFirst()
-  if (!row) return undefined
-  return {
-    brand: row.brand,
-    last4: row.last4,
-    expMonth: row.exp_month,
-    expYear: row.exp_year,
-    providerCustomerRef: row.provider_customer_ref,
-    providerMethodRef: row.provider_method_ref
-  }
-}
-
 /** The member's open subscriptions of a type, newest first; a DRAFT older than its lifetime no longer counts. */
 async function openOfType(tx: DbOrTx, memberId: string, type: Plan['type'], now: Date): Promise<MembershipSubscriptionsTable[]> {
   const open = await tx
@@ -394,76 +381,6 @@ export async function createSubscription(db: Db, request: MembershipSubscription
   return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: false, errors: recorded.errors, corrections: [] }) }
 }
 
-/**
- * The order of one attempt at a membership charge. Its key names the subscription, the period it
- * pays for and the attempt: the provider charges once per key, and the database holds at most one
- * live charge per (subscription, period) (orders_one_live_charge_per_period).
- */
-export function newMembershipOrder(input: {
-  userId: string
-  creatorId: string
-  subscriptionId: string
-  kind: 'MEMBERSHIP' | 'MEMBERSHIP_RENEWAL'
-  periodStart: string
-  attempt: number
-  priced: PricedCharge
-  currency: string
-  /** null: nothing to charge (a FREE plan), the order is paid as it is made. */
-  provider: string | null
-  now: Date
-}): OrdersTable {
-  return {
-    id: randomUUID(),
-    user_id: input.userId,
-    creator_id: input.creatorId,
-    kind: input.kind,
-    membership_subscription_id: input.subscriptionId,
-    period_start: input.periodStart,
-    status: input.provider === null ? 'PAID' : 'PENDING',
-    currency: input.currency,
-    subtotal_minor: input.priced.subtotal,
-    total_minor: input.priced.total,
-    lines: JSON.stringify(input.priced.lines),
-    fees: JSON.stringify(input.priced.fees),
-    taxes: JSON.stringify(input.priced.taxes),
-    provider: input.provider,
-    provider_ref: null,
-    idempotency_key: `membership:${input.subscriptionId}:period:${input.periodStart}:attempt:${input.attempt}`,
-    failure_code: null,
-    failure_message: null,
-    created_at: input.now.toISOString(),
-    updated_at: input.now.toISOString()
-  }
-}
-
-/**
- * One attempt at an order's charge, off-session, to the payer's saved method: no saved method is a
- * decline (the member is told), an unreachable provider throws PaymentProviderError (nothing known
- * charged; a retry under the order's same key is safe).
- */
-export async function chargeOrder(db: DbOrTx, provider: PaymentProvider, order: OrdersTable, description: string): Promise<ChargeResult> {
-  const method = await savedMethod(db, order.user_id)
-  if (!method) return { status: 'declined', reference: null, declineCode: 'payment_method_missing', message: 'the member has no saved payment method' }
-  try {
-    return await provider.charge({
-      amount: order.total_minor,
-      currency: order.currency,
-      paymentMethod: method,
-      idempotencyKey: order.idempotency_key,
-      description,
-      metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
-    })
-  } catch (err) {
-    // The key was used with other details (the member saved another card before this attempt was
-    // retried): the provider will refuse this key forever, so the attempt ends here as a refusal
-    // and the next one is made under a key of its own.
-    if (err instanceof IdempotencyKeyReusedError) {
-      return { status: 'declined', reference: null, declineCode: 'payment_changed', message: 'the payment details changed while this charge was retried; it is made again as a new attempt' }
-    }
-    throw err
-  }
-}
-
 /** The first charge; the provider's unreachability is a 502 that leaves the order PENDING for a retry. */
 async function firstCharge(db: Db, provider: PaymentProvider, order: OrdersTable, plan: Plan): Promise<ChargeResult> {
   try {
@@ -479,52 +396,6 @@ async function firstCharge(db: Db, provider: PaymentProvider, order: OrdersTable
 interface Recorded {
   row: MembershipSubscriptionsTable
   errors: ValidationError[] | null
-}
-
-/** What a charge's outcome makes of a first charge: the subscription's status, the order's, and what the member is told. */
-function firstChargeOutcome(outcome: ChargeResult) {
-  let errors: ValidationError[] | null = null
-  let status: MembershipSubscriptionsTable['status']
-  let orderStatus: OrdersTable['status']
-  let failure: { code: string; message: string } | null = null
-  if (outcome.status === 'succeeded') {
-    status = 'CONFIRMED'
-    orderStatus = 'PAID'
-  } else if (outcome.status === 'declined') {
-    status = 'CHARGE_FAILED'
-    orderStatus = 'FAILED'
-    failure = { code: outcome.declineCode, message: outcome.message }
-    errors = [{ code: outcome.declineCode, message: outcome.message, details: null }]
-  } else {
-    status = 'REQUIRES_AUTHENTICATION'
-    orderStatus = 'REQUIRES_AUTHENTICATION'
-    errors = [
-      {
-        code: 'requires_authentication',
-        message: "the customer's bank asks them to authenticate this payment; complete it, then POST the confirm link",
-        details: { clientSecret: outcome.clientSecret, nextActionUrl: outcome.nextActionUrl }
-      }
-    ]
-  }
-  return { status, orderStatus, failure, errors }
-}
-
-/** Writes a charge's outcome to its order (status, the provider's reference, why it failed). */
-export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: ChargeResult, at: string): Promise<OrdersTable['status']> {
-  const { orderStatus, failure } = firstChargeOutcome(outcome)
-  await tx
-    .updateTable('orders')
-    .set({
-      status: orderStatus,
-      provider_ref: outcome.reference === '' ? null : outcome.reference,
-      failure_code: failure?.code ?? null,
-      failure_message: failure?.message ?? null,
-      updated_at: at
-    })
-    .where('id', '=', orderId)
-    .execute()
-  await recordOrderStatusEvent(tx, orderId, orderStatus, new Date(at))
-  return orderStatus
 }
 
 /**
