@@ -16,7 +16,7 @@ import { BadGatewayError, BadRequestError, ConflictError, NotFoundError, Payment
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { membershipRow, toPlan } from './plans.js'
 import { inForce, recordSubscriptionEvent, subscriptionPath, visibleRow } from './subscriptions.js'
-import { chargeOrder } from '../orders/charging.js'
+import { chargeOrder, recordOrderOutcome } from '../orders/charging.js'
 import { recordOrderEvent } from '../orders/service.js'
 
 const DAY_MS = 86_400_000
@@ -196,8 +196,7 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
     }
     const paidAt = deps.clock.now()
     await db.transaction().execute(async (tx) => {
-      await tx.updateTable('orders').set({ status: 'PAID', provider_ref: outcome.reference, updated_at: paidAt.toISOString() }).where('id', '=', order.id).execute()
-      await recordOrderEvent(tx, order.id, 'order.paid', paidAt)
+      await recordOrderOutcome(tx, order.id, outcome, paidAt.toISOString())
       await recordSubscriptionEvent(tx, row.id, 'membership_subscription.paused', paidAt)
     })
   }

@@ -22,13 +22,13 @@ import type { Database, MembershipPausesTable, MembershipSubscriptionChangesTabl
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
 import { requestInstant } from '../instants.js'
 import { pageRequest, paged } from '../paging.js'
-import { PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
+import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
 import { checkCorrectionAuthority, correctionMessages, correctionsOf, recordCorrections } from './corrections.js'
 import { openPause, pauseStatusOf, toPause } from './pauses.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
 import { recordEvent } from '../events/outbox.js'
-import { chargeOrder, firstChargeOutcome, newMembershipOrder, recordOrderOutcome, savedMethod } from '../orders/charging.js'
+import { authenticationErrors, chargeOrder, confirmCharge, newMembershipOrder, recordOrderOutcome, savedMethod } from '../orders/charging.js'
 
 export interface SubscriptionDeps {
   clock: Clock
@@ -398,6 +398,13 @@ interface Recorded {
   errors: ValidationError[] | null
 }
 
+/** What a charge's outcome makes of a first charge: the subscription's status, and what the member is told. */
+function firstChargeOutcome(outcome: ChargeResult): { status: MembershipSubscriptionsTable['status']; errors: ValidationError[] | null } {
+  if (outcome.status === 'succeeded') return { status: 'CONFIRMED', errors: null }
+  if (outcome.status === 'declined') return { status: 'CHARGE_FAILED', errors: [{ code: outcome.declineCode, message: outcome.message, details: null }] }
+  return { status: 'REQUIRES_AUTHENTICATION', errors: authenticationErrors(outcome) }
+}
+
 /**
  * Writes a first charge's outcome to the subscription (and the owner's enrollment once CONFIRMED),
  * inside the caller's transaction; the order is the caller's to record. A subscription already
@@ -606,7 +613,7 @@ export async function confirmSubscription(db: Db, id: string, actor: Actor, deps
   if (row.status !== 'REQUIRES_AUTHENTICATION') throw new ConflictError(`the subscription is ${row.status}; only one waiting for authentication can be confirmed`)
   const order = await db.selectFrom('orders').selectAll().where('id', '=', row.last_order_id!).executeTakeFirstOrThrow()
   const plan = toPlan(await membershipRow(db, row.membership_id))
-  const outcome = await retrieveForConfirm(deps.provider, order.provider_ref!)
+  const outcome = await confirmCharge(deps.provider, order)
   const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
   return toSubscription(recorded.row, plan, await currentCharge(db, recorded.row, plan), {
     mode: 'ORDER',

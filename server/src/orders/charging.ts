@@ -1,13 +1,15 @@
-// Charging an order through the payment provider and recording its outcome, for every room that
-// sells: a membership's first charge and its renewals, a pause fee, a purchase. The order's
-// idempotency key is what makes a retried charge safe (the provider charges once per key).
+// Charging an order through the payment provider, recording its outcome and confirming it, for every
+// room that sells: a membership's first charge and its renewals, a pause fee, a purchase, a package's
+// refund. The order's idempotency key is what makes a retry safe (the provider acts once per key).
 import { randomUUID } from 'node:crypto'
 import type { ValidationError } from '@club/contract'
 import type { PricedCharge } from '../billing/pricing.js'
-import type { DbOrTx } from '../db/database.js'
-import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
-import { IdempotencyKeyReusedError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
-import { recordOrderStatusEvent } from './service.js'
+import type { Clock } from '../clock.js'
+import type { Db, DbOrTx } from '../db/database.js'
+import type { OrdersTable } from '../db/schema.js'
+import { BadGatewayError } from '../errors.js'
+import { IdempotencyKeyReusedError, PaymentProviderError, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
+import { recordOrderEvent, recordOrderStatusEvent } from './service.js'
 
 export async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
   const row = await db.selectFrom('payment_methods').selectAll().where('user_id', '=', userId).where('is_default', '=', 1).executeTakeFirst()
@@ -93,37 +95,30 @@ export async function chargeOrder(db: DbOrTx, provider: PaymentProvider, order: 
   }
 }
 
-/** What a charge's outcome makes of a first charge: the subscription's status, the order's, and what the member is told. */
-export function firstChargeOutcome(outcome: ChargeResult) {
-  let errors: ValidationError[] | null = null
-  let status: MembershipSubscriptionsTable['status']
-  let orderStatus: OrdersTable['status']
-  let failure: { code: string; message: string } | null = null
-  if (outcome.status === 'succeeded') {
-    status = 'CONFIRMED'
-    orderStatus = 'PAID'
-  } else if (outcome.status === 'declined') {
-    status = 'CHARGE_FAILED'
-    orderStatus = 'FAILED'
-    failure = { code: outcome.declineCode, message: outcome.message }
-    errors = [{ code: outcome.declineCode, message: outcome.message, details: null }]
-  } else {
-    status = 'REQUIRES_AUTHENTICATION'
-    orderStatus = 'REQUIRES_AUTHENTICATION'
-    errors = [
-      {
-        code: 'requires_authentication',
-        message: "the customer's bank asks them to authenticate this payment; complete it, then POST the confirm link",
-        details: { clientSecret: outcome.clientSecret, nextActionUrl: outcome.nextActionUrl }
-      }
-    ]
-  }
-  return { status, orderStatus, failure, errors }
+/**
+ * What the customer is told when their bank asks them to authenticate a charge made while they are
+ * here (a first charge, a purchase): the secret their browser completes it with, handed out once.
+ */
+export function authenticationErrors(outcome: Extract<ChargeResult, { status: 'requires_authentication' }>): ValidationError[] {
+  return [
+    {
+      code: 'requires_authentication',
+      message: "the customer's bank asks them to authenticate this payment; complete it, then POST the confirm link",
+      details: { clientSecret: outcome.clientSecret, nextActionUrl: outcome.nextActionUrl }
+    }
+  ]
+}
+
+/** What a charge's outcome makes of its order: its status, and why it failed. */
+function orderOutcomeOf(outcome: ChargeResult): { orderStatus: OrdersTable['status']; failure: { code: string; message: string } | null } {
+  if (outcome.status === 'succeeded') return { orderStatus: 'PAID', failure: null }
+  if (outcome.status === 'declined') return { orderStatus: 'FAILED', failure: { code: outcome.declineCode, message: outcome.message } }
+  return { orderStatus: 'REQUIRES_AUTHENTICATION', failure: null }
 }
 
 /** Writes a charge's outcome to its order (status, the provider's reference, why it failed). */
 export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: ChargeResult, at: string): Promise<OrdersTable['status']> {
-  const { orderStatus, failure } = firstChargeOutcome(outcome)
+  const { orderStatus, failure } = orderOutcomeOf(outcome)
   await tx
     .updateTable('orders')
     .set({
@@ -137,4 +132,37 @@ export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: C
     .execute()
   await recordOrderStatusEvent(tx, orderId, orderStatus, new Date(at))
   return orderStatus
+}
+
+/**
+ * A charge's state after the customer's authentication, as a confirm route asks it: a provider that
+ * cannot be reached is a 502 (try again), never a 500, and changes nothing.
+ */
+export async function confirmCharge(provider: PaymentProvider, order: OrdersTable): Promise<ChargeResult> {
+  try {
+    return await provider.retrieve(order.provider_ref!)
+  } catch (err) {
+    if (err instanceof PaymentProviderError) throw new BadGatewayError(`the payment provider could not be reached; try again (${err.message})`)
+    throw err
+  }
+}
+
+/**
+ * Pays out a PENDING refund order against the charge it gives back (`chargedReference`), under the
+ * refund's own key, and records the outcome once: a second call finds it settled and changes nothing.
+ * An unreachable provider throws PaymentProviderError with the refund still PENDING, for the caller to
+ * say how it is retried.
+ */
+export async function refundOrder(db: Db, provider: PaymentProvider, refund: OrdersTable, chargedReference: string, clock: Clock): Promise<void> {
+  const result = await provider.refund({ reference: chargedReference, amount: refund.total_minor, currency: refund.currency, idempotencyKey: refund.idempotency_key })
+  const update =
+    result.status === 'succeeded'
+      ? { status: 'PAID' as const, provider_ref: result.reference, failure_code: null, failure_message: null }
+      : { status: 'FAILED' as const, failure_code: 'refund_failed', failure_message: result.message.slice(0, 500) }
+  const now = clock.now()
+  await db.transaction().execute(async (tx) => {
+    const done = await tx.updateTable('orders').set({ ...update, updated_at: now.toISOString() }).where('id', '=', refund.id).where('status', '=', 'PENDING').executeTakeFirst()
+    // The refund order paid out is the refund integrators hear of; a second call finds it settled.
+    if (Number(done.numUpdatedRows) === 1) await recordOrderEvent(tx, refund.id, update.status === 'PAID' ? 'order.refunded' : 'order.failed', now)
+  })
 }
