@@ -14,7 +14,7 @@ import { isStaff, type Actor } from '../actor.js'
 import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MONTHS, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
 import { currencyExponent, toPercentage, unitsOf } from '../billing/money.js'
 import { requestMinor } from '../billing/request-money.js'
-import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
+import { chargeLines, priceCharge, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
 import { readCache, type Db, type DbOrTx } from '../db/database.js'
@@ -40,30 +40,6 @@ export interface SubscriptionDeps {
 export const subscriptionPath = (id: string) => `/apis/v2/membership-subscriptions/${id}`
 /** A DRAFT (made, not paid) older than this is given up (BILLING.md). */
 export const DRAFT_LIFETIME_MS = 23 * 3600 * 1000
-
-/**
- * The lines of one charge: the base price, the initiation fee on the first charge only, and for each
- * added member (`members`, none on the first charge) the additional member fee and their custom fee.
- */
-export function chargeLines(
-  plan: Plan,
-  subscription: { priceMinor: number; initiationFeeMinor: number; additionalMemberFeeMinor: number },
-  first: boolean,
-  members: ChargedMember[] = []
-): ChargeLine[] {
-  if (plan.chargeType === 'FREE') return []
-  const lines: ChargeLine[] = [{ kind: 'base', description: plan.displayName, amount: subscription.priceMinor }]
-  if (first && subscription.initiationFeeMinor > 0) {
-    lines.push({ kind: 'initiation_fee', description: 'Initiation fee', amount: subscription.initiationFeeMinor })
-  }
-  for (const member of members) {
-    if (subscription.additionalMemberFeeMinor > 0) {
-      lines.push({ kind: 'additional_member_fee', description: `Additional member: ${member.name}`, amount: subscription.additionalMemberFeeMinor })
-    }
-    if (member.customFeeMinor > 0) lines.push({ kind: 'custom_fee', description: `Custom fee: ${member.name}`, amount: member.customFeeMinor })
-  }
-  return lines
-}
 
 /** The dates of a subscription confirmed at `start` (BILLING.md, "Calendars"). */
 export function firstPeriod(plan: Plan, anchor: Anchor, start: Date) {
