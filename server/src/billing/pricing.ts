@@ -58,9 +58,13 @@ export class PricingError extends Error {
 export function chargeLines(
   plan: { chargeType: string; displayName: string },
   subscription: { priceMinor: number; initiationFeeMinor: number; additionalMemberFeeMinor: number },
-  first: boolean,
-  members: Array<{ name: string; customFeeMinor: number }> = []
+  options: {
+    /** The subscription's first charge, which carries the initiation fee. */
+    first: boolean
+    members?: Array<{ name: string; customFeeMinor: number }>
+  }
 ): ChargeLine[] {
+  const { first, members = [] } = options
   if (plan.chargeType === 'FREE') return []
   const lines: ChargeLine[] = [{ kind: 'base', description: plan.displayName, amount: subscription.priceMinor }]
   if (first && subscription.initiationFeeMinor > 0) {

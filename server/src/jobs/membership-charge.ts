@@ -328,7 +328,7 @@ async function renewOne(db: Db, subscriptionId: string, date: Date, deps: JobDep
     // The members enrolled when the period begins are in its price; one added later is charged from the next.
     const members = await chargedMembers(tx, subscriptionId, step.periodStart)
     const amounts = { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor, additionalMemberFeeMinor: row.additional_member_fee_minor }
-    const priced = priceCharge(chargeLines(plan, amounts, false, members), plan.fees, plan.taxes)
+    const priced = priceCharge(chargeLines(plan, amounts, { first: false, members }), plan.fees, plan.taxes)
     const order = newMembershipOrder({
       userId: row.member_id,
       creatorId: row.member_id,

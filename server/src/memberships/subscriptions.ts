@@ -191,7 +191,7 @@ async function buyer(db: DbOrTx, request: MembershipSubscriptionRequest, actor: 
 function price(plan: Plan, timezone: string, start: Date): Priced & { row: Omit<MembershipSubscriptionsTable, 'id' | 'member_id' | 'creator_id'> } {
   const anchor = anchorAt(start, timezone)
   const amounts = { priceMinor: plan.priceMinor, initiationFeeMinor: plan.initiationFeeMinor, additionalMemberFeeMinor: plan.additionalMemberFeeMinor }
-  const charge = priceCharge(chargeLines(plan, amounts, true), plan.fees, plan.taxes)
+  const charge = priceCharge(chargeLines(plan, amounts, { first: true }), plan.fees, plan.taxes)
   const period = firstPeriod(plan, anchor, start)
   const iso = (d: Date | null) => (d === null ? null : d.toISOString())
   const now = start.toISOString()
@@ -446,7 +446,7 @@ async function currentMembers(db: DbOrTx, row: MembershipSubscriptionsTable): Pr
 function priceCurrent(row: MembershipSubscriptionsTable, plan: Plan, members: ChargedMember[]): PricedCharge {
   const first = row.billing_cycle_start === row.start_date
   const amounts = { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor, additionalMemberFeeMinor: row.additional_member_fee_minor }
-  return priceCharge(chargeLines(plan, amounts, first, members), plan.fees, plan.taxes)
+  return priceCharge(chargeLines(plan, amounts, { first, members }), plan.fees, plan.taxes)
 }
 
 function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | null {
