@@ -3,7 +3,9 @@
 // delivered to webhook endpoints. Each event's `data` is the resource as its GET route answers it.
 import Type, { type Static, type TSchema } from 'typebox'
 import { AuthErrors, Collection, DateTime, ErrorBody, ItemRef, apiKeyOrBearerSecurity, defineRoutes } from './common.js'
-import { MembershipEnrollment, MembershipSubscription, Order } from './memberships.js'
+import { MembershipEnrollment } from './membership-enrollments.js'
+import { MembershipSubscription } from './memberships.js'
+import { Order } from './orders.js'
 import { Package, PackageItemRedemption } from './packages.js'
 import { ReplayServer } from './replay-servers.js'
 import { Replay } from './replays.js'

@@ -19,7 +19,9 @@ import {
   bearerSecurity,
   defineRoutes
 } from './common.js'
-import { MembershipTaxRate, OrderStatus, SubscriptionMode } from './memberships.js'
+import { MembershipTaxRate } from './membership-plans.js'
+import { SubscriptionMode } from './memberships.js'
+import { OrderStatus } from './orders.js'
 
 export const ProductType = Type.Enum(['PACKAGE', 'MEMBERSHIP', 'MERCHANDISE', 'SERVICE'])
 export type ProductType = Static<typeof ProductType>

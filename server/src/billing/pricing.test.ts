@@ -1,5 +1,5 @@
 import t from 'tap'
-import { priceCharge, type ChargeLine } from './pricing.js'
+import { chargeLines, priceCharge, type ChargeLine } from './pricing.js'
 
 const base = (amount: number): ChargeLine => ({ kind: 'base', description: 'Membership', amount })
 
@@ -96,4 +96,14 @@ t.test('refuses what is not a price', async (t) => {
   t.throws(() => priceCharge([base(-1)], [], []), /whole, non-negative/)
   t.throws(() => priceCharge([base(1)], [{ name: 'Too much', rate: 10001 }], []), /between 0 and 100%/)
   t.throws(() => priceCharge([base(1)], [], [{ name: 'Negative', rate: -1, inclusive: false }]), /between 0 and 100%/)
+})
+
+t.test("a membership charge's lines: the initiation fee on the first charge only, each added member's fees on renewals", async (t) => {
+  const plan = { chargeType: 'MONTHLY', displayName: 'Gold' }
+  const amounts = { priceMinor: 5000, initiationFeeMinor: 2500, additionalMemberFeeMinor: 1000 }
+  const kinds = (lines: ChargeLine[]) => lines.map((l) => `${l.kind}:${l.amount}`)
+  t.same(kinds(chargeLines(plan, amounts, { first: true })), ['base:5000', 'initiation_fee:2500'])
+  const members = [{ name: 'Ana', customFeeMinor: 300 }, { name: 'Bo', customFeeMinor: 0 }]
+  t.same(kinds(chargeLines(plan, amounts, { first: false, members })), ['base:5000', 'additional_member_fee:1000', 'custom_fee:300', 'additional_member_fee:1000'])
+  t.same(chargeLines({ ...plan, chargeType: 'FREE' }, amounts, { first: true }), [], 'a FREE plan charges nothing')
 })

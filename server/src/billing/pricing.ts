@@ -52,6 +52,34 @@ export class PricingError extends Error {
 }
 
 /**
+ * The lines of one charge: the base price, the initiation fee on the first charge only, and for each
+ * added member (`members`, none on the first charge) the additional member fee and their custom fee.
+ */
+export function chargeLines(
+  plan: { chargeType: string; displayName: string },
+  subscription: { priceMinor: number; initiationFeeMinor: number; additionalMemberFeeMinor: number },
+  options: {
+    /** The subscription's first charge, which carries the initiation fee. */
+    first: boolean
+    members?: Array<{ name: string; customFeeMinor: number }>
+  }
+): ChargeLine[] {
+  const { first, members = [] } = options
+  if (plan.chargeType === 'FREE') return []
+  const lines: ChargeLine[] = [{ kind: 'base', description: plan.displayName, amount: subscription.priceMinor }]
+  if (first && subscription.initiationFeeMinor > 0) {
+    lines.push({ kind: 'initiation_fee', description: 'Initiation fee', amount: subscription.initiationFeeMinor })
+  }
+  for (const member of members) {
+    if (subscription.additionalMemberFeeMinor > 0) {
+      lines.push({ kind: 'additional_member_fee', description: `Additional member: ${member.name}`, amount: subscription.additionalMemberFeeMinor })
+    }
+    if (member.customFeeMinor > 0) lines.push({ kind: 'custom_fee', description: `Custom fee: ${member.name}`, amount: member.customFeeMinor })
+  }
+  return lines
+}
+
+/**
  * Subtotal = the lines; each fee = round(subtotal x rate); taxable = subtotal + fees. An inclusive
  * tax is the part of the taxable amount it already holds (with several inclusive rates, each is its
  * share of the net amount: taxable x r / (1 + sum of inclusive rates)); an exclusive tax is

@@ -7,7 +7,7 @@ import { TestPaymentProvider, type ChargeInput } from '../payments/index.js'
 import { lossyProvider } from '../test-support/lossy-provider.js'
 import { club } from '../test-support/processes.js'
 import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
-import { decideRenewal } from './membership-charge.js'
+import { decideRenewal } from './renewal-steps.js'
 
 const JOBS = '/apis/v2/admin/membership-jobs'
 const SUBSCRIPTIONS = '/apis/v2/membership-subscriptions'

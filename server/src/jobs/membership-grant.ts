@@ -8,7 +8,7 @@ import { cycleAt, grantDate, type Anchor } from '../billing/calendar.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { MembershipGrantsTable } from '../db/schema.js'
 import { membershipRow, toPlan } from '../memberships/plans.js'
-import { subscriptionPath } from '../memberships/subscriptions.js'
+import { subscriptionPath } from '../memberships/subscription-rows.js'
 import { issuePackage } from '../packages/issue.js'
 import type { JobDeps } from './membership-charge.js'
 

@@ -22,7 +22,8 @@ import { BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '.
 import { recordEvent } from '../events/outbox.js'
 import { pageRequest, paged } from '../paging.js'
 import { activeEnrollmentOfType } from './enrollment-rows.js'
-import { DRAFT_LIFETIME_MS, extendedStatusOf, inForce, subscriptionPath, visibleRow } from './subscriptions.js'
+import { DRAFT_LIFETIME_MS, inForce, subscriptionPath, visibleRow } from './subscription-rows.js'
+import { extendedStatusOf } from './subscription-view.js'
 
 export interface EnrollmentDeps {
   clock: Clock

@@ -12,7 +12,8 @@ import { sendMail, type Mailer } from '../password-reset/mailer.js'
 import { pageLink } from '../url.js'
 import { memberName } from './enrollment-rows.js'
 import { answeredInvitation, enrollments, selectEnrollment, settleInvitation, type EnrollmentRow } from './enrollments.js'
-import { extendedStatusOf, inForce } from './subscriptions.js'
+import { inForce } from './subscription-rows.js'
+import { extendedStatusOf } from './subscription-view.js'
 
 export const INVITATION_PAGE = 'enrollment-invitation'
 

@@ -6,7 +6,6 @@ import { DateTime } from 'luxon'
 import type { MembershipPauseRequest, MembershipSubscriptionPause } from '@club/contract'
 import type { Actor } from '../actor.js'
 import { anchorAt, daysAfter } from '../billing/calendar.js'
-import { currencyExponent, fromMinor } from '../billing/money.js'
 import { priceCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
 import type { Db, DbOrTx } from '../db/database.js'
@@ -15,46 +14,13 @@ import { requestInstant } from '../instants.js'
 import { BadGatewayError, BadRequestError, ConflictError, NotFoundError, PaymentRequiredError } from '../errors.js'
 import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { membershipRow, toPlan } from './plans.js'
-import { chargeOrder, inForce, recordSubscriptionEvent, subscriptionPath, visibleRow } from './subscriptions.js'
+import { chargeOrder, recordOrderOutcome } from '../orders/charging.js'
 import { recordOrderEvent } from '../orders/service.js'
+import { inForce, subscriptionPath, visibleRow } from './subscription-rows.js'
+import { openPause, pauseStatusOf, toPause } from './pause-rows.js'
+import { recordSubscriptionEvent } from './subscription-view.js'
 
 const DAY_MS = 86_400_000
-
-export type PauseStatus = MembershipSubscriptionPause['status']
-
-/** PENDING before its start, ACTIVE inside, COMPLETED after (or once called off): never stored. */
-export function pauseStatusOf(pause: Pick<MembershipPausesTable, 'start_date' | 'end_date' | 'cancelled_at'>, now: Date): PauseStatus {
-  const at = now.toISOString()
-  if (pause.cancelled_at !== null) return 'COMPLETED'
-  if (at < pause.start_date) return 'PENDING'
-  return at < pause.end_date ? 'ACTIVE' : 'COMPLETED'
-}
-
-export function toPause(row: MembershipPausesTable, currency: string, now: Date): MembershipSubscriptionPause {
-  return {
-    id: row.id,
-    pauseStartDate: row.start_date,
-    pauseEndDate: row.end_date,
-    pauseDurationWeeks: row.weeks,
-    pauseFeePaid: row.fee_minor > 0 ? fromMinor(row.fee_minor, currencyExponent(currency)) : null,
-    status: pauseStatusOf(row, now),
-    createdAt: row.created_at,
-    membershipSubscription: { id: row.subscription_id },
-    _links: { self: { href: `${subscriptionPath(row.subscription_id)}/pauses/${row.id}` }, membershipSubscription: { href: subscriptionPath(row.subscription_id) } }
-  }
-}
-
-/** The pause in force or scheduled next for a subscription, if any. */
-export async function openPause(db: DbOrTx, subscriptionId: string, now: Date): Promise<MembershipPausesTable | undefined> {
-  return db
-    .selectFrom('membership_pauses')
-    .selectAll()
-    .where('subscription_id', '=', subscriptionId)
-    .where('cancelled_at', 'is', null)
-    .where('end_date', '>', now.toISOString())
-    .orderBy('start_date')
-    .executeTakeFirst()
-}
 
 /**
  * The schedule moved by `days` local calendar days (negative: back): the next charge and the cycle
@@ -195,8 +161,7 @@ export async function createPause(db: Db, subscriptionId: string, request: Membe
     }
     const paidAt = deps.clock.now()
     await db.transaction().execute(async (tx) => {
-      await tx.updateTable('orders').set({ status: 'PAID', provider_ref: outcome.reference, updated_at: paidAt.toISOString() }).where('id', '=', order.id).execute()
-      await recordOrderEvent(tx, order.id, 'order.paid', paidAt)
+      await recordOrderOutcome(tx, order.id, outcome, paidAt.toISOString())
       await recordSubscriptionEvent(tx, row.id, 'membership_subscription.paused', paidAt)
     })
   }

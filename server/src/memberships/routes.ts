@@ -12,15 +12,9 @@ import { currentUser } from '../plugins/auth.js'
 import { sendAnswer } from '../reply.js'
 import { createPause, endPause, getPause, listPauses } from './pauses.js'
 import { createMembership, deleteMembership, getMembership, listMemberships, patchMembership } from './plans.js'
-import {
-  cancelSubscription,
-  confirmSubscription,
-  createSubscription,
-  getKeptSubscription,
-  listSubscriptions,
-  patchSubscription,
-  withdrawCancellation
-} from './subscriptions.js'
+import { cancelSubscription, patchSubscription, withdrawCancellation } from './subscription-changes.js'
+import { getKeptSubscription, listSubscriptions } from './subscription-view.js'
+import { confirmSubscription, createSubscription } from './subscriptions.js'
 
 const memberships: FastifyPluginAsyncTypebox = async (app) => {
   const admins = app.auth.bearer({ roles: ['admin'] })

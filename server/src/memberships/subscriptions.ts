@@ -1,69 +1,27 @@
 // Buying a membership: one computation for the preview and the order; the order's first charge
 // through the payment provider, at most once per (subscription, cycle) under the order's unique key.
 import { randomUUID } from 'node:crypto'
-import type {
-  EventType,
-  MembershipSubscription,
-  MembershipSubscriptionListQuery,
-  MembershipSubscriptionPatchable as MembershipSubscriptionPatch,
-  MembershipSubscriptionRequest,
-  SubscriptionExtendedStatus,
-  ValidationError
-} from '@club/contract'
+import type { MembershipSubscription, MembershipSubscriptionRequest, ValidationError } from '@club/contract'
 import { isStaff, type Actor } from '../actor.js'
-import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, PERIOD_MONTHS, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
-import { currencyExponent, toPercentage, unitsOf } from '../billing/money.js'
-import { requestMinor } from '../billing/request-money.js'
-import { priceCharge, type ChargeLine, type PricedCharge } from '../billing/pricing.js'
+import { anchorAt, chargeDate, daysAfter, grantDate, isValidTimezone, type Anchor, type RenewalPeriod } from '../billing/calendar.js'
+import { chargeLines, priceCharge, type PricedCharge } from '../billing/pricing.js'
 import type { Clock } from '../clock.js'
-import type { ExpressionBuilder, SelectQueryBuilder } from 'kysely'
 import type { Db, DbOrTx } from '../db/database.js'
-import { readThrough } from '../db/read-cache.js'
-import type { Database, MembershipPausesTable, MembershipSubscriptionChangesTable, MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
+import type { MembershipSubscriptionsTable, OrdersTable } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError } from '../errors.js'
-import { requestInstant } from '../instants.js'
-import { pageRequest, paged } from '../paging.js'
-import { IdempotencyKeyReusedError, PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider, type SavedPaymentMethod } from '../payments/provider.js'
-import { activeEnrollmentOfType, addOwnerEnrollment, chargedMembers, endEnrollments, reopenEnrollments, type ChargedMember } from './enrollment-rows.js'
-import { checkCorrectionAuthority, correctionMessages, correctionsOf, recordCorrections } from './corrections.js'
-import { openPause, pauseStatusOf, toPause } from './pauses.js'
+import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
+import { activeEnrollmentOfType, addOwnerEnrollment } from './enrollment-rows.js'
+import { correctionsOf } from './corrections.js'
 import { membershipRow, toPlan, type Plan } from './plans.js'
-import { recordEvent } from '../events/outbox.js'
-import { recordOrderStatusEvent } from '../orders/service.js'
+import { authenticationErrors, chargeOrder, confirmCharge, newMembershipOrder, recordOrderOutcome, savedMethod } from '../orders/charging.js'
+import { DRAFT_LIFETIME_MS, visibleRow } from './subscription-rows.js'
+import { currentCharge, recordSubscriptionEvent, storedErrors, toSubscription } from './subscription-view.js'
 
 export interface SubscriptionDeps {
   clock: Clock
   provider: PaymentProvider
   /** CLUB_TIMEZONE: where renewal dates fall unless the request names another zone. */
   clubTimezone: string
-}
-
-export const subscriptionPath = (id: string) => `/apis/v2/membership-subscriptions/${id}`
-/** A DRAFT (made, not paid) older than this is given up (BILLING.md). */
-export const DRAFT_LIFETIME_MS = 23 * 3600 * 1000
-
-/**
- * The lines of one charge: the base price, the initiation fee on the first charge only, and for each
- * added member (`members`, none on the first charge) the additional member fee and their custom fee.
- */
-export function chargeLines(
-  plan: Plan,
-  subscription: { priceMinor: number; initiationFeeMinor: number; additionalMemberFeeMinor: number },
-  first: boolean,
-  members: ChargedMember[] = []
-): ChargeLine[] {
-  if (plan.chargeType === 'FREE') return []
-  const lines: ChargeLine[] = [{ kind: 'base', description: plan.displayName, amount: subscription.priceMinor }]
-  if (first && subscription.initiationFeeMinor > 0) {
-    lines.push({ kind: 'initiation_fee', description: 'Initiation fee', amount: subscription.initiationFeeMinor })
-  }
-  for (const member of members) {
-    if (subscription.additionalMemberFeeMinor > 0) {
-      lines.push({ kind: 'additional_member_fee', description: `Additional member: ${member.name}`, amount: subscription.additionalMemberFeeMinor })
-    }
-    if (member.customFeeMinor > 0) lines.push({ kind: 'custom_fee', description: `Custom fee: ${member.name}`, amount: member.customFeeMinor })
-  }
-  return lines
 }
 
 /** The dates of a subscription confirmed at `start` (BILLING.md, "Calendars"). */
@@ -80,124 +38,11 @@ export function firstPeriod(plan: Plan, anchor: Anchor, start: Date) {
   return { billingCycleStart: start, billingCycleEnd: end, nextChargeDate: end, endDate: null, nextGrantDate: grantDate(anchor, 0) }
 }
 
-/** What a person is shown, from status, condition, dates and the pause in force or scheduled. */
-export function extendedStatusOf(
-  row: Pick<MembershipSubscriptionsTable, 'status' | 'condition' | 'end_date' | 'cancellation_requested_at' | 'charge_type'>,
-  now: Date,
-  pause: MembershipPausesTable | null = null
-): SubscriptionExtendedStatus {
-  if (row.status !== 'CONFIRMED') return 'CANCELLED'
-  if (row.end_date !== null && row.end_date <= now.toISOString()) return 'CANCELLED'
-  if (row.cancellation_requested_at !== null) return 'PENDING_CANCEL'
-  if (row.condition !== 'VALID') return row.condition
-  if (pause) {
-    const status = pauseStatusOf(pause, now)
-    if (status === 'ACTIVE') return 'PAUSED'
-    if (status === 'PENDING') return 'PENDING_PAUSE'
-  }
-  return row.charge_type === 'NON_RECURRING' ? 'VALID' : 'ACTIVE'
-}
-
-function describeRenewal(plan: Plan, anchor: Anchor): string {
-  if (plan.chargeType === 'FREE') return 'Free: nothing is charged'
-  if (plan.chargeType === 'NON_RECURRING') return `Lasts ${plan.durationDays} days and does not renew`
-  const months = PERIOD_MONTHS[plan.chargeType as RenewalPeriod]
-  const day = Number(anchor.local.slice(8, 10))
-  const clamp = day > 28 ? ` (or the month's last day)` : ''
-  return `Renews every ${months === 1 ? 'month' : `${months} months`} on day ${day}${clamp}, ${anchor.timezone} time, until cancelled`
-}
-
 interface Priced {
   plan: Plan
   charge: PricedCharge
   anchor: Anchor
   start: Date
-}
-
-/** The subscription as the API shows it; `priced` is the charge its answer describes. */
-function toSubscription(
-  row: MembershipSubscriptionsTable,
-  plan: Plan,
-  priced: PricedCharge,
-  options: {
-    mode: 'PREVIEW' | 'ORDER'
-    id: string | null
-    now: Date
-    summary: boolean
-    errors: ValidationError[] | null
-    pause?: MembershipPausesTable | null
-    /** Staff and admin corrections, shown to the member as messages (ORDER answers). */
-    corrections?: MembershipSubscriptionChangesTable[]
-  }
-): MembershipSubscription {
-  const pause = options.pause ?? null
-  const exponent = currencyExponent(row.currency)
-  const units = unitsOf(row.currency)
-  const taxes = priced.taxes.map((t) => ({ name: t.name, percentage: toPercentage(t.rate), amount: units(t.amount) }))
-  const fees = priced.fees.map((f) => ({ name: f.name, percentage: toPercentage(f.rate), amount: units(f.amount) }))
-  const anchor: Anchor = { local: row.anchor_local, timezone: row.timezone }
-  return {
-    id: options.id,
-    displayName: plan.displayName,
-    type: plan.type,
-    status: row.status,
-    extendedStatus: extendedStatusOf(row, options.now, pause),
-    mode: options.mode,
-    condition: row.condition,
-    conditionUpdatedDate: row.condition_updated_at,
-    createdDate: row.created_at,
-    startDate: row.start_date,
-    endDate: row.end_date,
-    cancellationRequestDate: row.cancellation_requested_at,
-    lastChargeDate: row.last_charge_date,
-    nextChargeDate: row.next_charge_date,
-    nextGrantDate: row.next_grant_date,
-    billingCycleStart: row.billing_cycle_start,
-    billingCycleEnd: row.billing_cycle_end,
-    lastGrantDate: row.last_grant_date,
-    activePause: pause === null ? null : toPause(pause, row.currency, options.now),
-    timezone: row.timezone,
-    price: units(row.price_minor),
-    initiationFee: units(row.initiation_fee_minor),
-    durationDays: row.duration_days,
-    oneTimeOption: null,
-    total: units(priced.total),
-    taxes,
-    fees,
-    additionalMemberFee: units(row.additional_member_fee_minor),
-    chargeType: row.charge_type,
-    member: { id: row.member_id },
-    membership: { id: row.membership_id },
-    errors: options.errors,
-    order: row.last_order_id === null ? null : { id: row.last_order_id },
-    ...(options.corrections === undefined ? {} : { messages: correctionMessages(options.corrections, row.currency) }),
-    summary: options.summary
-      ? {
-          total: units(priced.total),
-          membershipPrice: units(row.price_minor),
-          taxes,
-          fees,
-          messages: [
-            { code: 'RENEWAL', message: describeRenewal(plan, anchor) },
-            ...(row.initiation_fee_minor > 0 && plan.chargeType !== 'FREE'
-              ? [{ code: 'INITIATION_FEE', message: `The first charge includes the initiation fee of ${units(row.initiation_fee_minor).toFixed(exponent)} ${row.currency}` }]
-              : [])
-          ],
-          billingCycleStart: plan.chargeType === 'NON_RECURRING' ? null : row.billing_cycle_start,
-          endDate: plan.chargeType === 'NON_RECURRING' ? row.end_date : null,
-          initiationFee: plan.chargeType === 'FREE' ? null : units(row.initiation_fee_minor),
-          chargeType: row.charge_type
-        }
-      : null,
-    _links: options.id === null ? { self: { href: '/apis/v2/membership-subscriptions' } } : subscriptionLinks(options.id, row.status)
-  }
-}
-
-function subscriptionLinks(id: string, status: MembershipSubscriptionsTable['status']) {
-  return {
-    self: { href: subscriptionPath(id) },
-    ...(status === 'REQUIRES_AUTHENTICATION' ? { confirm: { href: `${subscriptionPath(id)}/confirm` } } : {})
-  }
 }
 
 /** The member a request is for, checked against who asks and what they may buy. */
@@ -216,7 +61,7 @@ async function buyer(db: DbOrTx, request: MembershipSubscriptionRequest, actor: 
 function price(plan: Plan, timezone: string, start: Date): Priced & { row: Omit<MembershipSubscriptionsTable, 'id' | 'member_id' | 'creator_id'> } {
   const anchor = anchorAt(start, timezone)
   const amounts = { priceMinor: plan.priceMinor, initiationFeeMinor: plan.initiationFeeMinor, additionalMemberFeeMinor: plan.additionalMemberFeeMinor }
-  const charge = priceCharge(chargeLines(plan, amounts, true), plan.fees, plan.taxes)
+  const charge = priceCharge(chargeLines(plan, amounts, { first: true }), plan.fees, plan.taxes)
   const period = firstPeriod(plan, anchor, start)
   const iso = (d: Date | null) => (d === null ? null : d.toISOString())
   const now = start.toISOString()
@@ -261,19 +106,6 @@ function timezoneOf(request: MembershipSubscriptionRequest, deps: SubscriptionDe
   const timezone = request.timezone ?? deps.clubTimezone
   if (!isValidTimezone(timezone)) throw new BadRequestError(`timezone: ${JSON.stringify(timezone.slice(0, 40))} is not an IANA timezone`)
   return timezone
-}
-
-async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaymentMethod | undefined> {
-  const row = await db.selectFrom('payment_methods').selectAll().where('user_id', '=', userId).where('is_default', '=', 1).executeTakeFirst()
-  if (!row) return undefined
-  return {
-    brand: row.brand,
-    last4: row.last4,
-    expMonth: row.exp_month,
-    expYear: row.exp_year,
-    providerCustomerRef: row.provider_customer_ref,
-    providerMethodRef: row.provider_method_ref
-  }
 }
 
 /** The member's open subscriptions of a type, newest first; a DRAFT older than its lifetime no longer counts. */
@@ -395,76 +227,6 @@ export async function createSubscription(db: Db, request: MembershipSubscription
   return { created: true, subscription: toSubscription(recorded.row, plan, priced.charge, { mode: 'ORDER', id: row.id, now, summary: false, errors: recorded.errors, corrections: [] }) }
 }
 
-/**
- * The order of one attempt at a membership charge. Its key names the subscription, the period it
- * pays for and the attempt: the provider charges once per key, and the database holds at most one
- * live charge per (subscription, period) (orders_one_live_charge_per_period).
- */
-export function newMembershipOrder(input: {
-  userId: string
-  creatorId: string
-  subscriptionId: string
-  kind: 'MEMBERSHIP' | 'MEMBERSHIP_RENEWAL'
-  periodStart: string
-  attempt: number
-  priced: PricedCharge
-  currency: string
-  /** null: nothing to charge (a FREE plan), the order is paid as it is made. */
-  provider: string | null
-  now: Date
-}): OrdersTable {
-  return {
-    id: randomUUID(),
-    user_id: input.userId,
-    creator_id: input.creatorId,
-    kind: input.kind,
-    membership_subscription_id: input.subscriptionId,
-    period_start: input.periodStart,
-    status: input.provider === null ? 'PAID' : 'PENDING',
-    currency: input.currency,
-    subtotal_minor: input.priced.subtotal,
-    total_minor: input.priced.total,
-    lines: JSON.stringify(input.priced.lines),
-    fees: JSON.stringify(input.priced.fees),
-    taxes: JSON.stringify(input.priced.taxes),
-    provider: input.provider,
-    provider_ref: null,
-    idempotency_key: `membership:${input.subscriptionId}:period:${input.periodStart}:attempt:${input.attempt}`,
-    failure_code: null,
-    failure_message: null,
-    created_at: input.now.toISOString(),
-    updated_at: input.now.toISOString()
-  }
-}
-
-/**
- * One attempt at an order's charge, off-session, to the payer's saved method: no saved method is a
- * decline (the member is told), an unreachable provider throws PaymentProviderError (nothing known
- * charged; a retry under the order's same key is safe).
- */
-export async function chargeOrder(db: DbOrTx, provider: PaymentProvider, order: OrdersTable, description: string): Promise<ChargeResult> {
-  const method = await savedMethod(db, order.user_id)
-  if (!method) return { status: 'declined', reference: null, declineCode: 'payment_method_missing', message: 'the member has no saved payment method' }
-  try {
-    return await provider.charge({
-      amount: order.total_minor,
-      currency: order.currency,
-      paymentMethod: method,
-      idempotencyKey: order.idempotency_key,
-      description,
-      metadata: { orderId: order.id, membershipSubscriptionId: order.membership_subscription_id ?? '' }
-    })
-  } catch (err) {
-    // The key was used with other details (the member saved another card before this attempt was
-    // retried): the provider will refuse this key forever, so the attempt ends here as a refusal
-    // and the next one is made under a key of its own.
-    if (err instanceof IdempotencyKeyReusedError) {
-      return { status: 'declined', reference: null, declineCode: 'payment_changed', message: 'the payment details changed while this charge was retried; it is made again as a new attempt' }
-    }
-    throw err
-  }
-}
-
 /** The first charge; the provider's unreachability is a 502 that leaves the order PENDING for a retry. */
 async function firstCharge(db: Db, provider: PaymentProvider, order: OrdersTable, plan: Plan): Promise<ChargeResult> {
   try {
@@ -482,50 +244,11 @@ interface Recorded {
   errors: ValidationError[] | null
 }
 
-/** What a charge's outcome makes of a first charge: the subscription's status, the order's, and what the member is told. */
-function firstChargeOutcome(outcome: ChargeResult) {
-  let errors: ValidationError[] | null = null
-  let status: MembershipSubscriptionsTable['status']
-  let orderStatus: OrdersTable['status']
-  let failure: { code: string; message: string } | null = null
-  if (outcome.status === 'succeeded') {
-    status = 'CONFIRMED'
-    orderStatus = 'PAID'
-  } else if (outcome.status === 'declined') {
-    status = 'CHARGE_FAILED'
-    orderStatus = 'FAILED'
-    failure = { code: outcome.declineCode, message: outcome.message }
-    errors = [{ code: outcome.declineCode, message: outcome.message, details: null }]
-  } else {
-    status = 'REQUIRES_AUTHENTICATION'
-    orderStatus = 'REQUIRES_AUTHENTICATION'
-    errors = [
-      {
-        code: 'requires_authentication',
-        message: "the customer's bank asks them to authenticate this payment; complete it, then POST the confirm link",
-        details: { clientSecret: outcome.clientSecret, nextActionUrl: outcome.nextActionUrl }
-      }
-    ]
-  }
-  return { status, orderStatus, failure, errors }
-}
-
-/** Writes a charge's outcome to its order (status, the provider's reference, why it failed). */
-export async function recordOrderOutcome(tx: DbOrTx, orderId: string, outcome: ChargeResult, at: string): Promise<OrdersTable['status']> {
-  const { orderStatus, failure } = firstChargeOutcome(outcome)
-  await tx
-    .updateTable('orders')
-    .set({
-      status: orderStatus,
-      provider_ref: outcome.reference === '' ? null : outcome.reference,
-      failure_code: failure?.code ?? null,
-      failure_message: failure?.message ?? null,
-      updated_at: at
-    })
-    .where('id', '=', orderId)
-    .execute()
-  await recordOrderStatusEvent(tx, orderId, orderStatus, new Date(at))
-  return orderStatus
+/** What a charge's outcome makes of a first charge: the subscription's status, and what the member is told. */
+function firstChargeOutcome(outcome: ChargeResult): { status: MembershipSubscriptionsTable['status']; errors: ValidationError[] | null } {
+  if (outcome.status === 'succeeded') return { status: 'CONFIRMED', errors: null }
+  if (outcome.status === 'declined') return { status: 'CHARGE_FAILED', errors: [{ code: outcome.declineCode, message: outcome.message, details: null }] }
+  return { status: 'REQUIRES_AUTHENTICATION', errors: authenticationErrors(outcome) }
 }
 
 /**
@@ -569,175 +292,13 @@ async function recordFirstCharge(db: Db, row: MembershipSubscriptionsTable, orde
   })
 }
 
-/** A subscription its owner or staff may see; anyone else is told it does not exist. */
-export async function visibleRow(db: DbOrTx, id: string, actor: Actor): Promise<MembershipSubscriptionsTable> {
-  const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row || (row.member_id !== actor.id && !isStaff(actor))) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-  return row
-}
-
-/**
- * The charge of the current period: the first one carries the initiation fee, renewals do not and
- * carry the members enrolled when the period began, as the CHARGE job priced them.
- */
-async function currentCharge(db: DbOrTx, row: MembershipSubscriptionsTable, plan: Plan): Promise<PricedCharge> {
-  return priceCurrent(row, plan, await currentMembers(db, row))
-}
-
-/** The members the current period was charged for (none in the first period). */
-async function currentMembers(db: DbOrTx, row: MembershipSubscriptionsTable): Promise<ChargedMember[]> {
-  const first = row.billing_cycle_start === row.start_date
-  return first || row.billing_cycle_start === null ? [] : chargedMembers(db, row.id, row.billing_cycle_start)
-}
-
-function priceCurrent(row: MembershipSubscriptionsTable, plan: Plan, members: ChargedMember[]): PricedCharge {
-  const first = row.billing_cycle_start === row.start_date
-  const amounts = { priceMinor: row.price_minor, initiationFeeMinor: row.initiation_fee_minor, additionalMemberFeeMinor: row.additional_member_fee_minor }
-  return priceCharge(chargeLines(plan, amounts, first, members), plan.fees, plan.taxes)
-}
-
-function storedErrors(row: MembershipSubscriptionsTable): ValidationError[] | null {
-  return row.errors === null ? null : (JSON.parse(row.errors) as ValidationError[])
-}
-
-/** How a stored subscription's ORDER answer is drawn: its stored errors, its pause and the corrections made to it. */
-function storedOrder(row: MembershipSubscriptionsTable, now: Date, pause: MembershipPausesTable | null, corrections: MembershipSubscriptionChangesTable[]) {
-  return { mode: 'ORDER' as const, id: row.id, now, summary: false, errors: storedErrors(row), pause, corrections }
-}
-
-/** A subscription event with the subscription as GET answers it, written in the change's transaction. */
-export async function recordSubscriptionEvent(tx: DbOrTx, id: string, type: Extract<EventType, `membership_subscription.${string}`>, now: Date): Promise<void> {
-  // Told once: the CHARGE job tells the cancellations that ended by time alone, and no other.
-  if (type === 'membership_subscription.canceled') await tx.updateTable('membership_subscriptions').set({ cancellation_told: 1 }).where('id', '=', id).execute()
-  const row = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-  await recordEvent(tx, { type, resourceId: id, data: await answer(tx, row, now) }, now)
-}
-
-async function answer(db: DbOrTx, row: MembershipSubscriptionsTable, now: Date): Promise<MembershipSubscription> {
-  const plan = toPlan(await membershipRow(db, row.membership_id))
-  const pause = (await openPause(db, row.id, now)) ?? null
-  const corrections = (await correctionsOf(db, [row.id])).get(row.id) ?? []
-  return toSubscription(row, plan, await currentCharge(db, row, plan), storedOrder(row, now, pause, corrections))
-}
-
-/**
- * One subscription's answer, kept in the read cache while none of the tables it is read from changes
- * (a write here or in another process moves the stamp) and until the first instant its
- * time-derived parts change (its end, a pause's start or end): `until`. Who may see it is checked
- * on every request.
- */
-interface SubscriptionAnswer {
-  memberId: string
-  until: string | null
-  subscription: MembershipSubscription
-}
-
-const subscriptionReads = {
-  name: 'membership-subscriptions',
-  tables: ['membership_subscriptions', 'memberships', 'membership_pauses', 'membership_enrollments', 'membership_subscription_changes', 'users']
-}
-
-async function loadAnswer(db: DbOrTx, id: string, now: Date): Promise<SubscriptionAnswer> {
-  const at = now.toISOString()
-  const row = await db.selectFrom('membership_subscriptions').selectAll().where('id', '=', id).executeTakeFirst()
-  if (!row) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-  const plan = toPlan(await membershipRow(db, row.membership_id))
-  const pauses = await db
-    .selectFrom('membership_pauses')
-    .selectAll()
-    .where('subscription_id', '=', id)
-    .where('cancelled_at', 'is', null)
-    .where('end_date', '>', at)
-    .orderBy('start_date')
-    .execute()
-  const pause = pauses[0] ?? null
-  const corrections = (await correctionsOf(db, [row.id])).get(row.id) ?? []
-  const subscription = toSubscription(row, plan, priceCurrent(row, plan, await currentMembers(db, row)), storedOrder(row, now, pause, corrections))
-  const changes = [row.end_date, ...pauses.flatMap((p) => [p.start_date, p.end_date])].filter((d): d is string => d !== null && d > at).sort()
-  return { memberId: row.member_id, until: changes[0] ?? null, subscription }
-}
-
-/**
- * One subscription for its owner or staff (see SubscriptionAnswer): the same object while it is
- * kept, so the HTTP layer serialises it once (reply.ts).
- */
-export async function getKeptSubscription(db: DbOrTx, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
-  const now = clock.now()
-  const at = now.toISOString()
-  // Past its horizon the kept answer may show a status that has since changed: read it anew.
-  const answer = await readThrough(db, subscriptionReads, id, () => loadAnswer(db, id, now), (kept) => kept.until === null || kept.until > at)
-  if (answer.memberId !== actor.id && !isStaff(actor)) throw new NotFoundError(`membership subscription ${id.slice(0, 100)} not found`)
-  return answer.subscription
-}
-
-type SubscriptionQuery = SelectQueryBuilder<Database, 'membership_subscriptions', object>
-
-/**
- * extendedStatusOf as SQL, for filtering a list: the same precedence (ended, cancellation pending,
- * GRACE or HOLD, paused, pause pending, in force), so a listed subscription shows what it was found by.
- */
-function whereExtendedStatus(base: SubscriptionQuery, wanted: SubscriptionExtendedStatus, now: Date): SubscriptionQuery {
-  const at = now.toISOString()
-  const pauses = (active: boolean) => (eb: ExpressionBuilder<Database, 'membership_subscriptions'>) =>
-    eb.exists(
-      eb
-        .selectFrom('membership_pauses as p')
-        .select('p.id')
-        .whereRef('p.subscription_id', '=', 'membership_subscriptions.id')
-        .where('p.cancelled_at', 'is', null)
-        .where('p.end_date', '>', at)
-        .where('p.start_date', active ? '<=' : '>', at)
-    )
-  if (wanted === 'CANCELLED') return base.where((eb) => eb.or([eb('status', '!=', 'CONFIRMED'), eb('end_date', '<=', at)]))
-  const inForce = base.where('status', '=', 'CONFIRMED').where((eb) => eb.or([eb('end_date', 'is', null), eb('end_date', '>', at)]))
-  if (wanted === 'PENDING_CANCEL') return inForce.where('cancellation_requested_at', 'is not', null)
-  const standing = inForce.where('cancellation_requested_at', 'is', null)
-  if (wanted === 'GRACE' || wanted === 'HOLD') return standing.where('condition', '=', wanted)
-  const valid = standing.where('condition', '=', 'VALID')
-  if (wanted === 'PAUSED') return valid.where(pauses(true))
-  const unpaused = valid.where((eb) => eb.not(pauses(true)(eb)))
-  if (wanted === 'PENDING_PAUSE') return unpaused.where(pauses(false))
-  const plain = unpaused.where((eb) => eb.not(pauses(false)(eb)))
-  return wanted === 'VALID' ? plain.where('charge_type', '=', 'NON_RECURRING') : plain.where('charge_type', '!=', 'NON_RECURRING')
-}
-
-/** A member's own subscriptions; staff see everyone's and may filter by member. Newest first. */
-export async function listSubscriptions(db: DbOrTx, query: MembershipSubscriptionListQuery, actor: Actor, clock: Clock, path: string) {
-  if (query.memberId !== undefined && query.memberId !== actor.id && !isStaff(actor)) {
-    throw new ForbiddenError("only staff may list another member's subscriptions")
-  }
-  const request = pageRequest(query)
-  let base = db.selectFrom('membership_subscriptions')
-  const memberId = isStaff(actor) ? query.memberId : actor.id
-  if (memberId !== undefined) base = base.where('member_id', '=', memberId)
-  if (query.membershipId !== undefined) base = base.where('membership_id', '=', query.membershipId)
-  if (query.status !== undefined) base = base.where('status', '=', query.status)
-  if (query.condition !== undefined) base = base.where('condition', '=', query.condition)
-  if (query.extendedStatus !== undefined) base = whereExtendedStatus(base, query.extendedStatus, clock.now())
-  const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
-    base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
-  ])
-  const now = clock.now()
-  const plans = new Map<string, Plan>()
-  const items: MembershipSubscription[] = []
-  const corrections = await correctionsOf(db, rows.map((r) => r.id))
-  for (const row of rows) {
-    let plan = plans.get(row.membership_id)
-    if (!plan) plans.set(row.membership_id, (plan = toPlan(await membershipRow(db, row.membership_id))))
-    const pause = (await openPause(db, row.id, now)) ?? null
-    items.push(toSubscription(row, plan, await currentCharge(db, row, plan), storedOrder(row, now, pause, corrections.get(row.id) ?? [])))
-  }
-  return paged(items, Number(count.n), request, path, query)
-}
-
 /** After the customer authenticated with their bank: how the first charge stands now. */
 export async function confirmSubscription(db: Db, id: string, actor: Actor, deps: SubscriptionDeps): Promise<MembershipSubscription> {
   const row = await visibleRow(db, id, actor)
   if (row.status !== 'REQUIRES_AUTHENTICATION') throw new ConflictError(`the subscription is ${row.status}; only one waiting for authentication can be confirmed`)
   const order = await db.selectFrom('orders').selectAll().where('id', '=', row.last_order_id!).executeTakeFirstOrThrow()
   const plan = toPlan(await membershipRow(db, row.membership_id))
-  const outcome = await retrieveForConfirm(deps.provider, order.provider_ref!)
+  const outcome = await confirmCharge(deps.provider, order)
   const recorded = await recordFirstCharge(db, row, order, outcome, plan, deps.clock.now())
   return toSubscription(recorded.row, plan, await currentCharge(db, recorded.row, plan), {
     mode: 'ORDER',
@@ -747,106 +308,4 @@ export async function confirmSubscription(db: Db, id: string, actor: Actor, deps
     corrections: (await correctionsOf(db, [row.id])).get(row.id) ?? [],
     errors: recorded.errors
   })
-}
-
-/** A subscription change, in one IMMEDIATE transaction over the row as it is now. */
-async function change(
-  db: Db,
-  id: string,
-  actor: Actor,
-  clock: Clock,
-  apply: (row: MembershipSubscriptionsTable, plan: Plan, now: Date) => Partial<MembershipSubscriptionsTable>,
-  /** Written in the same transaction, with the row as it was and the changes (a correction's history). */
-  alsoWrite?: (tx: DbOrTx, current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Promise<void>,
-  /** The event integrators are told of, with the subscription after the change (chosen from the row as it was and the changes). */
-  event?: (current: MembershipSubscriptionsTable, changes: Partial<MembershipSubscriptionsTable>) => Extract<EventType, `membership_subscription.${string}`>
-): Promise<MembershipSubscription> {
-  const now = clock.now()
-  const row = await db.transaction().execute(async (tx) => {
-    const current = await visibleRow(tx, id, actor)
-    const plan = toPlan(await membershipRow(tx, current.membership_id))
-    const changes = { ...apply(current, plan, now), updated_at: now.toISOString() }
-    await tx.updateTable('membership_subscriptions').set(changes).where('id', '=', id).execute()
-    if (alsoWrite) await alsoWrite(tx, current, changes)
-    // Enrollments end with their subscription, in the same transaction: a cancellation sets theirs,
-    // withdrawing it clears them again.
-    if (changes.end_date !== undefined && changes.end_date !== current.end_date) {
-      if (changes.end_date !== null) await endEnrollments(tx, id, changes.end_date)
-      else if (current.end_date !== null) await reopenEnrollments(tx, id, current.end_date)
-    }
-    if (event) await recordSubscriptionEvent(tx, id, event(current, changes), now)
-    return { ...current, ...changes }
-  })
-  return answer(db, row, now)
-}
-
-export function inForce(row: MembershipSubscriptionsTable, now: Date): boolean {
-  return row.status === 'CONFIRMED' && (row.end_date === null || row.end_date > now.toISOString())
-}
-
-/**
- * A cancellation takes effect at the end of the cycle already paid for (its end date is set now, so
- * no renewal falls due); staff may end a membership at once.
- */
-export async function cancelSubscription(db: Db, id: string, immediate: boolean, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
-  if (immediate && !isStaff(actor)) throw new ForbiddenError('only staff may end a membership at once; a member cancels at the end of the cycle')
-  return change(db, id, actor, clock, (row, _plan, now) => {
-    if (!inForce(row, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(row, now)})`)
-    if (row.cancellation_requested_at !== null) throw new ConflictError(`a cancellation was already requested on ${row.cancellation_requested_at}`)
-    if (!immediate && row.charge_type === 'NON_RECURRING') throw new ConflictError(`a NON_RECURRING membership ends by itself on ${row.end_date}`)
-    const effective = immediate || row.billing_cycle_end === null ? now.toISOString() : row.billing_cycle_end
-    return { cancellation_requested_at: now.toISOString(), end_date: effective }
-  }, undefined, (_row, changes) => (changes.end_date === changes.cancellation_requested_at ? 'membership_subscription.canceled' : 'membership_subscription.cancellation_requested'))
-}
-
-export async function withdrawCancellation(db: Db, id: string, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
-  return change(db, id, actor, clock, (row, _plan, now) => {
-    if (row.cancellation_requested_at === null) throw new ConflictError('no cancellation is pending')
-    if (!inForce(row, now)) throw new ConflictError('the cancellation has already taken effect')
-    return { cancellation_requested_at: null, end_date: null }
-  })
-}
-
-/** Staff corrections (the reference's Patchable), each checked; a new next charge moves the anchor. */
-export async function patchSubscription(db: Db, id: string, patch: MembershipSubscriptionPatch, actor: Actor, clock: Clock): Promise<MembershipSubscription> {
-  if (!isStaff(actor)) throw new ForbiddenError('only staff may change a subscription')
-  return change(db, id, actor, clock, (row, plan, now) => {
-    const at = now.toISOString()
-    const changes: Partial<MembershipSubscriptionsTable> = {}
-    if (patch.timezone !== undefined && !isValidTimezone(patch.timezone)) {
-      throw new BadRequestError(`timezone: ${JSON.stringify(patch.timezone.slice(0, 40))} is not an IANA timezone`)
-    }
-    const dates = {
-      nextChargeDate: patch.nextChargeDate === undefined ? undefined : requestInstant(patch.nextChargeDate, 'nextChargeDate'),
-      nextGrantDate: patch.nextGrantDate === undefined ? undefined : requestInstant(patch.nextGrantDate, 'nextGrantDate'),
-      lastChargeDate: patch.lastChargeDate === undefined ? undefined : requestInstant(patch.lastChargeDate, 'lastChargeDate')
-    }
-    for (const field of ['nextChargeDate', 'nextGrantDate'] as const) {
-      const value = dates[field]
-      if (value !== undefined && value.toISOString() < at) throw new BadRequestError(`${field}: ${patch[field]!.slice(0, 40)} is in the past`)
-    }
-    if (dates.lastChargeDate !== undefined && dates.lastChargeDate.toISOString() > at) {
-      throw new BadRequestError(`lastChargeDate: ${patch.lastChargeDate!.slice(0, 40)} is in the future`)
-    }
-    const renews = row.charge_type === 'MONTHLY' || row.charge_type === 'SIX_MONTHS' || row.charge_type === 'YEARLY'
-    if (dates.nextChargeDate !== undefined && !renews) throw new BadRequestError(`nextChargeDate: a ${row.charge_type} membership is not renewed`)
-    const timezone = patch.timezone ?? row.timezone
-    const nextCharge = dates.nextChargeDate ?? (row.next_charge_date === null ? null : new Date(row.next_charge_date))
-    if ((dates.nextChargeDate !== undefined || patch.timezone !== undefined) && nextCharge !== null && renews) {
-      // The anchor becomes the next charge itself: cycle_index counts the periods paid since the
-      // anchor, so -1 says "the anchor is the next one due" and later dates follow from it.
-      changes.anchor_local = anchorAt(nextCharge, timezone).local
-      changes.cycle_index = -1
-      changes.next_charge_date = nextCharge.toISOString()
-      changes.billing_cycle_end = nextCharge.toISOString()
-    }
-    if (patch.timezone !== undefined) changes.timezone = patch.timezone
-    if (dates.nextGrantDate !== undefined) changes.next_grant_date = dates.nextGrantDate.toISOString()
-    if (dates.lastChargeDate !== undefined) changes.last_charge_date = dates.lastChargeDate.toISOString()
-    if (patch.price !== undefined) {
-      changes.price_minor = patch.price === null ? plan.priceMinor : requestMinor(patch.price, 'price', currencyExponent(row.currency))
-    }
-    checkCorrectionAuthority(row, changes, actor)
-    return changes
-  }, (tx, current, changes) => recordCorrections(tx, current, changes, actor, clock.now().toISOString()))
 }

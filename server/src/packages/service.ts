@@ -13,7 +13,8 @@ import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesT
 import { BadGatewayError, BadRequestError, ConflictError, ForbiddenError, NotFoundError, quote } from '../errors.js'
 import { requestInstant } from '../instants.js'
 import { recordEvent } from '../events/outbox.js'
-import { orderPath, recordOrderEvent } from '../orders/service.js'
+import { refundOrder } from '../orders/charging.js'
+import { orderPath } from '../orders/service.js'
 import { pageRequest, paged } from '../paging.js'
 import { PaymentProviderError, type PaymentProvider } from '../payments/provider.js'
 import { issuePackage } from './issue.js'
@@ -277,23 +278,12 @@ export async function cancelPackage(db: Db, id: string, actor: Actor, provider: 
 
 async function makeRefund(db: Db, refund: OrdersTable, row: PackagesTable, provider: PaymentProvider, clock: Clock): Promise<void> {
   const charged = await db.selectFrom('orders').select(['provider_ref']).where('id', '=', row.order_id!).executeTakeFirstOrThrow()
-  let result
   try {
-    result = await provider.refund({ reference: charged.provider_ref!, amount: refund.total_minor, currency: refund.currency, idempotencyKey: refund.idempotency_key })
+    await refundOrder(db, provider, refund, charged.provider_ref!, clock)
   } catch (err) {
     if (err instanceof PaymentProviderError) {
       throw new BadGatewayError(`package ${row.id} is cancelled, but the payment provider could not be reached for its refund; cancel it again to retry the refund`)
     }
     throw err
   }
-  const update =
-    result.status === 'succeeded'
-      ? { status: 'PAID' as const, provider_ref: result.reference, failure_code: null, failure_message: null }
-      : { status: 'FAILED' as const, failure_code: 'refund_failed', failure_message: result.message.slice(0, 500) }
-  const now = clock.now()
-  await db.transaction().execute(async (tx) => {
-    const done = await tx.updateTable('orders').set({ ...update, updated_at: now.toISOString() }).where('id', '=', refund.id).where('status', '=', 'PENDING').executeTakeFirst()
-    // The refund order paid out is the refund integrators hear of; a second cancel finds it settled.
-    if (Number(done.numUpdatedRows) === 1) await recordOrderEvent(tx, refund.id, update.status === 'PAID' ? 'order.refunded' : 'order.failed', now)
-  })
 }

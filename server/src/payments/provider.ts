@@ -2,7 +2,6 @@
 // one method per operation, typed inputs and outputs, the provider's own data kept opaque. Business
 // code (memberships, packages, products, orders) never sees a provider's shapes.
 import type { Minor } from '../billing/money.js'
-import { BadGatewayError } from '../errors.js'
 
 /** A customer's saved payment method as a provider knows it; never a card number. */
 export interface SavedPaymentMethod {
@@ -75,19 +74,6 @@ export interface PaymentProvider {
 /** The provider could not be reached or answered something other than a decision: nothing is known to be charged. */
 export class PaymentProviderError extends Error {
   override name = 'PaymentProviderError'
-}
-
-/**
- * A charge's state after the customer's authentication, as a confirm route asks it: a provider that
- * cannot be reached is a 502 (try again), never a 500, and changes nothing.
- */
-export async function retrieveForConfirm(provider: PaymentProvider, reference: string): Promise<ChargeResult> {
-  try {
-    return await provider.retrieve(reference)
-  } catch (err) {
-    if (err instanceof PaymentProviderError) throw new BadGatewayError(`the payment provider could not be reached; try again (${err.message})`)
-    throw err
-  }
 }
 
 /**

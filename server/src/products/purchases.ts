@@ -11,10 +11,11 @@ import type { Db, DbOrTx } from '../db/database.js'
 import type { OrdersTable, ProductType } from '../db/schema.js'
 import { BadGatewayError, BadRequestError, ConflictError, NotFoundError, PaymentRequiredError, quote } from '../errors.js'
 import { membershipRow, toPlan } from '../memberships/plans.js'
-import { chargeOrder, draftPurchasedSubscription, recordOrderOutcome, settleFirstCharge } from '../memberships/subscriptions.js'
+import { draftPurchasedSubscription, settleFirstCharge } from '../memberships/subscriptions.js'
+import { authenticationErrors, chargeOrder, confirmCharge, recordOrderOutcome } from '../orders/charging.js'
 import { orderPath } from '../orders/service.js'
 import { issuePackage } from '../packages/issue.js'
-import { PaymentProviderError, retrieveForConfirm, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
+import { PaymentProviderError, type ChargeResult, type PaymentProvider } from '../payments/provider.js'
 import { catalogueProduct, type CatalogueProduct } from './catalogue.js'
 import { memberDiscounts, priceItem, type PricedItem } from './pricing.js'
 
@@ -198,7 +199,7 @@ export async function confirmPurchase(db: Db, id: string, actor: Actor, deps: Pu
   if (order.status !== 'REQUIRES_AUTHENTICATION') {
     throw new ConflictError(`the order is ${order.status}; only one PENDING (its charge never answered) or waiting for authentication can be confirmed`)
   }
-  const outcome = await retrieveForConfirm(deps.provider, order.provider_ref!)
+  const outcome = await confirmCharge(deps.provider, order)
   const settled = await db.transaction().execute((tx) => settle(tx, order, outcome, deps.clock.now(), deps.clubTimezone))
   return (await answer(db, settled, false, null, false)).purchase
 }
@@ -292,16 +293,6 @@ async function settle(tx: DbOrTx, order: OrdersTable, outcome: ChargeResult, now
 function shareOf(total: number, count: number, unit: number): number {
   const base = Math.floor(total / count)
   return base + (unit < total - base * count ? 1 : 0)
-}
-
-function authenticationErrors(outcome: Extract<ChargeResult, { status: 'requires_authentication' }>): ValidationError[] {
-  return [
-    {
-      code: 'requires_authentication',
-      message: "the customer's bank asks them to authenticate this payment; complete it, then POST the confirm link",
-      details: { clientSecret: outcome.clientSecret, nextActionUrl: outcome.nextActionUrl }
-    }
-  ]
 }
 
 /** The purchase answer of a stored order; a refused charge is a 402 (the order stays, FAILED, with nothing issued). */
