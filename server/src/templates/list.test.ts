@@ -5,7 +5,7 @@ import { errorOf, testApp, userWithToken } from '../test-support/app.js'
 import { testVenue, type TestVenue } from '../test-support/venue.js'
 import { dialectOf } from '../db/database.js'
 import * as m0009 from '../db/migrations/0009_template_ref_counts.js'
-import { templateListQueries } from './service.js'
+import { templateListQueries } from './list.js'
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
   const ctx = await testApp(t)

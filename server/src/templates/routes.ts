@@ -3,19 +3,8 @@ import type { FastifyReply } from 'fastify'
 import { templateRoutes, type Template } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
 import { sendAnswer } from '../reply.js'
-import {
-  createTemplate,
-  createTemplateFromEvent,
-  createTemplateFromSeries,
-  deleteTemplate,
-  etagOf,
-  getKeptTemplate,
-  getVersion,
-  listKeptTemplates,
-  listVersions,
-  patchTemplate,
-  rollbackTemplate
-} from './service.js'
+import { createTemplate, createTemplateFromEvent, createTemplateFromSeries, deleteTemplate, etagOf, getKeptTemplate, getVersion, listVersions, patchTemplate, rollbackTemplate } from './service.js'
+import { listKeptTemplates } from './list.js'
 
 /** Every single-template answer carries its version as the ETag. */
 function withEtag(reply: FastifyReply, template: Template, status = 200): Template {

@@ -2,13 +2,12 @@
 // SQLite runs one transaction at a time on the connection, so racing writers get consecutive
 // versions, and the (template_id, version) primary key would refuse a collision regardless.
 import { randomUUID } from 'node:crypto'
-import { sql, type Expression, type Selectable, type SelectQueryBuilder } from 'kysely'
+import { type Selectable } from 'kysely'
 import type {
   ChangeAction,
   Template,
   TemplateCreate,
   TemplateFromSource,
-  TemplateListQuery,
   TemplatePatch,
   TemplateStatus,
   TemplateType,
@@ -18,17 +17,15 @@ import { systemClock, type Clock } from '../clock.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { DbOrTx } from '../db/database.js'
 import { readThrough } from '../db/read-cache.js'
-import { textContains } from '../db/sql.js'
-import type { Database, TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
+import type { TemplatesTable as TemplatesColumns, TemplateVersionsTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, PreconditionFailedError, quote } from '../errors.js'
 import { recordEvent } from '../events/outbox.js'
 import { parsePackageTemplateData } from '../packages/template-data.js'
-import { pageRequest, paged } from '../paging.js'
 import { eventWithPlaces, seriesWithEvents } from '../venue/events.js'
 import { checkPlaces, groupPlaces, placeKinds, refCollection, type Places } from '../venue/places.js'
 import { eventTemplateData, seriesTemplateData, unionPlaces } from './sources.js'
 
-type TemplatesTable = Selectable<TemplatesColumns>
+export type TemplatesTable = Selectable<TemplatesColumns>
 
 export const templatePlaces = ['regions', 'areas', 'pods', 'courts'] as const
 
@@ -115,7 +112,7 @@ function canonical(value: unknown): string {
   )
 }
 
-async function placesOf(db: DbOrTx, templateIds: string[]): Promise<Map<string, Places>> {
+export async function placesOf(db: DbOrTx, templateIds: string[]): Promise<Map<string, Places>> {
   const rows =
     templateIds.length === 0
       ? []
@@ -388,176 +385,4 @@ export async function listVersions(db: DbOrTx, id: string) {
 export async function getVersion(db: DbOrTx, id: string, version: number): Promise<TemplateVersion> {
   await findTemplate(db, id)
   return toTemplateVersion(await findVersion(db, id, version))
-}
-
-type Filtered = SelectQueryBuilder<Database, 'templates', object>
-
-/** The search over the trigram-indexed copy of names and descriptions (migration 0003): see textContains. */
-function searchCondition(db: DbOrTx, search: string): Expression<unknown> {
-  return textContains(db, 'template_search', [{ name: 'name', nullable: false }, { name: 'description', nullable: true }], search)
-}
-
-type RefFilter = ['court' | 'pod' | 'area' | 'in_region', string]
-type RefsQuery = SelectQueryBuilder<Database, 'template_refs', object>
-
-/** Keeps the rows whose template also has each of `refs`; `templateId` names the column to match. */
-function withRefs<Q extends SelectQueryBuilder<Database, any, object>>(query: Q, refs: RefFilter[], templateId: 'templates.id' | 'template_refs.template_id'): Q {
-  let filtered = query
-  for (const [kind, refId] of refs) {
-    filtered = filtered.where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('template_refs as also')
-          .select('also.template_id')
-          .whereRef('also.template_id', '=', sql.ref(templateId))
-          .where('also.kind', '=', kind)
-          .where('also.ref_id', '=', refId)
-      )
-    ) as Q
-  }
-  return filtered
-}
-
-/**
- * The list query for the filters, without its selection, and the order that the driving index
- * gives. The most selective index drives (search, then court, pod, area, region, then the
- * templates' own column indexes) through a CROSS JOIN, which SQLite never reorders; the other
- * filters are checked on each row it yields. `refsOnly` is set when only place filters are given:
- * the same matches from template_refs alone, since a reference always has its template (foreign
- * key, cascading delete).
- */
-function filteredTemplates(
-  db: DbOrTx,
-  query: TemplateListQuery
-): { query: Filtered; refsOnly?: RefsQuery; refFilters: RefFilter[]; order: [string, string] } {
-  const refFilters = (
-    [
-      ['court', query.courtId],
-      ['pod', query.podId],
-      ['area', query.areaId],
-      ['in_region', query.regionId]
-    ] as const
-  ).filter((f): f is [(typeof f)[0], string] => f[1] !== undefined)
-
-  let filtered: Filtered
-  let order: [string, string] = ['templates.updated_at', 'templates.id']
-  let others: RefFilter[] = refFilters
-  let refsOnly: RefsQuery | undefined
-  const templateColumns = query.type !== undefined || query.status !== undefined || query.subtype !== undefined
-  const search = query.search
-  if (search !== undefined) {
-    // The matches first, materialized, then their templates: left to choose, PostgreSQL's planner
-    // walked templates in list order testing each row's text (all 100,000 of them once the page
-    // also counts every match) or scanned the search table, where the trigram indexes find the
-    // ~1% that match (EXPLAIN ANALYZE at 100,000 templates: 1,061 ms and 299 ms against 24 ms).
-    filtered = db
-      .with((cte) => cte('search_matches').materialized(), (w) => w.selectFrom('template_search').select('template_search.rowid').where(searchCondition(db, search) as never))
-      .selectFrom('search_matches')
-      .crossJoin('templates')
-      .whereRef('templates.seq', '=', 'search_matches.rowid') as unknown as Filtered
-  } else if (refFilters.length > 0) {
-    const [[kind, refId], ...rest] = refFilters
-    others = rest
-    order = ['template_refs.updated_at', 'template_refs.template_id']
-    const driver = db.selectFrom('template_refs').where('template_refs.kind', '=', kind).where('template_refs.ref_id', '=', refId)
-    if (!templateColumns) refsOnly = withRefs(driver, others, 'template_refs.template_id')
-    filtered = driver.crossJoin('templates').whereRef('templates.id', '=', 'template_refs.template_id') as unknown as Filtered
-  } else {
-    filtered = db.selectFrom('templates')
-  }
-  filtered = withRefs(filtered, others, 'templates.id')
-  if (query.type !== undefined) filtered = filtered.where('templates.type', '=', query.type)
-  if (query.status !== undefined) filtered = filtered.where('templates.status', '=', query.status)
-  if (query.subtype !== undefined) filtered = filtered.where('templates.subtype', '=', query.subtype)
-  return { query: filtered, ...(refsOnly ? { refsOnly } : {}), refFilters, order }
-}
-
-/** The two queries of a list request: its page of rows and the count of all matches. */
-export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
-  const page = pageRequest(query)
-  const { query: filtered, refsOnly, refFilters, order } = filteredTemplates(db, query)
-  // With only place filters, the count and the page's ids come from the template_refs index alone
-  // and just the page's rows are read from templates. Joining inside made both grow with the matches
-  // at a B-tree look-up each: the count over all of them, a deep page over every row it skipped.
-  const rows: SelectQueryBuilder<Database, 'templates', TemplatesTable> = refsOnly
-    ? (db
-        .selectFrom(
-          refsOnly
-            .select(['template_refs.template_id', 'template_refs.updated_at'])
-            .orderBy('template_refs.updated_at', 'desc')
-            .orderBy('template_refs.template_id', 'asc')
-            .limit(page.ipp)
-            .offset(page.offset)
-            .as('page')
-        )
-        .crossJoin('templates')
-        .whereRef('templates.id', '=', 'page.template_id')
-        .selectAll('templates')
-        .orderBy('page.updated_at', 'desc')
-        .orderBy('page.template_id', 'asc') as unknown as SelectQueryBuilder<Database, 'templates', TemplatesTable>)
-    : filtered
-        .selectAll('templates')
-        .orderBy(sql.ref(order[0]), 'desc')
-        .orderBy(sql.ref(order[1]), 'asc')
-        .limit(page.ipp)
-        .offset(page.offset)
-  if (query.search !== undefined) {
-    // A search sorts every match (the text index knows no order), so the page's keys carry the
-    // count of all matches beside them, and only the page's rows are then read whole: the text
-    // index is searched once a request instead of twice (page, then count), and the sort holds
-    // three columns per match instead of whole rows. A page past the end has no row to carry the
-    // total: listTemplates asks `count` then.
-    const keys = filtered
-      .select(['templates.seq', 'templates.updated_at', 'templates.id', (eb) => eb.fn.countAll<number | string>().over().as('total')])
-      .orderBy('templates.updated_at', 'desc')
-      .orderBy('templates.id', 'asc')
-      .limit(page.ipp)
-      .offset(page.offset)
-    const searched = db
-      .selectFrom(keys.as('page'))
-      .crossJoin('templates')
-      .whereRef('templates.seq', '=', 'page.seq')
-      .selectAll('templates')
-      .select('page.total')
-      .orderBy('page.updated_at', 'desc')
-      .orderBy('page.id', 'asc')
-    return { page, rows: searched, count: filtered.select((eb) => eb.fn.countAll<number>().as('total')) }
-  }
-  if (refsOnly && refFilters.length === 1) {
-    // One place: its total is kept per reference (migration 0009), one look-up at any size.
-    const [kind, refId] = refFilters[0]!
-    const count = db.selectNoFrom((eb) =>
-      eb.fn
-        .coalesce(eb.selectFrom('template_ref_counts').select('total').where('kind', '=', kind).where('ref_id', '=', refId), eb.lit(0))
-        .as('total')
-    )
-    return { page, rows, count }
-  }
-  const counted = (refsOnly as unknown as Filtered | undefined) ?? filtered
-  return { page, rows, count: counted.select((eb) => eb.fn.countAll<number>().as('total')) }
-}
-
-/** One page of the templates matching every filter given, newest change first, then by id. */
-export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
-  const { page, rows: rowsQuery, count: countQuery } = templateListQueries(db, query)
-  const [rows, count] = await Promise.all([
-    rowsQuery.execute() as Promise<Array<TemplatesTable & { total?: number | string }>>,
-    query.search === undefined ? countQuery.executeTakeFirstOrThrow() : undefined
-  ])
-  // A search's page carries its total (templateListQueries); an empty page asks for it.
-  const total = count?.total ?? rows[0]?.total ?? (page.offset === 0 ? 0 : (await countQuery.executeTakeFirstOrThrow()).total)
-  const places = await placesOf(db, rows.map((r) => r.id))
-  const items = rows.map((row) => toTemplate(row, places.get(row.id)!))
-  return paged(items, Number(total), page, templatePath(), query)
-}
-
-export type TemplatePage = Awaited<ReturnType<typeof listTemplates>>
-
-/**
- * A page of the list from the read cache while no template or place reference changed. A page is
- * a page count, a search and three queries, so it is kept (and its text, by the HTTP layer); at
- * about 1 KB a template, pages get a tenth of the entries.
- */
-export async function listKeptTemplates(db: DbOrTx, query: TemplateListQuery): Promise<TemplatePage> {
-  const spec = { name: 'template-pages', tables: ['templates', 'template_refs', 'template_search'], share: 0.1 }
-  return readThrough(db, spec, JSON.stringify(query), () => listTemplates(db, query))
 }
