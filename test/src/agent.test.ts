@@ -200,6 +200,8 @@ t.test('a recording box from registration to shutdown', async (t) => {
     // lags the clock by more than any fixed margin: wait until the segment written now is finished,
     // so every second of the interval is on disk and the clip's length can be checked exactly.
     const finished = agent.finishedSegments('cam-b').length
+    // cam-a's clip below asks for the same interval: the same holds for its segments.
+    const finishedA = agent.finishedSegments('cam-a').length
     await waitFor('the interval in finished segments', () => agent.finishedSegments('cam-b').length >= finished + 1)
 
     const anonymous = await post(request, '')
@@ -232,6 +234,7 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.equal(await decodeErrors(file), '', 'the clip decodes cleanly')
 
     // cam-a turns a quarter and halves its picture: one remap, over maps kept beside the recordings.
+    await waitFor("the interval in cam-a's finished segments", () => agent.finishedSegments('cam-a').length >= finishedA + 1)
     const turned = await post({ ...request, cameraId: 'cam-a' })
     const turnedClip = (await turned.json()) as any
     t.equal(turned.status, 200, JSON.stringify(turnedClip))
