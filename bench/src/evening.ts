@@ -13,7 +13,7 @@ import type { Pool } from 'undici'
 import { migrateToLatest, openDatabase, type Db } from '@club/server/db/database'
 import { deviceTokenKey } from '@club/server/replay-servers/service'
 import { setReplayServerConfig } from '@club/server/replay-servers/decisions'
-import { cpuTimes, machine, processCpuSeconds, repoRoot, startBenchPostgres, startLoggingTo, table, writeResults, type Started } from './harness.js'
+import { BENCH_SERVER_ENV, cpuTimes, machine, processCpuSeconds, repoRoot, startBenchPostgres, startLoggingTo, table, writeResults, type Started } from './harness.js'
 import { seedMemberships } from './memberships.js'
 import { pools, runMix, seededRandom, zipf, type MixResult, type Stream } from './open-loop.js'
 import { seedPackages } from './packages.js'
@@ -322,15 +322,10 @@ async function main() {
   const started: Started[] = []
   let clients: Pool[] = []
   const env = {
-    LOG_LEVEL: 'info',
-    // As `pnpm bench`: one client IP makes every request, which the per-IP limits would answer 429.
-    API_KEY_RATE_LIMIT_MAX: '1000000000',
-    TOKEN_RATE_LIMIT_MAX: '1000000000',
+    ...BENCH_SERVER_ENV,
     // The seeded members and courts are fewer than an evening of 2 replays per second would spread over.
     REPLAY_MEMBER_RATE_LIMIT_MAX: '1000000000',
-    REPLAY_COURT_RATE_LIMIT_MAX: '1000000000',
-    // No box answers: their replays stay REQUESTED rather than failing (and giving items back) mid-run.
-    REPLAY_REQUEST_TIMEOUT_SECONDS: '604800'
+    REPLAY_COURT_RATE_LIMIT_MAX: '1000000000'
   }
   const load1 = loadavg()[0]!
   try {

@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { migrateToLatest, openDatabase } from '@club/server/db/database'
-import { load, machine, repoRoot, startLoggingTo, table, writeResults, type LoadResult, type Started } from './harness.js'
+import { BENCH_SERVER_ENV, load, machine, repoRoot, startLoggingTo, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { issueReplayPackages } from './packages.js'
 import { seedUsers } from './seed.js'
 
@@ -44,7 +44,7 @@ async function main() {
     await db.destroy()
     process.stdout.write(`${packageIds.length} packages on ${cluster.url}\n`)
 
-    const env = { LOG_LEVEL: 'info', DATABASE_URL: url, API_KEY_RATE_LIMIT_MAX: '1000000000', TOKEN_RATE_LIMIT_MAX: '1000000000', SCHEDULER: 'external' }
+    const env = { ...BENCH_SERVER_ENV, DATABASE_URL: url, SCHEDULER: 'external' }
     const servers: Started[] = []
     for (let i = 0; i < 2; i++) {
       const server = await startLoggingTo(join(dir, `server-${i}.log`), join(repoRoot, 'server', 'dist', 'main.js'), env, SERVER_NODE_ARGS)

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrateToLatest, openDatabase } from '@club/server/db/database'
-import { cpuTimes, fileSize, load, machine, startBenchPostgres, startLoggingTo, repoRoot, stealPercent, table, writeResults, type LoadResult, type Started } from './harness.js'
+import { BENCH_SERVER_ENV, cpuTimes, fileSize, load, machine, startBenchPostgres, startLoggingTo, repoRoot, stealPercent, table, writeResults, type LoadResult, type Started } from './harness.js'
 import { membershipScenario, seedMemberships, timeChargeJob } from './memberships.js'
 import { offeringListScenario, redemptionRetryScenario, redemptionScenario, seedPackages } from './packages.js'
 import { BENCH_PASSWORD, seedUsers } from './seed.js'
@@ -239,15 +239,7 @@ async function main() {
     started.splice(started.indexOf(s), 1)
     await s.stop()
   }
-  // Every other setting is the default a user gets. The rate limits are raised because the
-  // benchmark is one client IP making every request: at the defaults nearly every answer is a 429.
-  const env = {
-    LOG_LEVEL: 'info',
-    // The seeded waiting replays must stay waiting for the whole run.
-    REPLAY_REQUEST_TIMEOUT_SECONDS: '604800',
-    API_KEY_RATE_LIMIT_MAX: '1000000000',
-    TOKEN_RATE_LIMIT_MAX: '1000000000'
-  }
+  const env = BENCH_SERVER_ENV
   const load1 = loadavg()[0]!
   try {
     process.stdout.write(`seeding ${database} (scale ${SCALE})…\n`)

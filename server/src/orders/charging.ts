@@ -24,7 +24,6 @@ export async function savedMethod(db: DbOrTx, userId: string): Promise<SavedPaym
   }
 }
 
-
 /**
  * The order of one attempt at a membership charge. Its key names the subscription, the period it
  * pays for and the attempt: the provider charges once per key, and the database holds at most one

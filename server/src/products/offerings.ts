@@ -10,6 +10,7 @@ import { ForbiddenError, NotFoundError, quote } from '../errors.js'
 import { pictureOf, productPath, productsOnSale, type CatalogueProduct } from './catalogue.js'
 import type { ProductDiscount } from '../memberships/plans.js'
 import { memberDiscounts, priceItem } from './pricing.js'
+import type { SharedAnswer } from '../reply.js'
 
 const PRODUCT_OFFERINGS_PATH = '/apis/v2/product-offerings'
 /** Its successor (RFC 8288 `successor-version`). */
@@ -47,11 +48,7 @@ const USER_PLACEHOLDER = `user-${randomUUID()}`
 const offeringsCache = { name: 'product-offerings', tables: ['products', 'product_categories', 'product_areas'], share: 0.01 }
 
 /** A user's offerings: the list kept for every user with the same discounts, `placeholder` standing for the user's id. */
-export interface UserOfferings {
-  shared: ProductOfferingCollection
-  placeholder: string
-  value: string
-}
+export type UserOfferings = SharedAnswer<ProductOfferingCollection>
 
 /**
  * The list, built once per (categories, discounts) while the catalogue stays as it is, for a
