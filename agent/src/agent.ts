@@ -433,6 +433,6 @@ export class Agent {
 }
 
 /** A refused export as the local API answers it; a 503 says when to ask again. */
-function clipHttpError(err: ClipError): HttpError {
+export function clipHttpError(err: ClipError): HttpError {
   return new HttpError(err.statusCode, err.message, err.retryAfterSeconds === undefined ? {} : { 'retry-after': String(err.retryAfterSeconds) })
 }
