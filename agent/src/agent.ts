@@ -409,7 +409,7 @@ export class Agent {
         this.recorder.correctionError(request.cameraId)
       )
     } catch (err) {
-      if (err instanceof ClipError) throw new HttpError(err.statusCode, err.message)
+      if (err instanceof ClipError) throw clipHttpError(err)
       throw err
     }
     return this.decoders.submitExport(request)
@@ -426,8 +426,13 @@ export class Agent {
         this.recorder.correctionError(request.cameraId)
       )
     } catch (err) {
-      if (err instanceof ClipError) throw new HttpError(err.statusCode, err.message)
+      if (err instanceof ClipError) throw clipHttpError(err)
       throw err
     }
   }
+}
+
+/** A refused export as the local API answers it; a 503 says when to ask again. */
+export function clipHttpError(err: ClipError): HttpError {
+  return new HttpError(err.statusCode, err.message, err.retryAfterSeconds === undefined ? {} : { 'retry-after': String(err.retryAfterSeconds) })
 }

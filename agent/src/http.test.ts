@@ -11,6 +11,8 @@ import { LocalPassword } from './access/local-password.js'
 import { SessionStore, SignInAttempts } from './access/sessions.js'
 import { ManualClock } from './clock.js'
 import { countingDecoders } from './decoders.fixture.js'
+import { clipHttpError } from './agent.js'
+import { ClipError } from './clips/export.js'
 import { DEFAULT_LIMITS, HttpError, buildLocalApi, type LocalApiLimits } from './http.js'
 import { createLogger } from './log.js'
 
@@ -276,6 +278,19 @@ t.test('a refused snapshot is a 429 with Retry-After in the error shape', async 
   api.pendingSnapshots.get('cam-a')!.resolve(Buffer.from('a'))
   api.pendingSnapshots.get('cam-b')!.resolve(Buffer.from('b'))
   t.same([(await a).status, (await b).status], [200, 200])
+})
+
+t.test('an export whose footage is still being written is a 503 with Retry-After in the error shape, not a 500', async (t) => {
+  const api = await localApi(t)
+  const answer = api.call('/clips', { method: 'POST', headers: { ...api.bearer, 'content-type': 'application/json' }, body: JSON.stringify(clipRequest()) })
+  while (api.pendingExports.length < 1) await new Promise((r) => setTimeout(r, 10))
+  const message = 'the footage of camera cam-1 between 2026-03-01T10:00:00.000Z and 2026-03-01T10:00:05.000Z is still being written: ask again in 2 s'
+  api.pendingExports[0]!.reject(clipHttpError(new ClipError(503, message, 2)))
+  const refused = await answer
+  t.equal(refused.status, 503)
+  t.equal(refused.headers.get('retry-after'), '2')
+  t.same(await errorOf(refused), { statusCode: 503, error: 'Service Unavailable', message })
+  t.notMatch(api.logs(), /request failed/, 'said on purpose: not logged as a failure')
 })
 
 t.test('an export queued behind another reports its place; the synchronous answer still works', async (t) => {

@@ -141,8 +141,9 @@ export async function buildLocalApi(
       void reply.header('retry-after', String(err.retryAfterSeconds))
     }
     if (err instanceof HttpError) void reply.headers(err.headers)
-    // A 502 is said on purpose (an export's bucket refused the clip), its message naming only the bucket.
-    const upstream = err instanceof HttpError && err.statusCode === 502
+    // A 502 or 503 is said on purpose (an export's bucket refused the clip, its footage is still being
+    // written), its message naming only the bucket or the interval.
+    const upstream = err instanceof HttpError && (err.statusCode === 502 || err.statusCode === 503)
     const statusCode = err.statusCode && ((err.statusCode >= 400 && err.statusCode < 500) || upstream) ? err.statusCode : 500
     if (statusCode === 500) request.log.error({ err }, 'request failed')
     const message = statusCode === 500 ? 'the agent could not complete the request' : err.message

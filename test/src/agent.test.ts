@@ -25,6 +25,7 @@ t.test('a recording box from registration to shutdown', async (t) => {
   const agent = new TestAgent({ serverUrl: server.url, dir: `${dir}/box`, deviceId, httpPort: await freePort(), extra: { maxClipSeconds: 20 } })
   agent.start()
   t.teardown(() => agent.stop('SIGKILL'))
+  agent.showOutputOnFailure(t)
 
   const cameras = [
     { id: 'cam-a', name: 'Court 1 north', feed: pathToFileURL(cameraA).href, isEnabled: true },
@@ -243,6 +244,16 @@ t.test('a recording box from registration to shutdown', async (t) => {
     t.same([turnedVideo.width, turnedVideo.height], [120, 160], 'rotated a quarter turn and halved, as the snapshot')
     t.equal(await decodeErrors(turnedFile), '', 'the corrected clip decodes cleanly')
     t.same(readdirSync(`${agent.recordingsDir}/.correction-maps`).filter((n) => n.endsWith('.pgm')).length, 2, 'one pair of maps')
+
+    // "The last seconds", asked without waiting: the interval reaches into the segment being written,
+    // which holds no frame yet at this camera's bitrate. The clip is cut up to the footage on disk.
+    const asked = 6
+    const now = Date.now()
+    const live = await post({ cameraId: 'cam-b', start: new Date(now - asked * 1000).toISOString(), end: new Date(now).toISOString() })
+    const liveClip = (await live.json()) as any
+    t.equal(live.status, 200, JSON.stringify(liveClip))
+    t.ok(liveClip.duration > 2 && liveClip.duration < asked + 1, `the footage on disk and 1 s of postroll (${liveClip.duration} s)`)
+    t.equal(await decodeErrors(new URL(liveClip.location).pathname), '', 'the clip of the last seconds decodes cleanly')
   })
 
   await t.test('SIGTERM leaves a valid last segment of every camera', async (t) => {

@@ -211,7 +211,9 @@ export interface AgentSettings {
 /** club-agent as its own process, with a configuration file in `dir`. */
 export class TestAgent {
   proc?: ChildProcess
+  /** What the agent wrote since the test last emptied it. */
   output = ''
+  private transcript = ''
   password?: string
   cookie?: string
   readonly stateDir: string
@@ -247,9 +249,23 @@ export class TestAgent {
 
   start(): void {
     const proc = spawn(process.execPath, [AGENT_MAIN, '--config', this.configPath], { stdio: ['ignore', 'pipe', 'pipe'] })
-    proc.stdout!.on('data', (d) => (this.output += d))
-    proc.stderr!.on('data', (d) => (this.output += d))
+    const keep = (d: Buffer) => {
+      this.output += d
+      this.transcript += d
+    }
+    proc.stdout!.on('data', keep)
+    proc.stderr!.on('data', keep)
     this.proc = proc
+  }
+
+  /**
+   * When `t` fails, everything the agent wrote (its log, across restarts) goes to the test's stderr,
+   * which tap shows: an answer such as a 500 is explained only there.
+   */
+  showOutputOnFailure(t: Teardown & { passing(): boolean }): void {
+    t.teardown(() => {
+      if (!t.passing()) process.stderr.write(`--- the agent's output ---\n${this.transcript}\n--- end of the agent's output ---\n`)
+    })
   }
 
   /** SIGTERM, then the exit code. */

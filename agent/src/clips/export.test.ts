@@ -1,7 +1,12 @@
 import t from 'tap'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
 import type { Camera, ReplayServerConfig } from '@club/contract'
 import { openBucket } from '@club/storage'
 import { createLogger } from '../log.js'
+import { FfmpegError, type FfmpegRunner } from '../recorder/runner.js'
+import { tempDir } from '../temp-dir.fixture.js'
 import { ClipExporter, clipArgs, concatList, overlayPosition, usableRate, type ClipPlan } from './export.js'
 import { SegmentLeases } from './leases.js'
 
@@ -112,4 +117,37 @@ t.test("the bucket is opened through @club/storage before any footage is read; o
   t.equal(opened, 1)
   await t.rejects(exporter.export(request, camera, config({}), null), { statusCode: 404, message: /no footage/ }, 'no bucket: none opened, the clip would stay in the clips folder')
   t.equal(opened, 1)
+})
+
+t.test("ffmpeg failing over footage measured a moment ago and still being written: a 503, ffmpeg's words in the log", async (t) => {
+  const dir = tempDir(t)
+  const name = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
+  const now = Math.floor(Date.now() / 1000) * 1000
+  const [finished, writing] = [name(now - 3000), name(now - 1000)]
+  mkdirSync(join(dir, 'recordings', camera.id), { recursive: true })
+  for (const file of [finished, writing]) writeFileSync(join(dir, 'recordings', camera.id, file), '')
+  writeFileSync(join(dir, 'recordings', camera.id, 'segments_r1.csv'), `${finished},0.000000,2.000000\n`)
+  let logs = ''
+  const failing = {
+    videoPackets: async () => '0.000000,0.066667\n0.066667,0.066667\n0.133333,0.066667\n',
+    probe: async () => ({ streams: [{ codec_type: 'video', width: 320, height: 240, r_frame_rate: '15/1' }] }),
+    run: async () => { throw new FfmpegError('ffmpeg failed: Error marking filters as finished') }
+  }
+  const exporter = new ClipExporter({
+    runner: failing as unknown as FfmpegRunner,
+    recordingsDir: join(dir, 'recordings'),
+    clipsDir: join(dir, 'clips'),
+    segmentSeconds: 2,
+    maxClipSeconds: 30,
+    leases: new SegmentLeases(),
+    bucket: () => Promise.reject(new Error('no bucket')),
+    log: createLogger('info', new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) }))
+  })
+  const request = { cameraId: camera.id, start: new Date(now - 2500), end: new Date(now) }
+  await t.rejects(exporter.export(request, camera, { cameras: [camera] } as ReplayServerConfig, null), {
+    name: 'ClipError',
+    statusCode: 503,
+    message: /^the footage of camera cam-1 could not be read while it is being written: ask again in \d s$/
+  })
+  t.match(logs, /Error marking filters as finished/)
 })

@@ -10,13 +10,14 @@ import { audioEncoder, correctedSize, correctedVideo, MAP_INPUT, videoEncoder } 
 import { correctionMapFiles } from '../recorder/correction-map-files.js'
 import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
-import { listSegments, segmentsCovering, type ClipSource } from '../recorder/segments.js'
+import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, type ClipSource } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
 export class ClipError extends Error {
   override name = 'ClipError'
-  constructor(readonly statusCode: 400 | 404 | 422 | 502, message: string) {
+  /** With a 503: when the footage asked for should be readable, for the Retry-After header. */
+  constructor(readonly statusCode: 400 | 404 | 422 | 502 | 503, message: string, readonly retryAfterSeconds?: number) {
     super(message)
   }
 }
@@ -181,12 +182,20 @@ export class ClipExporter {
     }
 
     const now = Date.now()
-    const { sources, offset } = segmentsCovering(
-      listSegments(join(this.options.recordingsDir, camera.id)), request.start, request.end,
-      // The segment being written: as long as the clock says, within one segment length.
-      (s) => Math.min(Math.max(0, (now - s.start.getTime()) / 1000), segmentSeconds + 1)
-    )
-    if (sources.length === 0) throw new ClipError(404, `no footage of camera ${camera.id} between ${request.start.toISOString()} and ${request.end.toISOString()}`)
+    const segments = listSegments(join(this.options.recordingsDir, camera.id))
+    // A segment ffmpeg has not finished holds less than the clock says, often nothing yet: the ones
+    // the clock puts in the interval are measured, and count for what ffprobe can read of them.
+    const written = new Map<string, number>()
+    for (const source of segmentsCovering(segments, request.start, request.end, (s) => unfinishedLength(s, now, segmentSeconds)).sources) {
+      if (segments.some((s) => s.path === source.path && s.duration === undefined)) written.set(source.path, footageInPackets(await runner.videoPackets(source.path)))
+    }
+    const { sources, offset } = segmentsCovering(segments, request.start, request.end, (s) => unfinishedLength(s, now, segmentSeconds, written.get(s.path) ?? 0))
+    const retryAfter = secondsUntilWritten(segments, request.end, now, segmentSeconds)
+    if (sources.length === 0) {
+      const interval = `between ${request.start.toISOString()} and ${request.end.toISOString()}`
+      if (retryAfter !== undefined) throw new ClipError(503, `the footage of camera ${camera.id} ${interval} is still being written: ask again in ${retryAfter} s`, retryAfter)
+      throw new ClipError(404, `no footage of camera ${camera.id} ${interval}`)
+    }
     const available = sources.reduce((sum, s) => sum + s.duration, 0) - offset
     const duration = Math.min(seconds, available)
 
@@ -217,7 +226,15 @@ export class ClipExporter {
       }
       await writeFile(plan.concatListPath, concatList(sources))
       log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration }, 'exporting clip')
-      await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+      try {
+        await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+      } catch (err) {
+        // Footage measured a moment ago and still being written is the one thing here that can change
+        // under ffmpeg: that failure is the caller's to retry, and ffmpeg's own words go to the log.
+        if (retryAfter === undefined || !written.has(sources.at(-1)!.path)) throw err
+        log.warn({ err, clipId: id, cameraId: camera.id }, 'export over footage still being written failed')
+        throw new ClipError(503, `the footage of camera ${camera.id} could not be read while it is being written: ask again in ${retryAfter} s`, retryAfter)
+      }
       const result = await runner.probe(plan.outputPath)
       const location = bucket ? await upload(bucket, plan.outputPath, `${camera.id}/${id}.mp4`, log) : pathToFileURL(plan.outputPath).href
       return { id, cameraId: camera.id, start: request.start.toISOString(), end: request.end.toISOString(), duration: result.duration ?? duration, location }

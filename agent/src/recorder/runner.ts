@@ -136,6 +136,19 @@ export class FfmpegRunner {
     return { duration: Number.isFinite(duration) ? duration : undefined, streams: parsed.streams ?? [] }
   }
 
+  /**
+   * The ffprobe lines (`pts_time,duration_time`) of a file's video packets, as far as they can be read:
+   * '' when none can (a segment just opened holds no index yet, and ffprobe refuses it).
+   */
+  async videoPackets(path: string): Promise<string> {
+    const args = ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', path]
+    try {
+      return (await execFileAsync(this.options.ffprobePath, args, { maxBuffer: 64 << 20 })).stdout
+    } catch {
+      return ''
+    }
+  }
+
   /** Whether both binaries can be run; the reason when not. */
   async check(): Promise<string | undefined> {
     for (const bin of [this.options.ffmpegPath, this.options.ffprobePath]) {

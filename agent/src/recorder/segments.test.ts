@@ -1,5 +1,7 @@
 import t from 'tap'
-import { parseSegmentList, segmentStart, segmentsCovering, type Segment } from './segments.js'
+import {
+  footageInPackets, parseSegmentList, secondsUntilWritten, segmentStart, segmentsCovering, unfinishedLength, type Segment
+} from './segments.js'
 
 t.test('segment names carry their UTC start', async (t) => {
   t.equal(segmentStart('20260301T101502Z_mx1.mp4')?.toISOString(), '2026-03-01T10:15:02.000Z')
@@ -24,4 +26,45 @@ t.test('the segments covering an interval, and the offset into the first', async
   const live = segmentsCovering(segments, at(6.2), at(7), () => 1.5)
   t.same(live.sources.map((s) => [s.path, s.duration]), [['/s6', 1.5]], 'the segment being written counts with its estimate')
   t.same(segmentsCovering(segments, at(60), at(70), () => 1.5).sources, [])
+})
+
+const at = (s: number) => new Date(Date.UTC(2026, 2, 1, 10, 0, 0) + s * 1000)
+const segment = (s: number, duration?: number): Segment => ({ path: `/s${s}`, start: at(s), duration, size: 28, mtimeMs: 0 })
+
+t.test('a segment being written is as long as the clock says, never more than is readable of it', async (t) => {
+  const writing = segment(4)
+  t.equal(unfinishedLength(writing, at(5.5).getTime(), 2), 1.5, 'not measured: the clock')
+  t.equal(unfinishedLength(writing, at(60).getTime(), 2), 3, 'the clock, within one segment length')
+  t.equal(unfinishedLength(writing, at(5.5).getTime(), 2, 0.8), 0.8, 'measured: what ffprobe can read of it')
+  t.equal(unfinishedLength(writing, at(5.5).getTime(), 2, 0), 0, 'just opened: nothing yet')
+  t.equal(unfinishedLength(writing, at(4.5).getTime(), 2, 1.2), 0.5, 'never past the clock')
+})
+
+t.test('a segment being written with nothing readable yet is left out, and the interval starts in the one before', async (t) => {
+  const segments = [segment(0, 2), segment(2, 2), segment(4)]
+  const now = at(5.5).getTime()
+  const nothingYet = (s: Segment) => unfinishedLength(s, now, 2, 0)
+  t.same(segmentsCovering(segments, at(4.2), at(5.5), nothingYet).sources, [], 'only the segment being written: no source at all')
+  const reaching = segmentsCovering(segments, at(3), at(5.5), nothingYet)
+  t.same(reaching.sources.map((s) => [s.path, s.duration]), [['/s2', 2]], 'up to the last finished segment')
+  t.equal(reaching.offset, 1)
+  const someWritten = segmentsCovering(segments, at(3), at(5.5), (s) => unfinishedLength(s, now, 2, 0.96))
+  t.same(someWritten.sources.map((s) => [s.path, s.duration]), [['/s2', 2], ['/s4', 0.96]], 'and what is readable of the one being written')
+})
+
+t.test("the footage readable in a segment being written ends where its last packet read begins", async (t) => {
+  t.equal(footageInPackets(''), 0, 'ffprobe could read nothing (no index yet)')
+  t.equal(footageInPackets('0.000000,0.066667\n'), 0, 'one packet, maybe cut short: nothing whole')
+  t.equal(Number(footageInPackets('0.000000,0.066667\n0.066667,0.066667\n0.133333,0.066667\n').toFixed(6)), 0.133334)
+  t.equal(Number(footageInPackets('0.000000,0.040000,\n0.040000,0.040000,\nN/A,N/A\n0.080000,0.040000\n').toFixed(6)), 0.08, 'lines without a time are skipped')
+})
+
+t.test('an interval reaching into the segment being written: when to ask again', async (t) => {
+  const segments = [segment(0, 2), segment(2)]
+  t.equal(secondsUntilWritten(segments, at(3), at(2.4).getTime(), 2), 3, 'finished by its start plus a segment length and a second')
+  t.equal(secondsUntilWritten(segments, at(3), at(4.9).getTime(), 2), 1, 'at least a second')
+  t.equal(secondsUntilWritten(segments, at(2), at(2.4).getTime(), 2), undefined, 'the interval ends before it')
+  t.equal(secondsUntilWritten([segment(0, 2), segment(2, 2)], at(3), at(4.5).getTime(), 2), undefined, 'finished')
+  t.equal(secondsUntilWritten(segments, at(3), at(8).getTime(), 2), undefined, 'unlisted long after its end: a run that ended without finishing it')
+  t.equal(secondsUntilWritten([], at(3), at(2.4).getTime(), 2), undefined)
 })

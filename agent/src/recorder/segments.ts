@@ -67,18 +67,53 @@ export interface ClipSource {
 }
 
 /**
+ * The length on the timeline of a segment not yet in ffmpeg's list: what the clock says it can hold
+ * (at most one segment length), bounded by `written`, the seconds of it readable on disk once measured.
+ * ffmpeg flushes a segment in buffer-sized chunks, so for its first seconds (all of a short one at a
+ * low bitrate) the file holds no frame at all, and the last segment of a killed run may never hold one.
+ */
+export function unfinishedLength(segment: Segment, now: number, segmentSeconds: number, written?: number): number {
+  const clock = Math.min(Math.max(0, (now - segment.start.getTime()) / 1000), segmentSeconds + 1)
+  return written === undefined ? clock : Math.min(clock, written)
+}
+
+/**
+ * Seconds of whole footage in a segment still being written, from ffprobe's `pts_time,duration_time`
+ * lines of its video packets. The last packet read may be cut short (the file ends mid-fragment), so
+ * the footage ends where that packet begins.
+ */
+export function footageInPackets(csv: string): number {
+  const packets = csv.split('\n').map((line) => line.split(',').slice(0, 2).map(Number)).filter((p) => p.length === 2 && p.every(Number.isFinite))
+  return packets.slice(0, -1).reduce((end, [pts, duration]) => Math.max(end, pts! + duration!), 0)
+}
+
+/**
+ * When [start, end) reaches into the segment ffmpeg is writing (the newest, not yet in its list): the
+ * seconds until it should be finished and its footage readable, at least 1. Otherwise undefined; so
+ * too when the newest is unlisted for twice a segment's length: a run that ended without finishing it.
+ */
+export function secondsUntilWritten(segments: readonly Segment[], end: Date, now: number, segmentSeconds: number): number | undefined {
+  const newest = segments.at(-1)
+  if (!newest || newest.duration !== undefined || newest.start.getTime() >= end.getTime()) return undefined
+  const finished = newest.start.getTime() + (segmentSeconds + 1) * 1000
+  if (now >= finished + segmentSeconds * 1000) return undefined
+  return Math.max(1, Math.ceil((finished - now) / 1000))
+}
+
+/**
  * The segments that hold [start, end), with the offset of `start` in the first one. A segment's
- * length is its listed duration, else (still being written) what the clock says it can hold.
+ * length is its listed duration, else (still being written) `unfinishedLength`'s; a segment of no
+ * length holds nothing and is left out.
  */
 export function segmentsCovering(
   segments: readonly Segment[],
   start: Date,
   end: Date,
-  fallbackDuration: (segment: Segment) => number
+  unfinishedLength: (segment: Segment) => number
 ): { sources: ClipSource[]; offset: number } {
   const sources: ClipSource[] = []
   for (const segment of segments) {
-    const duration = segment.duration ?? fallbackDuration(segment)
+    const duration = segment.duration ?? unfinishedLength(segment)
     const segEnd = segment.start.getTime() + duration * 1000
     if (segEnd <= start.getTime() || segment.start.getTime() >= end.getTime() || duration <= 0) continue
     sources.push({ path: segment.path, duration, start: segment.start })

@@ -162,12 +162,13 @@ export const agentLocalApi = defineRoutes({
         'Exports run one at a time (maxExports) in the order they came. By default the answer waits for the clip (200). ' +
         'With `Prefer: respond-async` (RFC 7240) it is 202 at once with the export job (its place in the queue) and ' +
         'Location: /clips/jobs/{id}. A full queue answers 429 with Retry-After. No footage in the interval answers 404; ' +
-        "longer than the box's maximum, 400.",
+        "longer than the box's maximum, 400. An interval reaching into the segment being written is cut up to the " +
+        'footage on disk; when none of it is on disk yet, 503 with Retry-After.',
       tags: ['agent'],
       security: bearerSecurity,
       headers: Type.Object({ prefer: Type.Optional(Type.String({ maxLength: 200 })) }),
       body: ClipRequest,
-      response: { 200: Clip, 202: ClipExportJob, 400: ErrorBody, ...authErrors, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody }
+      response: { 200: Clip, 202: ClipExportJob, 400: ErrorBody, ...authErrors, 404: ErrorBody, 422: ErrorBody, 429: ErrorBody, 503: ErrorBody }
     }
   },
   exportJobs: {
