@@ -46,6 +46,7 @@ export const SLOW_UNIT_FILES = {
 export const NOT_ON_POSTGRES = {
   server: {
     'src/billing/calendar.test.ts': 'pure functions: renewal dates in a timezone',
+    'src/db/checkpoints.test.ts': "SQLite's write-ahead log checkpoints in a worker thread; PostgreSQL has no such log to copy back",
     'src/billing/money.test.ts': 'pure functions: minor units and rounding',
     'src/billing/pricing.test.ts': 'pure functions: order lines',
     'src/packages/constraints.test.ts': 'pure functions: redemption constraints',
@@ -71,6 +72,9 @@ export const NOT_ON_POSTGRES = {
  * Kept short on purpose: a file here must say what it checks that no database decides.
  */
 export const OPENS_DATABASE_BUT_SAME = {
+  server: {
+    'src/db/checkpoints.test.ts': 'opens SQLite files on purpose, whatever the stage: what it checks (the log copied back by a worker) exists only in SQLite'
+  },
   e2e: {
     'src/pages.test.ts': 'renders pages in Chromium; the routes it calls are checked on PostgreSQL by the server suite',
     'src/replay-page.test.ts': 'renders the court page in Chromium; the routes it calls are checked on PostgreSQL by the server suite',
@@ -88,6 +92,7 @@ export const OPENS_DATABASE_BUT_SAME = {
 export const NODE24_FILES = {
   server: {
     'src/db/busy.test.ts': 'the better-sqlite3 addon: locks and the busy timeout across connections',
+    'src/db/checkpoints.test.ts': 'the better-sqlite3 addon loaded in a worker thread, SharedArrayBuffer and Atomics',
     'src/db/backup.test.ts': "the better-sqlite3 addon's online backup, file streams",
     'src/db/read-cache.test.ts': 'the addon (data_version) and the ordering of setImmediate and process.nextTick',
     // multi-process.test.ts (the heaviest file, about a minute) is left to the other stages: what in it

@@ -21,6 +21,7 @@ import { migrations } from './migrations/index.js'
 import { isPostgres, PostgresTypes } from './migrations/dialect.js'
 import { attachReadCaches, postgresOtherCommits, ReadCaches, sqliteOtherCommits, type CacheTrustEvents, type ChangeTracker } from './read-cache.js'
 import { CommitListeners, WrittenTables, type CommitListener } from './commits.js'
+import { BackgroundCheckpoints } from './checkpoints.js'
 import { ClubPostgresDialect, isPostgresUrl, postgresPool } from './postgres.js'
 
 export type Db = Kysely<Database>
@@ -46,6 +47,8 @@ export type QueryObserver = (durationMs: number, sql: string) => void
 interface Opened {
   /** The SQLite connection; undefined on PostgreSQL. */
   sqlite?: SQLite.Database
+  /** A SQLite file's checkpoints (checkpoints.ts); undefined in memory and on PostgreSQL. */
+  checkpoints?: BackgroundCheckpoints
   queryObserver?: QueryObserver
   commits: CommitListeners
 }
@@ -72,9 +75,11 @@ function openSqlite(file: string, options: OpenOptions): Db {
   const commits = new CommitListeners()
   // One connection, one transaction at a time (Kysely's SqliteDriver holds it for the transaction).
   const written = new WrittenTables()
-  const opened: Opened = { sqlite, commits }
+  const checkpoints = file === ':memory:' || file === '' ? undefined : new BackgroundCheckpoints(sqlite, file)
+  if (checkpoints) commits.add(() => checkpoints.committed())
+  const opened: Opened = { sqlite, commits, ...(checkpoints ? { checkpoints } : {}) }
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, readCaches.tracker, written) }, commits, written),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(sqlite, readCaches.tracker, written) }, commits, written, checkpoints),
     // Kysely times every query it runs when given a log function; the metrics read it from here.
     log: (event) => opened.queryObserver?.(event.queryDurationMillis, event.query.sql)
   })
@@ -141,6 +146,11 @@ export function onCommit(db: Db, listener: CommitListener): () => void {
   return opened.commits.add(listener)
 }
 
+/** A SQLite file's background checkpoints (checkpoints.ts); undefined in memory and on PostgreSQL. */
+export function checkpointsOf(db: Db): BackgroundCheckpoints | undefined {
+  return openedOf.get(db)?.checkpoints
+}
+
 /** The better-sqlite3 connection under a database opened by openDatabase (backups use its online backup). */
 export function sqliteOf(db: Db): SQLite.Database {
   const sqlite = openedOf.get(db)?.sqlite
@@ -160,9 +170,16 @@ class ImmediateSqliteDriver extends SqliteDriver {
   constructor(
     config: SqliteDialectConfig,
     private readonly commits: CommitListeners,
-    private readonly written: WrittenTables
+    private readonly written: WrittenTables,
+    private readonly checkpoints: BackgroundCheckpoints | undefined
   ) {
     super(config)
+  }
+
+  override async destroy(): Promise<void> {
+    // The checkpoint worker's connection closes first, so that this one is the file's last (checkpoints.ts).
+    await this.checkpoints?.stop()
+    await super.destroy()
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -197,13 +214,14 @@ class ImmediateSqliteDialect extends SqliteDialect {
   constructor(
     config: SqliteDialectConfig,
     private readonly commits: CommitListeners,
-    private readonly written: WrittenTables
+    private readonly written: WrittenTables,
+    private readonly checkpoints: BackgroundCheckpoints | undefined
   ) {
     super(config)
     this.#config = config
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config, this.commits, this.written)
+    return new ImmediateSqliteDriver(this.#config, this.commits, this.written, this.checkpoints)
   }
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter()
