@@ -5,6 +5,7 @@
 // outside it, recorded in another. The claim is an order row, at most one live per (subscription,
 // period) by a unique index, so two runs at once (the CLI and the server, two servers) charge once.
 import { randomUUID } from 'node:crypto'
+import { setImmediate } from 'node:timers/promises'
 import type { UserMembershipSubscriptionSummary } from '@club/contract'
 import { currencyExponent, fromMinor } from '../billing/money.js'
 import { chargeLines, priceCharge } from '../billing/pricing.js'
@@ -80,6 +81,9 @@ export async function runChargeJob(db: Db, date: Date, deps: JobDeps): Promise<J
   const ended = await tellEndedCancellations(db, date)
   if (ended > 0) counts.cancellation_ended = ended
   for (const { id: subscriptionId } of due) {
+    // A turn of the event loop between subscriptions: SQLite's calls block it, and with a provider that
+    // answers without I/O nothing else would, so requests would wait for the whole run (1.3 s for 900).
+    await setImmediate()
     const result = await renewOne(db, subscriptionId, date, deps, plans)
     counts[result.outcome] = (counts[result.outcome] ?? 0) + 1
     if ('amount' in result) {

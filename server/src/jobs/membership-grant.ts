@@ -3,6 +3,7 @@
 // most once under a unique key, whoever runs the job. The perk itself, a package from the plan's
 // PACKAGE template, is issued in the same transaction as the grant row, so it is issued exactly once.
 import { randomUUID } from 'node:crypto'
+import { setImmediate } from 'node:timers/promises'
 import type { UserMembershipSubscriptionSummary } from '@club/contract'
 import { cycleAt, grantDate, type Anchor } from '../billing/calendar.js'
 import type { Db, DbOrTx } from '../db/database.js'
@@ -53,6 +54,9 @@ export async function runGrantJob(db: Db, date: Date, deps: Pick<JobDeps, 'clock
   const counts: Record<string, number> = { granted: 0 }
   const users: UserMembershipSubscriptionSummary[] = []
   for (const { id: subscriptionId } of due) {
+    // A turn of the event loop between subscriptions: SQLite's calls block it and a grant does no other
+    // I/O, so requests would otherwise wait for the whole run.
+    await setImmediate()
     const outcomes = await grantOne(db, subscriptionId, date, deps.clock.now())
     for (const outcome of outcomes) {
       counts[outcome.outcome] = (counts[outcome.outcome] ?? 0) + 1
