@@ -3,6 +3,7 @@
 // stops polling: this finds the approved boxes whose state differs from what integrators were last
 // told (online_told) and tells each transition once. The write is conditional on the value read, so
 // of two processes running this at once only one tells it.
+import { setImmediate } from 'node:timers/promises'
 import type { Db } from '../db/database.js'
 import { onlineSince, recordReplayServerEvent } from './service.js'
 
@@ -23,6 +24,9 @@ export async function tellConnectivity(db: Db, now: Date, pollIntervalSeconds: n
     .execute()
   let told = 0
   for (const row of changed) {
+    // A turn of the event loop between boxes: each is a transaction of its own, SQLite's calls block the
+    // loop, and after a restart every box comes online at once (4,500 of them stopped the server 0.9 s).
+    await setImmediate()
     const online = row.last_seen_at !== null && row.last_seen_at >= since
     const done = await db.transaction().execute(async (tx) => {
       const update = tx.updateTable('replay_servers').set({ online_told: online ? 1 : 0 }).where('id', '=', row.id)
