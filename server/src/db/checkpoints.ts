@@ -42,8 +42,14 @@ const timer = setInterval(() => {
   const now = Atomics.load(commits, 0)
   if (now === seen) return
   seen = now
-  const [result] = db.pragma('wal_checkpoint(PASSIVE)')
-  parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed })
+  try {
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)')
+    parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed })
+  } catch (err) {
+    // A lock another connection holds a moment (SQLITE_BUSY): the next look tries again.
+    if (!String(err && err.code).startsWith('SQLITE_BUSY')) throw err
+    seen = -1
+  }
 }, workerData.checkMs)
 parentPort.on('message', () => {
   clearInterval(timer)
