@@ -119,6 +119,20 @@ t.test("the bucket is opened through @club/storage before any footage is read; o
   t.equal(opened, 1)
 })
 
+/** An exporter over `dir`'s recordings with 2 s segments and no bucket. */
+function exporterIn(dir: string, runner: FfmpegRunner, log: ReturnType<typeof createLogger>) {
+  return new ClipExporter({
+    runner,
+    recordingsDir: join(dir, 'recordings'),
+    clipsDir: join(dir, 'clips'),
+    segmentSeconds: 2,
+    maxClipSeconds: 30,
+    leases: new SegmentLeases(),
+    bucket: () => Promise.reject(new Error('no bucket')),
+    log
+  })
+}
+
 t.test("ffmpeg failing over footage measured a moment ago and still being written: a 503, ffmpeg's words in the log", async (t) => {
   const dir = tempDir(t)
   const name = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
@@ -133,16 +147,7 @@ t.test("ffmpeg failing over footage measured a moment ago and still being writte
     probe: async () => ({ streams: [{ codec_type: 'video', width: 320, height: 240, r_frame_rate: '15/1' }] }),
     run: async () => { throw new FfmpegError('ffmpeg failed: Error marking filters as finished') }
   }
-  const exporter = new ClipExporter({
-    runner: failing as unknown as FfmpegRunner,
-    recordingsDir: join(dir, 'recordings'),
-    clipsDir: join(dir, 'clips'),
-    segmentSeconds: 2,
-    maxClipSeconds: 30,
-    leases: new SegmentLeases(),
-    bucket: () => Promise.reject(new Error('no bucket')),
-    log: createLogger('info', new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) }))
-  })
+  const exporter = exporterIn(dir, failing as unknown as FfmpegRunner, createLogger('info', new Writable({ write: (chunk, _e, done) => ((logs += chunk.toString()), done()) })))
   const request = { cameraId: camera.id, start: new Date(now - 2500), end: new Date(now) }
   await t.rejects(exporter.export(request, camera, { cameras: [camera] } as ReplayServerConfig, null), {
     name: 'ClipError',
@@ -150,4 +155,16 @@ t.test("ffmpeg failing over footage measured a moment ago and still being writte
     message: /^the footage of camera cam-1 could not be read while it is being written: ask again in \d s$/
   })
   t.match(logs, /Error marking filters as finished/)
+})
+
+t.test('an interval that has not begun is a 404, not a wait for footage being written', async (t) => {
+  const dir = tempDir(t)
+  const name = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
+  const now = Math.floor(Date.now() / 1000) * 1000
+  mkdirSync(join(dir, 'recordings', camera.id), { recursive: true })
+  // The segment being written, not yet in ffmpeg's list.
+  writeFileSync(join(dir, 'recordings', camera.id, name(now - 1000)), '')
+  const exporter = exporterIn(dir, { videoPackets: async () => '' } as unknown as FfmpegRunner, createLogger('silent'))
+  const request = { cameraId: camera.id, start: new Date(now + 60_000), end: new Date(now + 65_000) }
+  await t.rejects(exporter.export(request, camera, { cameras: [camera] } as ReplayServerConfig, null), { name: 'ClipError', statusCode: 404, message: /^no footage of camera cam-1 between / })
 })

@@ -144,8 +144,10 @@ export class FfmpegRunner {
     const args = ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', path]
     try {
       return (await execFileAsync(this.options.ffprobePath, args, { maxBuffer: 64 << 20 })).stdout
-    } catch {
-      return ''
+    } catch (err) {
+      // ffprobe gives up where a fragment is cut short, after printing the packets before it.
+      const stdout = (err as { stdout?: unknown }).stdout
+      return typeof stdout === 'string' ? stdout : ''
     }
   }
 
