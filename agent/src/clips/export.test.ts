@@ -157,7 +157,7 @@ t.test("ffmpeg failing over footage measured a moment ago and still being writte
   t.match(logs, /Error marking filters as finished/)
 })
 
-t.test('an interval that has not begun is a 404, not a wait for footage being written', async (t) => {
+t.test('an interval beginning more than a segment from now is a 404, not a wait for footage being written', async (t) => {
   const dir = tempDir(t)
   const name = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
   const now = Math.floor(Date.now() / 1000) * 1000

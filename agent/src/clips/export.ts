@@ -190,9 +190,11 @@ export class ClipExporter {
       if (segments.some((s) => s.path === source.path && s.duration === undefined)) written.set(source.path, footageInPackets(await runner.videoPackets(source.path)))
     }
     const { sources, offset } = segmentsCovering(segments, request.start, request.end, (s) => unfinishedLength(s, now, segmentSeconds, written.get(s.path) ?? 0))
-    // Footage not yet recorded is not footage being written: an interval that has not begun is a 404,
-    // whatever the newest segment, or a client whose clock runs ahead would be told to wait for ever.
-    const retryAfter = request.start.getTime() >= now ? undefined : secondsUntilWritten(segments, request.end, now, segmentSeconds)
+    // Footage not yet recorded is not footage being written: an interval that begins more than a
+    // segment's length from now is a 404, whatever the newest segment, or a client whose clock runs
+    // ahead would be told to wait for ever. One that begins sooner is the segment being written's.
+    const recordedSoon = request.start.getTime() < now + segmentSeconds * 1000
+    const retryAfter = recordedSoon ? secondsUntilWritten(segments, request.end, now, segmentSeconds) : undefined
     if (sources.length === 0) {
       const interval = `between ${request.start.toISOString()} and ${request.end.toISOString()}`
       if (retryAfter !== undefined) throw new ClipError(503, `the footage of camera ${camera.id} ${interval} is still being written: ask again in ${retryAfter} s`, retryAfter)
