@@ -41,7 +41,7 @@ const COPY_PAGES = 1_000
 const NOOP_SINCE = [3, 51, 0]
 
 // The worker's code: CommonJS by eval, so it runs the same from dist/ and under the tests' loader.
-// It reports each checkpoint (frames in the log, frames copied back) for the tests to observe.
+// It reports each look (frames in the log, frames copied back, whether it copied) for the tests to observe.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
@@ -72,7 +72,6 @@ parentPort.on('message', () => {
 })
 `
 
-/** One look of the worker's, after a commit. */
 /** Whether a version ("3.53.2") is at least `least` ([3, 51, 0]). */
 export function atLeast(version: string, least: readonly number[]): boolean {
   const parts = version.split('.').map(Number)
@@ -83,6 +82,7 @@ export function atLeast(version: string, least: readonly number[]): boolean {
   return true
 }
 
+/** One look of the worker's, after a commit. */
 export interface Checkpoint {
   /** Frames in the log. */
   log: number
@@ -96,7 +96,7 @@ export class BackgroundCheckpoints {
   readonly #commits = new Int32Array(new SharedArrayBuffer(4))
   #worker?: Worker
   #stopped = false
-  /** Told of each checkpoint the worker ran (tests). */
+  /** Told of each look the worker took (tests). */
   onCheckpoint?: (checkpoint: Checkpoint) => void
 
   constructor(
