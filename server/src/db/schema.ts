@@ -486,7 +486,8 @@ export interface EventRefsTable {
 }
 
 export interface TemplatesTable {
-  seq: Generated<number>
+  /** The template's place in the list's order, from its updated_at (migration 0031); its search row's rowid. */
+  seq: number
   id: string
   type: TemplateType
   status: TemplateStatus

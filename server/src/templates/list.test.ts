@@ -5,6 +5,7 @@ import { errorOf, testApp, userWithToken } from '../test-support/app.js'
 import { testVenue, type TestVenue } from '../test-support/venue.js'
 import { dialectOf } from '../db/database.js'
 import * as m0009 from '../db/migrations/0009_template_ref_counts.js'
+import * as m0031 from '../db/migrations/0031_template_list_order.js'
 import { templateListQueries } from './list.js'
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
@@ -164,9 +165,10 @@ t.test("a search's pages carry the total of its matches: first, middle, last, pa
     const body = res.json()
     return { names: (body.items as Array<{ name: string }>).map((i) => i.name), pagination: body._pagination, total: body._total, links: body._links }
   }
-  // The page's own query counts the matches: a request searches the text index once, not twice.
-  const carried = await templateListQueries(ctx.app.db, { search: 'padel', ipp: 10, page: 2 }).rows.execute()
-  t.same([carried.length, Number((carried[0] as { total?: unknown }).total)], [10, 26])
+  // The text index gives the page newest first with one neighbour each side (for listTemplates'
+  // check): page 2 of 10 is matches 10 to 21 of 26, read without sorting the others.
+  const around = await templateListQueries(ctx.app.db, { search: 'padel', ipp: 10, page: 2 }).rows.execute()
+  t.same(around.map((r) => r.name), ['Padel 17', ...Array.from({ length: 11 }, (_, i) => `Padel ${String(16 - i).padStart(2, '0')}`)])
   const first = await pageOf('search=padel&ipp=10')
   t.same(first.pagination, { page: 1, ipp: 10, count: 10, total: 26 })
   t.equal(first.total, 26)
@@ -187,6 +189,65 @@ t.test("a search's pages carry the total of its matches: first, middle, last, pa
   ctx.clock.advance(60_000)
   await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/templates/${newest!.id}`, payload: { name: 'Renamed' }, headers: { authorization: staff.authorization } })
   t.same((await pageOf('search=padel&ipp=10&page=3')).pagination, { page: 3, ipp: 10, count: 5, total: 25 })
+})
+
+t.test("a search's pages follow the list's order whatever order the writes came in: later, earlier, in one millisecond", async (t) => {
+  const { ctx, create, get, staff } = await setup(t)
+  const made: Array<{ id: string; name: string }> = []
+  for (let i = 1; i <= 24; i++) made.push(await create({ name: `Court ${i}`, ...(i % 3 ? {} : { description: `near the hall court` }), status: i % 4 ? 'DRAFT' : 'PUBLISHED' }))
+  for (let i = 1; i <= 6; i++) made.push(await create({ name: `Field ${i}`, description: i % 2 ? 'five-a-side' : 'a court next door' }))
+  const patch = async (at: string, template: { id: string }, body: object) => {
+    ctx.clock.set(at)
+    const res = await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/templates/${template.id}`, payload: body, headers: { authorization: staff.authorization } })
+    t.equal(res.statusCode, 200, res.body)
+  }
+  const latest = ctx.clock.now().getTime()
+  // Moved to the top, one after another; then two stamped earlier than most (a clock set back, or
+  // another server's clock behind this one's), which land inside the list, not at its top.
+  await patch(new Date(latest + 60_000).toISOString(), made[3]!, { status: 'PUBLISHED' })
+  await patch(new Date(latest + 120_000).toISOString(), made[10]!, { name: 'Court 11 renamed' })
+  await patch(new Date(latest - 15.5 * 60_000).toISOString(), made[20]!, { status: 'ARCHIVED' })
+  await patch(new Date(latest - 27.25 * 60_000).toISOString(), made[1]!, { description: 'indoor court' })
+
+  /** Every page of `query` against the list without a search (the updated_at index's order), filtered here. */
+  const check = async (label: string, query: Record<string, string>, keep: (t: { name: string; description: string | null; status: string }) => boolean) => {
+    const all = (await get('/apis/v2/templates?ipp=100')).json().items as Array<{ id: string; name: string; description: string | null; status: string }>
+    const expected = all.filter(keep).map((i) => i.id)
+    for (const ipp of [1, 4, 7]) {
+      const pages = Math.ceil(expected.length / ipp) + 1
+      for (let page = 1; page <= pages; page++) {
+        const res = await get(`/apis/v2/templates?${new URLSearchParams({ ...query, ipp: String(ipp), page: String(page) })}`)
+        const body = res.json()
+        t.same(
+          (body.items as Array<{ id: string }>).map((i) => i.id),
+          expected.slice((page - 1) * ipp, page * ipp),
+          `${label}, ipp ${ipp}, page ${page}`
+        )
+        t.equal(body._total, expected.length, `${label}, ipp ${ipp}, page ${page}: total`)
+      }
+    }
+    return expected
+  }
+  const holds = (text: string) => (i: { name: string; description: string | null }) => `${i.name}\n${i.description ?? ''}`.toLowerCase().includes(text)
+  const courts = await check('court', { search: 'court' }, holds('court'))
+  t.equal(courts.length, 27, 'every Court, and the fields whose description says court')
+  // The text index alone gives these pages: no two matches share a millisecond yet.
+  for (const page of [1, 2, 5]) {
+    const around = await templateListQueries(ctx.app.db, { search: 'court', ipp: 5, page }).rows.execute()
+    t.same(around.map((r) => r.id), courts.slice(Math.max((page - 1) * 5 - 1, 0), page * 5 + 1), `newest first from the index, page ${page}`)
+  }
+  await check('court, published', { search: 'court', status: 'PUBLISHED' }, (i) => holds('court')(i) && i.status === 'PUBLISHED')
+  await check('short search', { search: 'co' }, holds('co'))
+
+  // Four templates written in one millisecond: the list orders them by id, and so do the search's pages.
+  ctx.clock.set(new Date(latest + 180_000).toISOString())
+  for (let i = 1; i <= 4; i++) {
+    const res = await ctx.app.inject({ method: 'POST', url: '/apis/v2/templates', payload: { type: 'EVENT', data: {}, name: `Court same ${i}` }, headers: { authorization: staff.authorization } })
+    t.equal(res.statusCode, 201)
+  }
+  await patch(new Date(latest + 180_000).toISOString(), made[5]!, { name: 'Court 6 at the same time' })
+  await check('court, with ties', { search: 'court' }, holds('court'))
+  await check('court same', { search: 'court same' }, holds('court same'))
 })
 
 t.test('filters follow changes and deletions', async (t) => {
@@ -333,4 +394,25 @@ t.test('migration 0009 counts the references a database already holds', async (t
   t.equal((await get(`/apis/v2/templates?areaId=${venue.hall.id}`)).json()._total, 2)
   t.equal((await get(`/apis/v2/templates?courtId=${venue.court1.id}`)).json()._total, 1)
   t.equal((await get(`/apis/v2/templates?regionId=${venue.north.id}`)).json()._total, 2)
+})
+
+t.test("migration 0031 puts the templates a database already holds in the list's order for the search", async (t) => {
+  const { ctx, create, get, names, staff } = await setup(t)
+  const made = []
+  for (let i = 1; i <= 6; i++) made.push(await create({ name: `Lesson ${i}` }))
+  ctx.clock.advance(60_000)
+  await ctx.app.inject({ method: 'PATCH', url: `/apis/v2/templates/${made[1]!.id}`, payload: { name: 'Lesson 2 moved' }, headers: { authorization: staff.authorization } })
+  const listed = ['Lesson 2 moved', 'Lesson 6', 'Lesson 5', 'Lesson 4', 'Lesson 3', 'Lesson 1']
+  t.same(await names('/apis/v2/templates?search=lesson'), listed)
+  // As a database from before it: seq in creation order, the search rows under those numbers.
+  await m0031.down(ctx.app.db)
+  t.same(await names('/apis/v2/templates?search=lesson&ipp=2'), ['Lesson 6', 'Lesson 5'], 'creation order: out of the list order')
+  await m0031.up(ctx.app.db)
+  for (const [page, expected] of [[1, listed.slice(0, 2)], [2, listed.slice(2, 4)], [3, listed.slice(4)]] as const) {
+    t.same(await names(`/apis/v2/templates?search=lesson&ipp=2&page=${page}`), expected, `page ${page}`)
+  }
+  t.same(await names('/apis/v2/templates?search=moved'), ['Lesson 2 moved'])
+  await create({ name: 'Lesson 7' })
+  t.same((await names('/apis/v2/templates?search=lesson&ipp=2')), ['Lesson 7', 'Lesson 2 moved'], 'a template written after it goes to the top')
+  t.equal((await get('/apis/v2/templates?search=lesson')).json()._total, 7)
 })

@@ -1,11 +1,11 @@
 // The template list: every filter (places, type, search, dates) as one query, its page and its count,
 // and the kept pages of the read cache. A search goes to the trigram-indexed copy of names and
-// descriptions (see db/sql.ts textContains).
-import { sql, type Expression, type SelectQueryBuilder } from 'kysely'
+// descriptions (see db/sql.ts textContains), whose rowid is the list's order (migration 0031).
+import { sql, type SelectQueryBuilder } from 'kysely'
 import type { TemplateListQuery } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
 import { readThrough } from '../db/read-cache.js'
-import { textContains } from '../db/sql.js'
+import { searchMatches, searchReadsEveryMatch } from '../db/sql.js'
 import type { Database } from '../db/schema.js'
 import { pageRequest, paged } from '../paging.js'
 
@@ -13,9 +13,9 @@ import { placesOf, toTemplate, templatePath, type TemplatesTable } from './servi
 
 type Filtered = SelectQueryBuilder<Database, 'templates', object>
 
-/** The search over the trigram-indexed copy of names and descriptions (migration 0003): see textContains. */
-function searchCondition(db: DbOrTx, search: string): Expression<unknown> {
-  return textContains(db, 'template_search', [{ name: 'name', nullable: false }, { name: 'description', nullable: true }], search)
+/** The search rows holding `search` (migration 0003's trigram-indexed copy of names and descriptions), as `matches`. */
+function searchedTemplates(db: DbOrTx, search: string) {
+  return searchMatches(db, 'template_search', [{ name: 'name', nullable: false }, { name: 'description', nullable: true }], search)
 }
 
 type RefFilter = ['court' | 'pod' | 'area' | 'in_region', string]
@@ -66,15 +66,10 @@ function filteredTemplates(
   const templateColumns = query.type !== undefined || query.status !== undefined || query.subtype !== undefined
   const search = query.search
   if (search !== undefined) {
-    // The matches first, materialized, then their templates: left to choose, PostgreSQL's planner
-    // walked templates in list order testing each row's text (all 100,000 of them once the page
-    // also counts every match) or scanned the search table, where the trigram indexes find the
-    // ~1% that match (EXPLAIN ANALYZE at 100,000 templates: 1,061 ms and 299 ms against 24 ms).
-    filtered = db
-      .with((cte) => cte('search_matches').materialized(), (w) => w.selectFrom('template_search').select('template_search.rowid').where(searchCondition(db, search) as never))
-      .selectFrom('search_matches')
+    // The text index drives: its rowid is templates.seq, the list's order (migration 0031).
+    filtered = (searchedTemplates(db, search) as unknown as SelectQueryBuilder<Database, 'templates', object>)
       .crossJoin('templates')
-      .whereRef('templates.seq', '=', 'search_matches.rowid') as unknown as Filtered
+      .whereRef('templates.seq', '=', sql.ref('matches.rowid')) as unknown as Filtered
   } else if (refFilters.length > 0) {
     const [[kind, refId], ...rest] = refFilters
     others = rest
@@ -96,6 +91,38 @@ function filteredTemplates(
 export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
   const page = pageRequest(query)
   const { query: filtered, refsOnly, refFilters, order } = filteredTemplates(db, query)
+  if (query.search !== undefined) {
+    // The text index gives the matches newest first (their rowid is templates.seq, the list's
+    // order: migration 0031) and stops once the page is full, one match before it and one after
+    // included: listTemplates checks those neighbours. Without a filter on templates' own columns
+    // or places, the page's keys and the count read the text index alone. Where finding the page
+    // reads every match anyway (PostgreSQL's), the page carries their count: one search, not two.
+    const before = page.offset > 0 ? 1 : 0
+    const bare = refFilters.length === 0 && query.type === undefined && query.status === undefined && query.subtype === undefined
+    const driver = bare ? (searchedTemplates(db, query.search) as unknown as Filtered) : filtered
+    const carriesTotal = searchReadsEveryMatch(db)
+    const keys = driver
+      .select((eb) => [sql.ref<number>('matches.rowid').as('seq'), (carriesTotal ? eb.fn.countAll<number | string>().over() : eb.lit(null)).as('total')])
+      .orderBy(sql.ref('matches.rowid'), 'desc')
+      .limit(before + page.ipp + 1)
+      .offset(page.offset - before)
+    const newestFirst = db
+      .selectFrom(keys.as('page'))
+      .crossJoin('templates')
+      .whereRef('templates.seq', '=', 'page.seq')
+      .selectAll('templates')
+      .select('page.total')
+      .orderBy('page.seq', 'desc')
+    // Templates written in one millisecond share it, and the list puts them in id order: then the
+    // page comes sorted, as any other list's.
+    const sorted = filtered.selectAll('templates').orderBy('templates.updated_at', 'desc').orderBy('templates.id', 'asc').limit(page.ipp).offset(page.offset)
+    return {
+      page,
+      rows: newestFirst as unknown as SelectQueryBuilder<Database, 'templates', TemplatesTable & { total: number | string | null }>,
+      count: driver.select((eb) => eb.fn.countAll<number>().as('total')),
+      newestFirst: { before, sorted, carriesTotal }
+    }
+  }
   // With only place filters, the count and the page's ids come from the template_refs index alone
   // and just the page's rows are read from templates. Joining inside made both grow with the matches
   // at a B-tree look-up each: the count over all of them, a deep page over every row it skipped.
@@ -121,28 +148,6 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
         .orderBy(sql.ref(order[1]), 'asc')
         .limit(page.ipp)
         .offset(page.offset)
-  if (query.search !== undefined) {
-    // A search sorts every match (the text index knows no order), so the page's keys carry the
-    // count of all matches beside them, and only the page's rows are then read whole: the text
-    // index is searched once a request instead of twice (page, then count), and the sort holds
-    // three columns per match instead of whole rows. A page past the end has no row to carry the
-    // total: listTemplates asks `count` then.
-    const keys = filtered
-      .select(['templates.seq', 'templates.updated_at', 'templates.id', (eb) => eb.fn.countAll<number | string>().over().as('total')])
-      .orderBy('templates.updated_at', 'desc')
-      .orderBy('templates.id', 'asc')
-      .limit(page.ipp)
-      .offset(page.offset)
-    const searched = db
-      .selectFrom(keys.as('page'))
-      .crossJoin('templates')
-      .whereRef('templates.seq', '=', 'page.seq')
-      .selectAll('templates')
-      .select('page.total')
-      .orderBy('page.updated_at', 'desc')
-      .orderBy('page.id', 'asc')
-    return { page, rows: searched, count: filtered.select((eb) => eb.fn.countAll<number>().as('total')) }
-  }
   if (refsOnly && refFilters.length === 1) {
     // One place: its total is kept per reference (migration 0009), one look-up at any size.
     const [kind, refId] = refFilters[0]!
@@ -159,13 +164,20 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
 
 /** One page of the templates matching every filter given, newest change first, then by id. */
 export async function listTemplates(db: DbOrTx, query: TemplateListQuery) {
-  const { page, rows: rowsQuery, count: countQuery } = templateListQueries(db, query)
-  const [rows, count] = await Promise.all([
-    rowsQuery.execute() as Promise<Array<TemplatesTable & { total?: number | string }>>,
-    query.search === undefined ? countQuery.executeTakeFirstOrThrow() : undefined
+  const { page, rows: rowsQuery, count: countQuery, newestFirst } = templateListQueries(db, query)
+  const [fetched, counted] = await Promise.all([
+    rowsQuery.execute() as Promise<Array<TemplatesTable & { total?: number | string | null }>>,
+    newestFirst?.carriesTotal ? undefined : countQuery.executeTakeFirstOrThrow()
   ])
-  // A search's page carries its total (templateListQueries); an empty page asks for it.
-  const total = count?.total ?? rows[0]?.total ?? (page.offset === 0 ? 0 : (await countQuery.executeTakeFirstOrThrow()).total)
+  let rows: TemplatesTable[] = fetched
+  if (newestFirst) {
+    // Newest first is the list's order unless two of these rows, or a row and its neighbour
+    // outside the page, were written in the same millisecond (see templateListQueries).
+    const tied = fetched.some((row, i) => i > 0 && row.updated_at === fetched[i - 1]!.updated_at)
+    rows = tied ? await newestFirst.sorted.execute() : fetched.slice(newestFirst.before, newestFirst.before + page.ipp)
+  }
+  // A page past the end has no row to carry the total: then it is asked.
+  const total = counted?.total ?? fetched[0]?.total ?? (await countQuery.executeTakeFirstOrThrow()).total
   const places = await placesOf(db, rows.map((r) => r.id))
   const items = rows.map((row) => toTemplate(row, places.get(row.id)!))
   return paged(items, Number(total), page, templatePath(), query)

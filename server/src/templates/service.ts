@@ -179,6 +179,32 @@ function checkDepth(value: unknown, field: string, depth = 0): void {
   }
 }
 
+/** Slots per millisecond of templates.seq (migration 0031): every seq stays below 2^53 until the year 2109. */
+const LIST_PLACE_SLOTS = 2048
+
+/**
+ * The seq of a template written at `now`, which is also its search row's rowid: the millisecond
+ * times 2,048, plus a free slot of that millisecond (from the top). Whatever order the writes come
+ * in, a larger seq never has an older updated_at, so the search reads its pages newest first from
+ * the text index (templates/list.ts). Template writes run one at a time (SQLite's one writer,
+ * PostgreSQL's exclusive write lock), so two cannot take the same slot.
+ */
+async function listPlace(tx: DbOrTx, now: string): Promise<number> {
+  const base = Date.parse(now) * LIST_PLACE_SLOTS
+  const top = base + LIST_PLACE_SLOTS - 1
+  if (!Number.isSafeInteger(top)) throw new RangeError(`a template cannot be written at ${now}: its place in the list would pass 2^53`)
+  const taken = await tx
+    .selectFrom('templates')
+    .select((eb) => eb.fn.min('seq').as('lowest'))
+    .where('seq', '>=', base)
+    .where('seq', '<=', top)
+    .executeTakeFirst()
+  const seq = taken?.lowest == null ? top : Number(taken.lowest) - 1
+  // 2,048 template writes stamped with one millisecond: only a clock that stands still makes them.
+  if (seq < base) throw new RangeError(`more than ${LIST_PLACE_SLOTS} template writes at ${now}: the clock is not moving`)
+  return seq
+}
+
 async function store(
   tx: DbOrTx,
   existing: TemplatesTable | undefined,
@@ -200,16 +226,16 @@ async function store(
     last_updated_by: actor.id,
     updated_at: now
   }
+  const seq = await listPlace(tx, now)
   let row: TemplatesTable
   if (existing) {
-    row = { ...existing, ...fields, version: existing.version + 1 }
-    await tx.updateTable('templates').set({ ...fields, version: row.version }).where('id', '=', row.id).execute()
+    row = { ...existing, ...fields, seq, version: existing.version + 1 }
+    await tx.updateTable('templates').set({ ...fields, seq, version: row.version }).where('id', '=', row.id).execute()
     await tx.deleteFrom('template_refs').where('template_id', '=', row.id).execute()
-    await tx.deleteFrom('template_search').where('rowid', '=', row.seq).execute()
+    await tx.deleteFrom('template_search').where('rowid', '=', existing.seq).execute()
   } else {
-    const values = { ...create!, ...fields, version: 1, created_by: actor.id, created_at: now }
-    const { seq } = await tx.insertInto('templates').values(values).returning('seq').executeTakeFirstOrThrow()
-    row = { ...values, seq }
+    row = { ...create!, ...fields, seq, version: 1, created_by: actor.id, created_at: now }
+    await tx.insertInto('templates').values(row).execute()
   }
 
   const refs = templatePlaces.flatMap((collection) =>
