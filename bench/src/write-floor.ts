@@ -1,16 +1,18 @@
 // The floor under a redemption's writes on this machine: the rows one redemption writes (the item's
-// conditional decrement, its zero-total order, the redemption) and the reads before them, as the
+// conditional decrement, its zero-total order, the redemption, its event: the outbox's next number
+// and the event row) and the reads before them, as the
 // server's SQL but through better-sqlite3's prepared statements alone (no HTTP, no Kysely, no
 // JSON), on a database the server's migrations made and opened with the server's settings. Each
 // redemption in a transaction of its own, as the server commits them, and eight to a transaction,
-// as a group commit would; with SQLite's checkpoints where they fall (as shipped) and without them
-// (the WAL checkpointed every SLICE redemptions, outside the timing): the most a background
-// checkpointer could take off the request path. No server could write a redemption for less.
+// as a group commit would; with the server's checkpoints (as shipped: the background worker of
+// db/checkpoints.ts, told of each commit) and without any (the WAL checkpointed every SLICE
+// redemptions, outside the timing). CPU and wall time: a checkpoint mostly waits for the disk. No
+// server could write a redemption for less.
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { migrateToLatest, openDatabase, sqliteOf } from '@club/server/db/database'
+import { checkpointsOf, migrateToLatest, openDatabase, sqliteOf } from '@club/server/db/database'
 import { machine, table, writeResults } from './harness.js'
 import { issueReplayPackages } from './packages.js'
 import { insertChunked } from './seed.js'
@@ -44,7 +46,9 @@ async function main() {
     const packages = packageIds.map((id, i) => ({ id, userId: users[i]!.id }))
 
     const sqlite = sqliteOf(db)
-    const shippedCheckpoint = sqlite.pragma('wal_autocheckpoint', { simple: true }) as number
+    // The server's checkpoints: a worker thread told of each commit (db/checkpoints.ts), the
+    // connection's own only where the log starts over.
+    const background = checkpointsOf(db)
     const statements = {
       pkg: sqlite.prepare('select * from packages where id = ?'),
       live: sqlite.prepare('select * from package_redemptions where package_id = ? and type = ? and target_key = ? and cancelation_date is null'),
@@ -56,6 +60,8 @@ async function main() {
       redemption: sqlite.prepare(
         'insert into package_redemptions (id, package_id, item_id, item, type, user_id, creator_id, target_key, target, target_start_at, order_id, order_item_id, redemption_date, cancelation_date, forfeited) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'
       ),
+      nextSeq: sqlite.prepare('update outbox_sequence set last_seq = last_seq + 1 where id = 1 returning last_seq').pluck(),
+      event: sqlite.prepare('insert into outbox_events (seq, id, type, resource_id, data, created_at) values (?, ?, ?, ?, ?, ?)'),
       begin: sqlite.prepare('begin immediate'),
       commit: sqlite.prepare('commit')
     }
@@ -72,7 +78,22 @@ async function main() {
       const lineId = randomUUID()
       const lines = JSON.stringify([{ id: lineId, kind: 'redemption', description: 'Replay: replay', amount: 0 }])
       statements.order.run(orderId, held.userId, held.userId, 'REDEMPTION', null, null, 'PAID', 'EUR', 0, 0, lines, '[]', '[]', null, null, `redemption:${orderId}`, null, null, time, time)
-      statements.redemption.run(randomUUID(), held.id, item.id, item.item, 'REPLAY', held.userId, held.userId, key, JSON.stringify({ replay: { id: `${round}-${n}` } }), null, orderId, lineId, time, null, 0)
+      const redemptionId = randomUUID()
+      statements.redemption.run(redemptionId, held.id, item.id, item.item, 'REPLAY', held.userId, held.userId, key, JSON.stringify({ replay: { id: `${round}-${n}` } }), null, orderId, lineId, time, null, 0)
+      // The package_redemption.created event, its data the redemption as GET answers it (packages/service.ts toRedemption).
+      const self = `/apis/v2/packages/${held.id}`
+      const data = {
+        id: redemptionId,
+        redemptionDate: time,
+        item: item.item,
+        user: { id: held.userId },
+        order: { id: orderId },
+        orderItem: { id: lineId },
+        cancelationDate: null,
+        _links: { self: { href: `${self}/redemptions/${redemptionId}` }, package: { href: self }, order: { href: `/apis/v2/orders/${orderId}` } }
+      }
+      const seq = statements.nextSeq.get() as number
+      statements.event.run(seq, `evt_${randomUUID().replaceAll('-', '')}`, 'package_redemption.created', redemptionId, JSON.stringify(data), time)
     }
 
     // Untimed first: the indexes grow past their first pages and the statements warm up.
@@ -80,14 +101,16 @@ async function main() {
       statements.begin.run()
       redeem(n, 'warm-up')
       statements.commit.run()
+      background?.committed()
     }
     const rows: Array<Record<string, string | number>> = []
     for (const checkpoints of ['as shipped', 'none'] as const) {
       for (const perTransaction of [1, 8]) {
-        sqlite.pragma(`wal_autocheckpoint = ${checkpoints === 'none' ? 0 : shippedCheckpoint}`)
+        if (checkpoints === 'none') sqlite.pragma('wal_autocheckpoint = 0')
         sqlite.pragma('wal_checkpoint(RESTART)')
         const round = `${checkpoints}-${perTransaction}-${randomUUID().slice(0, 8)}`
         let cpuMicros = 0
+        let wallMicros = 0
         let frames = 0
         // When SQLite's checkpoints are off, the WAL is checkpointed between slices, outside the
         // timing (a WAL left to grow makes every read search a longer index of it).
@@ -97,20 +120,25 @@ async function main() {
           // file costs the file system new blocks, which the server does not pay).
           if (checkpoints === 'none') sqlite.pragma('wal_checkpoint(RESTART)')
           const cpu = process.cpuUsage()
+          const wall = performance.now()
           for (let n = start; n < start + SLICE; n += perTransaction) {
             statements.begin.run()
             for (let k = n; k < n + perTransaction; k++) redeem(k, round)
             statements.commit.run()
+            if (checkpoints === 'as shipped') background?.committed()
           }
+          // Wall time too: a checkpoint mostly waits for the disk, which CPU time does not show.
+          wallMicros += (performance.now() - wall) * 1000
           const used = process.cpuUsage(cpu)
           cpuMicros += used.user + used.system
           // The frames now in the WAL: those this slice wrote, since it started from the WAL's start.
           if (checkpoints === 'none') frames += (sqlite.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number }>)[0]!.log
         }
         rows.push({
-          checkpoints: checkpoints === 'none' ? 'none (outside the timing)' : `as shipped (every ${shippedCheckpoint} pages)`,
+          checkpoints: checkpoints === 'none' ? 'none (outside the timing)' : `as shipped (${background?.running ? 'the background worker' : "SQLite's own"})`,
           'redemptions per transaction': perTransaction,
           'CPU µs per redemption': Math.round((cpuMicros / REDEMPTIONS) * 10) / 10,
+          'wall µs per redemption': Math.round((wallMicros / REDEMPTIONS) * 10) / 10,
           'WAL pages per redemption': checkpoints === 'none' ? Math.round((frames / REDEMPTIONS) * 10) / 10 : '-'
         })
       }
