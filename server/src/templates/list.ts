@@ -116,11 +116,18 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
     // Templates written in one millisecond share it, and the list puts them in id order: then the
     // page comes sorted, as any other list's.
     const sorted = filtered.selectAll('templates').orderBy('templates.updated_at', 'desc').orderBy('templates.id', 'asc').limit(page.ipp).offset(page.offset)
+    const count = driver.select((eb) => eb.fn.countAll<number>().as('total'))
+    // Each inside a plain select: on PostgreSQL the matches make them begin `with`, which the
+    // connection must count as a write of every table (db/postgres.ts), retiring every read cache.
     return {
       page,
       rows: newestFirst as unknown as SelectQueryBuilder<Database, 'templates', TemplatesTable & { total: number | string | null }>,
-      count: driver.select((eb) => eb.fn.countAll<number>().as('total')),
-      newestFirst: { before, sorted, carriesTotal }
+      count: db.selectFrom(count.as('counted')).select('counted.total') as unknown as typeof count,
+      newestFirst: {
+        before,
+        sorted: db.selectFrom(sorted.as('sorted')).selectAll('sorted').orderBy('sorted.updated_at', 'desc').orderBy('sorted.id', 'asc') as unknown as typeof sorted,
+        carriesTotal
+      }
     }
   }
   // With only place filters, the count and the page's ids come from the template_refs index alone
