@@ -59,7 +59,7 @@ export function textContains(
 
 /**
  * The rows of the search table `table` holding `search` (textContains), to select from as
- * `matches`, newest first when ordered by `matches.rowid` descending. On SQLite that is the FTS5
+ * `matches`, in `matches.rowid`'s order when asked for it. On SQLite that is the FTS5
  * table itself, which walks its matches in rowid order and stops at the LIMIT. On PostgreSQL it is
  * a materialized CTE: left to choose, the planner walked the rowid index testing every row, or the
  * templates in list order, where the trigram indexes find the ~1% that match (EXPLAIN ANALYZE at

@@ -414,7 +414,7 @@ t.test("migration 0031 puts the templates a database already holds in the list's
   // As a database from before it: seq in creation order, the search rows under those numbers. In a
   // transaction, as the migrator runs it: PostgreSQL's temporary table belongs to one connection.
   await ctx.app.db.transaction().execute((tx) => m0031.down(tx))
-  t.same(await names('/apis/v2/templates?search=lesson&ipp=2'), ['Lesson 6', 'Lesson 5'], 'creation order: out of the list order')
+  t.same(await names('/apis/v2/templates?search=lesson&ipp=2'), ['Lesson 1', 'Lesson 2 moved'], 'oldest first: out of the list order')
   // A time the order has no place for (a clock far off once): the migration stops, naming the template.
   const farOff = made[4]!
   const { updated_at: was } = await ctx.app.db.selectFrom('templates').select('updated_at').where('id', '=', farOff.id).executeTakeFirstOrThrow()

@@ -92,8 +92,8 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
   const page = pageRequest(query)
   const { query: filtered, refsOnly, refFilters, order } = filteredTemplates(db, query)
   if (query.search !== undefined) {
-    // The text index gives the matches newest first (their rowid is templates.seq, the list's
-    // order: migration 0031) and stops once the page is full, one match before it and one after
+    // The text index gives the matches newest first, ascending (their rowid is templates.seq, the
+    // list's order: migration 0031), and stops once the page is full, one match before it and one after
     // included: listTemplates checks those neighbours. Without a filter on templates' own columns
     // or places, the page's keys and the count read the text index alone. Where finding the page
     // reads every match anyway (PostgreSQL's), the page carries their count: one search, not two.
@@ -103,7 +103,7 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
     const carriesTotal = searchReadsEveryMatch(db)
     const keys = driver
       .select((eb) => [sql.ref<number>('matches.rowid').as('seq'), (carriesTotal ? eb.fn.countAll<number | string>().over() : eb.lit(null)).as('total')])
-      .orderBy(sql.ref('matches.rowid'), 'desc')
+      .orderBy(sql.ref('matches.rowid'), 'asc')
       .limit(before + page.ipp + 1)
       .offset(page.offset - before)
     const newestFirst = db
@@ -112,7 +112,7 @@ export function templateListQueries(db: DbOrTx, query: TemplateListQuery) {
       .whereRef('templates.seq', '=', 'page.seq')
       .selectAll('templates')
       .select('page.total')
-      .orderBy('page.seq', 'desc')
+      .orderBy('page.seq', 'asc')
     // Templates written in one millisecond share it, and the list puts them in id order: then the
     // page comes sorted, as any other list's.
     const sorted = filtered.selectAll('templates').orderBy('templates.updated_at', 'desc').orderBy('templates.id', 'asc').limit(page.ipp).offset(page.offset)

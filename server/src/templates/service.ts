@@ -179,29 +179,30 @@ function checkDepth(value: unknown, field: string, depth = 0): void {
   }
 }
 
-/** Slots per millisecond of templates.seq (migration 0031): every seq stays below 2^53 until the year 2109. */
+/** Slots per millisecond of templates.seq (migration 0031): every seq stays within 2^53 until the year 2109. */
 const LIST_PLACE_SLOTS = 2048
 
 /**
- * The seq of a template written at `now`, which is also its search row's rowid: the millisecond
- * times 2,048, plus a free slot of that millisecond (from the top). Whatever order the writes come
- * in, a larger seq never has an older updated_at, so the search reads its pages newest first from
- * the text index (templates/list.ts). Template writes run one at a time (SQLite's one writer,
- * PostgreSQL's exclusive write lock), so two cannot take the same slot.
+ * The seq of a template written at `now`, which is also its search row's rowid: minus the
+ * millisecond times 2,048, less 2,047, plus the first free slot of that millisecond. Whatever order
+ * the writes come in, a smaller seq never has an older updated_at, so the search reads its pages
+ * newest first from the text index in the index's own order, ascending (templates/list.ts; FTS5
+ * walks a doclist forwards about twice as fast as backwards). Template writes run one at a time
+ * (SQLite's one writer, PostgreSQL's exclusive write lock), so two cannot take the same slot.
  */
 async function listPlace(tx: DbOrTx, now: string): Promise<number> {
-  const base = Date.parse(now) * LIST_PLACE_SLOTS
-  const top = base + LIST_PLACE_SLOTS - 1
-  if (!Number.isSafeInteger(top)) throw new RangeError(`a template cannot be written at ${now}: its place in the list would pass 2^53`)
+  const first = -(Date.parse(now) * LIST_PLACE_SLOTS) - (LIST_PLACE_SLOTS - 1)
+  const last = first + LIST_PLACE_SLOTS - 1
+  if (!Number.isSafeInteger(first)) throw new RangeError(`a template cannot be written at ${now}: its place in the list would pass 2^53`)
   const taken = await tx
     .selectFrom('templates')
-    .select((eb) => eb.fn.min('seq').as('lowest'))
-    .where('seq', '>=', base)
-    .where('seq', '<=', top)
+    .select((eb) => eb.fn.max('seq').as('highest'))
+    .where('seq', '>=', first)
+    .where('seq', '<=', last)
     .executeTakeFirst()
-  const seq = taken?.lowest == null ? top : Number(taken.lowest) - 1
+  const seq = taken?.highest == null ? first : Number(taken.highest) + 1
   // 2,048 template writes stamped with one millisecond: only a clock that stands still makes them.
-  if (seq < base) throw new RangeError(`more than ${LIST_PLACE_SLOTS} template writes at ${now}: the clock is not moving`)
+  if (seq > last) throw new RangeError(`more than ${LIST_PLACE_SLOTS} template writes at ${now}: the clock is not moving`)
   return seq
 }
 
