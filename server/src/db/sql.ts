@@ -87,6 +87,15 @@ export function searchReadsEveryMatch(db: Kysely<any>): boolean {
 }
 
 /**
+ * Whether an event written to the outbox takes its number at its transaction's commit (PostgreSQL,
+ * migration 0032: a deferred trigger) rather than when it is written (SQLite, whose write
+ * transactions run one at a time).
+ */
+export function eventsNumberedAtCommit(db: Kysely<any>): boolean {
+  return dialectOf(db) === 'postgres'
+}
+
+/**
  * A transaction whose rules are kept by its own row locks (forUpdate) and unique keys: on PostgreSQL
  * it runs beside other such transactions, waiting only for a write transaction not written so (those
  * take the cluster's write lock exclusive: WRITE_LOCK in db/postgres.ts). On SQLite every

@@ -14,11 +14,14 @@
 // seq only grows in commit order: it is taken from the one-row outbox_sequence, whose row lock the
 // transaction holds until it commits, so two event-writing transactions never commit out of order
 // (on PostgreSQL too, without relying on the server's write lock). A reader that has seen seq N has
-// seen every event numbered below N.
+// seen every event numbered below N. SQLite numbers an event when it is written (its write
+// transactions run one at a time anyway); PostgreSQL at the commit (migration 0032), so that the
+// lock is held for the commit alone and evented writes of different rows run side by side.
 import { randomUUID } from 'node:crypto'
 import { eventTypes, type EventType, type PlatformEvent } from '@club/contract'
 import { compiledInsert, compiledOnce, runCompiled } from '../db/compiled.js'
 import { onCommit, type Db, type DbOrTx } from '../db/database.js'
+import { eventsNumberedAtCommit } from '../db/sql.js'
 import type { OutboxEventsTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 
@@ -40,17 +43,23 @@ const nextSeqQuery = compiledOnce((db) =>
     .where('id', '=', 1)
     .returning('last_seq')
 )
-const insertEvent = compiledInsert('outbox_events', ['seq', 'id', 'type', 'resource_id', 'data', 'created_at'])
+const insertNumberedEvent = compiledInsert('outbox_events', ['seq', 'id', 'type', 'resource_id', 'data', 'created_at'])
+/** PostgreSQL's: seq left to its default, a provisional number the commit replaces (migration 0032). */
+const insertEventToNumber = compiledInsert('outbox_events', ['id', 'type', 'resource_id', 'data', 'created_at'])
 
-/** Writes the event in `trx`, the transaction making the change (a service's DbOrTx, checked); answers its id and seq. */
-export async function recordEvent(trx: DbOrTx, event: NewEvent, now: Date): Promise<{ id: string; seq: number }> {
+/** Writes the event in `trx`, the transaction making the change (a service's DbOrTx, checked); answers its id. */
+export async function recordEvent(trx: DbOrTx, event: NewEvent, now: Date): Promise<{ id: string }> {
   // Outside a transaction the event and its change could part (one written, the other not).
   if (!trx.isTransaction) throw new Error('recordEvent runs inside the transaction of the change it reports')
-  const [next] = await runCompiled(trx, nextSeqQuery, [1, 1])
-  const seq = next!.last_seq
   const id = `evt_${randomUUID().replaceAll('-', '')}`
-  await insertEvent(trx, { seq, id, type: event.type, resource_id: event.resourceId, data: JSON.stringify(event.data ?? null), created_at: now.toISOString() })
-  return { id, seq }
+  const row = { seq: undefined, id, type: event.type, resource_id: event.resourceId, data: JSON.stringify(event.data ?? null), created_at: now.toISOString() }
+  if (eventsNumberedAtCommit(trx)) {
+    await insertEventToNumber(trx, row)
+  } else {
+    const [next] = await runCompiled(trx, nextSeqQuery, [1, 1])
+    await insertNumberedEvent(trx, { ...row, seq: next!.last_seq })
+  }
+  return { id }
 }
 
 /** The event as the feed answers it (and as a delivery's body carries type, timestamp and data). */
