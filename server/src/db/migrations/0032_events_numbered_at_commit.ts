@@ -12,6 +12,13 @@
 import { sql, type Kysely } from 'kysely'
 import { isPostgres } from './dialect.js'
 
+/** What 0030's function does: each counter of the tables written moves, their rows locked in name order. */
+const BUMP_COUNTERS = sql.raw(`update table_changes set counter = counter + 1 where table_name in (
+        select table_name from table_changes
+        where table_name = any(string_to_array(current_setting('club.written_tables', true), ','))
+        order by table_name for update
+      );`)
+
 /** 0030's function, with the events numbered first. */
 const BUMP_NUMBERING_EVENTS = sql`create or replace function table_changes_bump() returns trigger language plpgsql as $$
     declare
@@ -31,11 +38,7 @@ const BUMP_NUMBERING_EVENTS = sql`create or replace function table_changes_bump(
             where outbox_events.seq = numbered.seq;
         end if;
       end if;
-      update table_changes set counter = counter + 1 where table_name in (
-        select table_name from table_changes
-        where table_name = any(string_to_array(current_setting('club.written_tables', true), ','))
-        order by table_name for update
-      );
+      ${BUMP_COUNTERS}
       return null;
     end $$`
 
@@ -44,11 +47,7 @@ const BUMP = sql`create or replace function table_changes_bump() returns trigger
     begin
       if current_setting('club.tables_bumped', true) = 'yes' then return null; end if;
       perform set_config('club.tables_bumped', 'yes', true);
-      update table_changes set counter = counter + 1 where table_name in (
-        select table_name from table_changes
-        where table_name = any(string_to_array(current_setting('club.written_tables', true), ','))
-        order by table_name for update
-      );
+      ${BUMP_COUNTERS}
       return null;
     end $$`
 
