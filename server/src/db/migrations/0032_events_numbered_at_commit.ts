@@ -23,19 +23,21 @@ const BUMP_COUNTERS = sql.raw(`update table_changes set counter = counter + 1 wh
 const BUMP_NUMBERING_EVENTS = sql`create or replace function table_changes_bump() returns trigger language plpgsql as $$
     declare
       written text := ',' || coalesce(current_setting('club.written_tables', true), '') || ',';
-      pending bigint;
+      pending bigint[];
       last bigint;
     begin
       if current_setting('club.tables_bumped', true) = 'yes' then return null; end if;
       perform set_config('club.tables_bumped', 'yes', true);
       if position(',outbox_events,' in written) > 0 then
-        -- This transaction's events (no other's uncommitted row is visible), in the order written.
-        select count(*) into pending from outbox_events where seq < 0;
-        if pending > 0 then
-          update outbox_sequence set last_seq = last_seq + pending where id = 1 returning last_seq into last;
-          update outbox_events set seq = last - pending + numbered.k
-            from (select seq, row_number() over (order by seq desc) as k from outbox_events where seq < 0) numbered
-            where outbox_events.seq = numbered.seq;
+        -- This transaction's events, by their provisional numbers in the order written (kept by
+        -- outbox_events_pending): each found by its key. A scan of seq < 0 would also walk every
+        -- numbered event's old row version still in the index until vacuum, ever longer.
+        pending := string_to_array(substr(current_setting('club.pending_events', true), 2), ',')::bigint[];
+        if cardinality(pending) > 0 then
+          update outbox_sequence set last_seq = last_seq + cardinality(pending) where id = 1 returning last_seq into last;
+          update outbox_events set seq = last - cardinality(pending) + numbered.k
+            from unnest(pending) with ordinality as numbered(provisional, k)
+            where outbox_events.seq = numbered.provisional;
         end if;
       end if;
       ${BUMP_COUNTERS}
@@ -57,6 +59,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create sequence outbox_pending`.execute(db)
   await sql`alter table outbox_events alter column seq set default (- nextval('outbox_pending'))`.execute(db)
   await BUMP_NUMBERING_EVENTS.execute(db)
+  // Each event's provisional number, in the order written, for the commit to find them by.
+  await sql`create function outbox_events_pending() returns trigger language plpgsql as $$
+    begin
+      perform set_config('club.pending_events', coalesce(current_setting('club.pending_events', true), '') || ',' || new.seq, true);
+      return null;
+    end $$`.execute(db)
+  await sql`create trigger outbox_events_pending after insert on outbox_events for each row execute function outbox_events_pending()`.execute(db)
   await sql`create trigger outbox_events_changes_note after insert on outbox_events for each statement execute function table_changes_note()`.execute(db)
   await sql`create constraint trigger outbox_events_changes_bump after insert on outbox_events
     deferrable initially deferred for each row execute function table_changes_bump()`.execute(db)
@@ -66,6 +75,8 @@ export async function down(db: Kysely<any>): Promise<void> {
   if (!isPostgres(db)) return
   await sql`drop trigger outbox_events_changes_bump on outbox_events`.execute(db)
   await sql`drop trigger outbox_events_changes_note on outbox_events`.execute(db)
+  await sql`drop trigger outbox_events_pending on outbox_events`.execute(db)
+  await sql`drop function outbox_events_pending`.execute(db)
   await BUMP.execute(db)
   await sql`alter table outbox_events alter column seq drop default`.execute(db)
   await sql`drop sequence outbox_pending`.execute(db)
