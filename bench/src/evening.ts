@@ -6,7 +6,7 @@
 // search: the same mix at 2x, 3x, … until a read route's p99 reaches 50 ms. Prints tables and
 // writes JSON under bench/results/. Never fails on a number.
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Pool } from 'undici'
@@ -37,6 +37,8 @@ const WARMUP = Number(process.env.BENCH_EVENING_WARMUP ?? 15)
 const POSTGRES = process.env.BENCH_DATABASE === 'postgres'
 /** Server processes: two on PostgreSQL (the issue's "two server processes"), one on SQLite. */
 const PROCESSES = Number(process.env.BENCH_EVENING_PROCESSES ?? (POSTGRES ? 2 : 1))
+/** Node arguments for the server processes, e.g. "--trace-gc" (their log is copied out at the end when BENCH_EVENING_KEEP_LOGS names a folder). */
+const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)
 /** The bound every read route's p99 is held under for a multiple to count as held. */
 const READ_P99_MS = 50
 const PASSWORD_HASH_COST = 65536
@@ -355,7 +357,7 @@ async function main() {
     )
 
     for (let n = 0; n < PROCESSES; n++) {
-      const server = await startLoggingTo(join(dir, `server-${n}.log`), join(repoRoot, 'server', 'dist', 'main.js'), { ...env, DATABASE_URL: database.url })
+      const server = await startLoggingTo(join(dir, `server-${n}.log`), join(repoRoot, 'server', 'dist', 'main.js'), { ...env, DATABASE_URL: database.url }, SERVER_NODE_ARGS)
       started.push(server)
     }
     const urls = started.map((s) => s.url)
@@ -472,6 +474,8 @@ async function main() {
     await Promise.all(clients.map((c) => c.destroy()))
     for (const s of started) await s.stop()
     database.stop()
+    const keep = process.env.BENCH_EVENING_KEEP_LOGS
+    if (keep) for (const log of readdirSync(dir).filter((f) => f.startsWith('server-'))) cpSync(join(dir, log), join(keep, log))
     rmSync(dir, { recursive: true, force: true })
   }
 }
