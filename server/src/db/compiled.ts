@@ -1,8 +1,9 @@
 // Queries the hot paths run on every request, built and compiled by Kysely once. Building and
 // compiling a query (operation-node trees, frozen objects, identifier checks) cost more CPU than
-// SQLite's indexed read itself; the SQL text never changes, only the parameters.
+// SQLite's indexed read itself; the SQL text never changes, only the parameters. Inside a SQLite
+// transaction they run on the connection directly (database.ts directStatements).
 import type { Compilable, CompiledQuery } from 'kysely'
-import type { DbOrTx } from './database.js'
+import { directStatements, type DbOrTx } from './database.js'
 import type { Database } from './schema.js'
 
 export interface CompiledOnce<R> {
@@ -24,6 +25,8 @@ export async function runCompiled<R>(db: DbOrTx, query: CompiledOnce<R>, paramet
   if (compiled.parameters.length !== parameters.length) {
     throw new Error(`compiled query takes ${compiled.parameters.length} parameters, got ${parameters.length}`)
   }
+  const direct = directStatements(db)
+  if (direct) return direct(compiled.sql, parameters) as R[]
   const { rows } = await db.executeQuery<R>({ ...compiled, parameters })
   return rows
 }
