@@ -33,6 +33,7 @@ import type { FfmpegRunner } from './recorder/runner.js'
 import { listSegments } from './recorder/segments.js'
 import { Recorder } from './recorder/supervisor.js'
 import { ReplayClient } from './replays/client.js'
+import { askAgainAfterSeconds } from './replays/plan.js'
 import { ReplayWorker } from './replays/worker.js'
 import { runUpdateCommand, Updater } from './update/updater.js'
 
@@ -131,7 +132,8 @@ export class Agent {
       runExport: (request) => this.runExport(request),
       describeError: (err) => {
         const statusCode = err instanceof ClipError || err instanceof HttpError ? err.statusCode : 500
-        return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message: statusCode === 500 ? 'the export failed' : (err as Error).message }
+        const message = statusCode === 500 ? 'the export failed' : (err as Error).message
+        return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, retryAfterSeconds: askAgainAfterSeconds(err) }
       },
       log
     })

@@ -2,12 +2,11 @@
 // (fragmented MP4 segments from a camera stand-in), and clips are asked for at the moments that used
 // to fail: right after a segment boundary, and while the segment being written holds part of a fragment.
 import t from 'tap'
-import { boundary, execFileAsync, justOpened, recording, SEGMENT_SECONDS, waitFor } from './recording.fixture.js'
+import { boundary, execFileAsync, justOpened, LOW_BITRATE, recording, SEGMENT_SECONDS, waitFor } from './recording.fixture.js'
 
 t.test('right after a segment boundary the segment being written holds no frame yet', async (t) => {
-  // The e2e test's camera: about 70 kB/s, so a 2 s segment stays below ffmpeg's 256 KiB write buffer
-  // and its file holds only the ftyp box until it is finished.
-  const camera = await recording(t, { size: '320x240', rate: 15, quality: [] })
+  // Its file holds only the ftyp box until it is finished.
+  const camera = await recording(t, LOW_BITRATE)
   const { openedAt: since, finished } = await boundary(camera)
 
   const refused = await camera.export(new Date(since + 100), new Date(since + 1_500)).then(

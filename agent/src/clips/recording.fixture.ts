@@ -21,25 +21,40 @@ export const SEGMENT_SECONDS = 2
 process.env.TZ = 'UTC'
 
 /** Polls `check` every 20 ms until it answers a value; fails naming `what` after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const value = check()
+    const value = await check()
     if (value) return value
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await sleep(20)
   }
 }
 
-/** A camera recorded as the agent records it, from a file of `size` at `rate`; stopped when the test ends. */
-export async function recording(t: { teardown(fn: () => unknown): void }, picture: { size: string; rate: number; quality: string[] }) {
-  const dir = tempDir(t)
+/** A picture for a camera stand-in: its size, frame rate (one keyframe a second) and x264 quality options. */
+export interface TestPicture {
+  size: string
+  rate: number
+  quality: string[]
+}
+
+/** A low bitrate (about 70 kB/s, the e2e test's camera): a 2 s segment stays below ffmpeg's 256 KiB write buffer, so none of it is readable until it is finished. */
+export const LOW_BITRATE: TestPicture = { size: '320x240', rate: 15, quality: [] }
+
+/** Camera cam-1, a stand-in whose feed is a 4 s file of `picture` in `dir` (the recorder loops it). */
+export async function testCamera(dir: string, picture: TestPicture): Promise<Camera> {
   const feed = join(dir, 'camera.mp4')
   await execFileAsync('ffmpeg', [
     '-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', `testsrc2=size=${picture.size}:rate=${picture.rate}`,
     '-t', '4', '-c:v', 'libx264', '-preset', 'ultrafast', ...picture.quality, '-g', String(picture.rate), '-pix_fmt', 'yuv420p', feed
   ])
-  const camera: Camera = { id: 'cam-1', feed: pathToFileURL(feed).href, isEnabled: true, audioCodec: 'none' }
+  return { id: 'cam-1', feed: pathToFileURL(feed).href, isEnabled: true, audioCodec: 'none' }
+}
+
+/** A camera recorded as the agent records it, from a file of `size` at `rate`; stopped when the test ends. */
+export async function recording(t: { teardown(fn: () => unknown): void }, picture: TestPicture) {
+  const dir = tempDir(t)
+  const camera = await testCamera(dir, picture)
   const segmentsDir = join(dir, 'recordings', camera.id)
   mkdirSync(segmentsDir, { recursive: true })
   mkdirSync(join(dir, 'clips'))

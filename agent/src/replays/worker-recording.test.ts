@@ -9,13 +9,10 @@ import { fileURLToPath } from 'node:url'
 import { Writable } from 'node:stream'
 import type { DeviceReplay, DeviceReplayStatusChange } from '@club/contract'
 import { openBucket } from '@club/storage'
-import { boundary, recording } from '../clips/recording.fixture.js'
+import { boundary, LOW_BITRATE, recording } from '../clips/recording.fixture.js'
 import { createLogger } from '../log.js'
 import { tempDir } from '../temp-dir.fixture.js'
 import { ReplayWorker } from './worker.js'
-
-/** A low bitrate (about 70 kB/s, as the e2e camera): nothing of a segment is readable until it is finished. */
-const LOW_BITRATE = { size: '320x240', rate: 15, quality: [] }
 
 /** One replay [start, end) of the recorded camera, taken up by a worker; answers what it reported and logged. */
 async function takeUp(t: { teardown(fn: () => unknown): void }, camera: Awaited<ReturnType<typeof recording>>, start: number, end: number) {
