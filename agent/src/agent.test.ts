@@ -88,13 +88,16 @@ t.test("an export of footage still being written: 503 with Retry-After, and the 
   const { openedAt } = await boundary(box)
   const body = JSON.stringify({ cameraId: 'cam-1', start: new Date(openedAt + 100).toISOString(), end: new Date(openedAt + 1_500).toISOString() })
 
-  const refused = await box.call('/clips', { method: 'POST', body })
+  // Both at once, so both are cut while the segment is still being written (one export at a time).
+  const [refused, queued] = await Promise.all([
+    box.call('/clips', { method: 'POST', body }),
+    box.call('/clips', { method: 'POST', body, headers: { prefer: 'respond-async' } })
+  ])
   t.equal(refused.status, 503)
   const retryAfter = Number(refused.headers.get('retry-after'))
   t.ok(retryAfter >= 1 && retryAfter <= SEGMENT_SECONDS + 1, `Retry-After: when the segment should be finished (${retryAfter} s)`)
   t.match(await refused.json(), { statusCode: 503, error: 'Service Unavailable', message: /is still being written: ask again in \d s$/ })
 
-  const queued = await box.call('/clips', { method: 'POST', body, headers: { prefer: 'respond-async' } })
   t.equal(queued.status, 202)
   const { id } = (await queued.json()) as { id: string }
   const job = await waitFor('the export to fail', async () => {
