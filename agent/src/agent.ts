@@ -7,7 +7,6 @@ import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { STATUS_CODES } from 'node:http'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { fileURLToPath } from 'node:url'
 import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
@@ -24,7 +23,7 @@ import { loadOrCreateBoxKey, type BoxKey } from './control/box-key.js'
 import { ControlClient } from './control/client.js'
 import { StatusPoller } from './control/poller.js'
 import { StateStore } from './control/state.js'
-import { Decoders, DecodersBusyError } from './decoders.js'
+import { Decoders } from './decoders.js'
 import { buildLocalApi, HttpError, type LocalAccess } from './http.js'
 import type { Identity } from './identity.js'
 import type { Logger } from './log.js'
@@ -34,11 +33,15 @@ import type { FfmpegRunner } from './recorder/runner.js'
 import { listSegments } from './recorder/segments.js'
 import { Recorder } from './recorder/supervisor.js'
 import { ReplayClient } from './replays/client.js'
+import { askAgainAfterSeconds } from './replays/plan.js'
 import { ReplayWorker } from './replays/worker.js'
 import { runUpdateCommand, Updater } from './update/updater.js'
 
-/** An export: an installer's clip goes to the configured bucket; a replay's stays on the box for the replay worker. */
-type ExportRequest = ClipRequest & { keepLocal?: boolean }
+/**
+ * An export: an installer's clip goes to the configured bucket and holds what is on disk of its
+ * interval; a replay's stays on the box for the replay worker and holds its whole interval or waits.
+ */
+type ExportRequest = ClipRequest & { keepLocal?: boolean; whole?: boolean }
 
 export interface AgentOptions {
   config: AgentConfig
@@ -129,7 +132,8 @@ export class Agent {
       runExport: (request) => this.runExport(request),
       describeError: (err) => {
         const statusCode = err instanceof ClipError || err instanceof HttpError ? err.statusCode : 500
-        return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message: statusCode === 500 ? 'the export failed' : (err as Error).message }
+        const message = statusCode === 500 ? 'the export failed' : (err as Error).message
+        return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, retryAfterSeconds: askAgainAfterSeconds(err) }
       },
       log
     })
@@ -366,22 +370,15 @@ export class Agent {
   }
 
   /**
-   * Cuts a replay with the box's clip export, kept in the clips folder (no bucket here: the replay
-   * worker uploads it, with retries, and reports each step). It takes its turn among the local
-   * API's exports, so replays and installers' clips together never run more decoders than the box
-   * allows; when the queue is full it waits as long as the queue advises and asks again.
+   * Cuts a replay's whole interval with the box's clip export, kept in the clips folder (no bucket
+   * here: the replay worker uploads it, with retries, and reports each step). It takes its turn among
+   * the local API's exports, so replays and installers' clips together never run more decoders than
+   * the box allows. A full queue (429) or footage still being written (503) is the worker's to wait for.
    */
   private async cutReplay(replay: { cameraId: string; start: string; end: string }): Promise<{ path: string; duration: number }> {
     if (!this.serverConfig) throw new HttpError(422, 'this box has no approved configuration')
-    for (;;) {
-      try {
-        const clip = await this.decoders.submitExport({ cameraId: replay.cameraId, start: replay.start, end: replay.end, keepLocal: true }).finished
-        return { path: fileURLToPath(clip.location), duration: clip.duration }
-      } catch (err) {
-        if (!(err instanceof DecodersBusyError)) throw err
-        await sleep(err.retryAfterSeconds * 1000, undefined, { signal: this.abort.signal })
-      }
-    }
+    const clip = await this.decoders.submitExport({ cameraId: replay.cameraId, start: replay.start, end: replay.end, keepLocal: true, whole: true }).finished
+    return { path: fileURLToPath(clip.location), duration: clip.duration }
   }
 
   private openBucket(): Promise<Bucket> {
@@ -420,7 +417,7 @@ export class Agent {
     if (!config) throw new HttpError(404, 'this box has no approved configuration')
     try {
       return await this.exporter.export(
-        { cameraId: request.cameraId, start: new Date(request.start), end: new Date(request.end) },
+        { cameraId: request.cameraId, start: new Date(request.start), end: new Date(request.end), whole: request.whole === true },
         this.recorder.camera(request.cameraId),
         request.keepLocal ? { ...config, cloudStorageBucket: undefined } : config,
         this.recorder.correctionError(request.cameraId)

@@ -80,6 +80,8 @@ export interface ExportJobView<Result> {
   finishedAt: string | null
   clip?: Result
   error?: { statusCode: number; error: string; message: string }
+  /** A failure refused for now: when to ask again (a synchronous caller's Retry-After). */
+  retryAfterSeconds?: number
 }
 
 interface ExportJob<Request, Result> {
@@ -96,8 +98,8 @@ export interface DecodersOptions<Request, Result> {
   takeSnapshot(cameraId: string): Promise<Buffer>
   /** Runs one export. */
   runExport(request: Request): Promise<Result>
-  /** What a failed export's job shows (the HTTP status and message a synchronous caller would get). */
-  describeError(err: unknown): { statusCode: number; error: string; message: string }
+  /** What a failed export's job shows (the HTTP status, message and Retry-After a synchronous caller would get). */
+  describeError(err: unknown): { statusCode: number; error: string; message: string; retryAfterSeconds?: number | undefined }
   log: Logger
   /** Finished jobs kept for their callers to read, newest last. */
   keepFinished?: number
@@ -200,7 +202,8 @@ export class Decoders<Request extends { cameraId: string }, Result> {
             job.settle.resolve(clip)
           },
           (err: unknown) => {
-            job.view = { ...job.view, state: 'failed', finishedAt: this.now(), error: this.options.describeError(err) }
+            const { retryAfterSeconds, ...error } = this.options.describeError(err)
+            job.view = { ...job.view, state: 'failed', finishedAt: this.now(), error, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) }
             job.settle.reject(err)
           }
         )

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import type { Camera, ReplayServerConfig } from '@club/contract'
@@ -119,6 +119,9 @@ t.test("the bucket is opened through @club/storage before any footage is read; o
   t.equal(opened, 1)
 })
 
+/** A segment's file name of run r1, as ffmpeg names it, for a start `ms`. */
+const segmentName = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
+
 /** An exporter over `dir`'s recordings with 2 s segments and no bucket. */
 function exporterIn(dir: string, runner: FfmpegRunner, log: ReturnType<typeof createLogger>) {
   return new ClipExporter({
@@ -135,9 +138,8 @@ function exporterIn(dir: string, runner: FfmpegRunner, log: ReturnType<typeof cr
 
 t.test("ffmpeg failing over footage measured a moment ago and still being written: a 503, ffmpeg's words in the log", async (t) => {
   const dir = tempDir(t)
-  const name = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
   const now = Math.floor(Date.now() / 1000) * 1000
-  const [finished, writing] = [name(now - 3000), name(now - 1000)]
+  const [finished, writing] = [segmentName(now - 3000), segmentName(now - 1000)]
   mkdirSync(join(dir, 'recordings', camera.id), { recursive: true })
   for (const file of [finished, writing]) writeFileSync(join(dir, 'recordings', camera.id, file), '')
   writeFileSync(join(dir, 'recordings', camera.id, 'segments_r1.csv'), `${finished},0.000000,2.000000\n`)
@@ -159,12 +161,63 @@ t.test("ffmpeg failing over footage measured a moment ago and still being writte
 
 t.test('an interval beginning more than a segment from now is a 404, not a wait for footage being written', async (t) => {
   const dir = tempDir(t)
-  const name = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '').slice(0, 15)}Z_r1.mp4`
   const now = Math.floor(Date.now() / 1000) * 1000
   mkdirSync(join(dir, 'recordings', camera.id), { recursive: true })
   // The segment being written, not yet in ffmpeg's list.
-  writeFileSync(join(dir, 'recordings', camera.id, name(now - 1000)), '')
+  writeFileSync(join(dir, 'recordings', camera.id, segmentName(now - 1000)), '')
   const exporter = exporterIn(dir, { videoPackets: async () => '' } as unknown as FfmpegRunner, createLogger('silent'))
   const request = { cameraId: camera.id, start: new Date(now + 60_000), end: new Date(now + 65_000) }
   await t.rejects(exporter.export(request, camera, { cameras: [camera] } as ReplayServerConfig, null), { name: 'ClipError', statusCode: 404, message: /^no footage of camera cam-1 between / })
+})
+
+t.test("a replay's export takes the whole interval or says why not; the local API's takes the part on disk", async (t) => {
+  const dir = tempDir(t)
+  const folder = join(dir, 'recordings', camera.id)
+  mkdirSync(folder, { recursive: true })
+  mkdirSync(join(dir, 'clips'))
+  const now = Math.floor(Date.now() / 1000) * 1000
+  // A finished segment, then the one being written, nothing of it readable yet (a low bitrate).
+  const [finished, writing] = [segmentName(now - 3000), segmentName(now - 1000)]
+  for (const file of [finished, writing]) writeFileSync(join(folder, file), '')
+  writeFileSync(join(folder, 'segments_r1.csv'), `${finished},0.000000,2.000000\n`)
+  const cuts: string[] = []
+  const runner = {
+    videoPackets: async () => '',
+    probe: async (path: string) => ({ streams: [{ codec_type: 'video', width: 320, height: 240, r_frame_rate: '15/1' }], ...(path.includes('clips') ? { duration: 1.5 } : {}) }),
+    run: async (args: string[]) => void cuts.push(graph(args)!)
+  }
+  const exporter = exporterIn(dir, runner as unknown as FfmpegRunner, createLogger('silent'))
+  const config = { cameras: [camera] } as ReplayServerConfig
+  const request = { cameraId: camera.id, start: new Date(now - 2500), end: new Date(now - 500) }
+
+  const clip = await exporter.export(request, camera, config, null)
+  t.equal(clip.duration, 1.5, 'the local API: the finished part')
+  t.match(cuts, [/trim=start=0\.500:duration=1\.500/])
+  await t.rejects(exporter.export({ ...request, whole: true }, camera, config, null), {
+    name: 'ClipError',
+    statusCode: 503,
+    message: /^the footage of camera cam-1 up to .* is still being written: ask again in \d s$/
+  }, 'a replay: not cut, told when to ask again')
+  t.equal(cuts.length, 1, 'no ffmpeg run for it')
+
+})
+
+t.test("a replay's export over a recording that stopped before its end: a 410, not a short clip", async (t) => {
+  const dir = tempDir(t)
+  const folder = join(dir, 'recordings', camera.id)
+  mkdirSync(folder, { recursive: true })
+  const now = Math.floor(Date.now() / 1000) * 1000
+  // The camera stopped 0.4 s into its last segment, finished (listed) 3.6 s ago, and nothing came after.
+  const [full, last] = [segmentName(now - 6000), segmentName(now - 4000)]
+  for (const file of [full, last]) writeFileSync(join(folder, file), '')
+  utimesSync(join(folder, last), new Date(now - 3600), new Date(now - 3600))
+  writeFileSync(join(folder, 'segments_r1.csv'), `${full},0.000000,2.000000\n${last},2.000000,2.400000\n`)
+  const exporter = exporterIn(dir, { videoPackets: async () => '' } as unknown as FfmpegRunner, createLogger('silent'))
+  const request = { cameraId: camera.id, start: new Date(now - 5500), end: new Date(now - 2000), whole: true }
+  await t.rejects(exporter.export(request, camera, { cameras: [camera] } as ReplayServerConfig, null), {
+    name: 'ClipError',
+    statusCode: 410,
+    message: `the recording of camera cam-1 ended at ${new Date(now - 3600).toISOString()}, before the end of the interval (${new Date(now - 2000).toISOString()}): ` +
+      `its footage up to ${new Date(now - 2000).toISOString()} will never be on disk`
+  })
 })

@@ -10,14 +10,14 @@ import { audioEncoder, correctedSize, correctedVideo, MAP_INPUT, videoEncoder } 
 import { correctionMapFiles } from '../recorder/correction-map-files.js'
 import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
-import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, type ClipSource } from '../recorder/segments.js'
+import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, wholeInterval, type ClipSource, type Segment } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
 export class ClipError extends Error {
   override name = 'ClipError'
   /** With a 503: when the footage asked for should be readable, for the Retry-After header. */
-  constructor(readonly statusCode: 400 | 404 | 422 | 502 | 503, message: string, readonly retryAfterSeconds?: number) {
+  constructor(readonly statusCode: 400 | 404 | 410 | 422 | 502 | 503, message: string, readonly retryAfterSeconds?: number) {
     super(message)
   }
 }
@@ -123,6 +123,12 @@ export interface ClipRequest {
   cameraId: string
   start: Date
   end: Date
+  /**
+   * The whole interval or nothing (a replay): while the footage up to `end` is being written, a 503
+   * with when to ask again instead of a clip of the part on disk; a recording that ended before `end`,
+   * a 410. Without it (the local API's clips), the part on disk is cut: "the last seconds".
+   */
+  whole?: boolean
 }
 
 export interface Clip {
@@ -189,7 +195,8 @@ export class ClipExporter {
     for (const source of segmentsCovering(segments, request.start, request.end, (s) => unfinishedLength(s, now, segmentSeconds)).sources) {
       if (segments.some((s) => s.path === source.path && s.duration === undefined)) written.set(source.path, footageInPackets(await runner.videoPackets(source.path)))
     }
-    const { sources, offset } = segmentsCovering(segments, request.start, request.end, (s) => unfinishedLength(s, now, segmentSeconds, written.get(s.path) ?? 0))
+    const readableLength = (s: Segment) => unfinishedLength(s, now, segmentSeconds, written.get(s.path) ?? 0)
+    const { sources, offset } = segmentsCovering(segments, request.start, request.end, readableLength)
     // Footage not yet recorded is not footage being written: an interval that begins more than a
     // segment's length from now is a 404, whatever the newest segment, or a client whose clock runs
     // ahead would be told to wait for ever. One that begins sooner is the segment being written's.
@@ -199,6 +206,16 @@ export class ClipExporter {
       const interval = `between ${request.start.toISOString()} and ${request.end.toISOString()}`
       if (retryAfter !== undefined) throw new ClipError(503, `the footage of camera ${camera.id} ${interval} is still being written: ask again in ${retryAfter} s`, retryAfter)
       throw new ClipError(404, `no footage of camera ${camera.id} ${interval}`)
+    }
+    if (request.whole) {
+      const whole = wholeInterval(segments, request.end, now, segmentSeconds, readableLength)
+      const upTo = `up to ${request.end.toISOString()}`
+      if (whole.action === 'wait') {
+        throw new ClipError(503, `the footage of camera ${camera.id} ${upTo} is still being written: ask again in ${whole.retryAfterSeconds} s`, whole.retryAfterSeconds)
+      }
+      if (whole.action === 'ended') {
+        throw new ClipError(410, `the recording of camera ${camera.id} ended at ${whole.footageEnd?.toISOString() ?? 'its start'}, before the end of the interval (${request.end.toISOString()}): its footage ${upTo} will never be on disk`)
+      }
     }
     const available = sources.reduce((sum, s) => sum + s.duration, 0) - offset
     const duration = Math.min(seconds, available)

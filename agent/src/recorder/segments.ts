@@ -100,6 +100,64 @@ export function secondsUntilWritten(segments: readonly Segment[], end: Date, now
   return Math.max(1, Math.ceil((finished - now) / 1000))
 }
 
+/** The recording run a segment belongs to: the suffix of its name (one ffmpeg process), '' without one. */
+export function segmentRun(path: string): string {
+  return /Z_([0-9a-z]+)\.mp4$/.exec(basename(path))?.[1] ?? ''
+}
+
+/** Whether the footage up to an interval's end is on disk, for a caller that takes the whole interval or nothing. */
+export type WholeInterval =
+  | { action: 'cut' }
+  | { action: 'wait'; retryAfterSeconds: number }
+  /** The recording ended before the interval's end and nothing more of it will come; `footageEnd` is where it stops. */
+  | { action: 'ended'; footageEnd: Date | null }
+
+/**
+ * A finished segment with nothing after it is the end of its run only once it has been quiet this
+ * long: ffmpeg lists a segment a moment before it opens the next, and a look in between sees no next.
+ */
+const SUCCESSOR_GRACE_MS = 2_000
+
+/**
+ * How short of the interval's end a recording may stop and the interval still count as whole. A name
+ * says the second its segment began, not its first frame (up to a keyframe interval later), so the
+ * footage's end reckoned from it can be short by about a second when nothing is missing.
+ */
+const END_TOLERANCE_MS = 1_000
+
+/**
+ * Whether the footage of an interval ending at `end` is on disk up to its end (cut), still being
+ * written (wait, and when to ask again), or will never be (ended: the recording stopped inside the
+ * interval). The segment holding the end decides: finished and reaching it, or followed by more of
+ * its run (a split a keyframe off the boundary), it is there; being written, its readable part
+ * (`unfinishedLength`) may reach it, else it is waited for as `secondsUntilWritten` says, which gives
+ * up on a segment unlisted for twice a segment's length, so the wait is bounded.
+ */
+export function wholeInterval(
+  segments: readonly Segment[],
+  end: Date,
+  now: number,
+  segmentSeconds: number,
+  unfinishedLength: (segment: Segment) => number
+): WholeInterval {
+  const index = segments.findLastIndex((s) => s.start.getTime() < end.getTime())
+  const holding = segments[index]
+  if (!holding) return { action: 'ended', footageEnd: null }
+  const finished = holding.duration !== undefined
+  const footageEnd = holding.start.getTime() + (holding.duration ?? unfinishedLength(holding)) * 1000
+  if (footageEnd >= end.getTime()) return { action: 'cut' }
+  if (!finished) {
+    const retryAfterSeconds = index === segments.length - 1 ? secondsUntilWritten(segments, end, now, segmentSeconds) : undefined
+    if (retryAfterSeconds !== undefined) return { action: 'wait', retryAfterSeconds }
+  } else {
+    const run = segmentRun(holding.path)
+    if (segments.slice(index + 1).some((s) => segmentRun(s.path) === run)) return { action: 'cut' }
+    if (now - holding.mtimeMs < SUCCESSOR_GRACE_MS) return { action: 'wait', retryAfterSeconds: 1 }
+  }
+  if (footageEnd >= end.getTime() - END_TOLERANCE_MS) return { action: 'cut' }
+  return { action: 'ended', footageEnd: new Date(footageEnd) }
+}
+
 /**
  * The segments that hold [start, end), with the offset of `start` in the first one. A segment's
  * length is its listed duration, else (still being written) `unfinishedLength`'s; a segment of no

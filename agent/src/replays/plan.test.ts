@@ -1,6 +1,10 @@
 import t from 'tap'
 import type { DeviceReplay } from '@club/contract'
-import { cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay } from './plan.js'
+import { clipHttpError } from '../agent.js'
+import { ClipError } from '../clips/export.js'
+import { DecodersBusyError } from '../decoders.js'
+import { HttpError } from '../http.js'
+import { askAgainAfterSeconds, cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay } from './plan.js'
 
 const replay = (id: string, status: DeviceReplay['status']): DeviceReplay => ({ id, status, cameraId: 'cam-a', start: '2026-03-01T10:00:00Z', end: '2026-03-01T10:00:10Z' })
 
@@ -26,10 +30,24 @@ t.test('uploadRetryDelay doubles from 1 s to at most 30 s, spread by ±10%', asy
 
 t.test('exportFailureReason: no footage is its own reason', async (t) => {
   t.equal(exportFailureReason(404), 'no_footage')
+  t.equal(exportFailureReason(410), 'recording_ended', 'a recording that ended before the replay did: its own reason, not a short clip')
   t.equal(exportFailureReason(422), 'camera_error')
   t.equal(exportFailureReason(undefined), 'camera_error')
 })
 
 t.test('cutNotBefore: the end plus the keyframe margin', async (t) => {
   t.equal(cutNotBefore({ end: '2026-03-01T10:00:10.000Z' }, 2.5), Date.parse('2026-03-01T10:00:12.500Z'))
+})
+
+t.test('askAgainAfterSeconds: a full queue or footage still being written is waited for as advised; anything else is final', async (t) => {
+  const writing = new ClipError(503, 'the footage of camera cam-a up to 10:00:10 is still being written: ask again in 4 s', 4)
+  t.equal(askAgainAfterSeconds(writing), 4, "the exporter's 503")
+  t.equal(askAgainAfterSeconds(clipHttpError(writing)), 4, 'the same through the decoders, as the local API answers it (its Retry-After)')
+  t.equal(askAgainAfterSeconds(new DecodersBusyError('2 exports are already waiting', 30)), 30, 'a full queue')
+  t.equal(askAgainAfterSeconds(new HttpError(503, 'no Retry-After')), undefined, 'a 503 that does not say when: final')
+  t.equal(askAgainAfterSeconds(new HttpError(503, 'nonsense', { 'retry-after': 'soon' })), undefined)
+  t.equal(askAgainAfterSeconds(new ClipError(410, 'the recording of camera cam-a ended')), undefined, 'a recording that ended: final')
+  t.equal(askAgainAfterSeconds(new ClipError(404, 'no footage')), undefined)
+  t.equal(askAgainAfterSeconds(new Error('ffmpeg failed')), undefined)
+  t.equal(askAgainAfterSeconds(undefined), undefined)
 })

@@ -23,9 +23,26 @@ export function uploadRetryDelay(attempt: number, random: () => number): number 
   return Math.round(ms * (0.9 + 0.2 * random()))
 }
 
-/** The reason a failed export is reported with: no footage (the export's 404) or a camera's problem. */
-export function exportFailureReason(statusCode: number | undefined): 'no_footage' | 'camera_error' {
-  return statusCode === 404 ? 'no_footage' : 'camera_error'
+/**
+ * The reason a failed export is reported with: no footage (the export's 404), a recording that ended
+ * before the replay's end (410: the clip would be short, so none is made), or a camera's problem.
+ */
+export function exportFailureReason(statusCode: number | undefined): 'no_footage' | 'recording_ended' | 'camera_error' {
+  if (statusCode === 404) return 'no_footage'
+  return statusCode === 410 ? 'recording_ended' : 'camera_error'
+}
+
+/**
+ * Seconds to wait before asking for a replay's clip again, when its export said to (429: the export
+ * queue is full; 503: the footage up to the replay's end is still being written), with the Retry-After
+ * the local API would answer; undefined when the failure is final. The exporter's 503 gives up on its
+ * own on footage that will never be finished, so waiting as told is bounded.
+ */
+export function askAgainAfterSeconds(err: unknown): number | undefined {
+  const { statusCode, retryAfterSeconds, headers } = (err ?? {}) as { statusCode?: unknown; retryAfterSeconds?: unknown; headers?: Record<string, unknown> }
+  if (statusCode !== 429 && statusCode !== 503) return undefined
+  const seconds = Number(retryAfterSeconds ?? headers?.['retry-after'])
+  return Number.isFinite(seconds) && seconds > 0 ? seconds : undefined
 }
 
 /**

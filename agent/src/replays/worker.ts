@@ -11,7 +11,7 @@ import type { DeviceReplay } from '@club/contract'
 import type { Bucket } from '@club/storage'
 import type { Logger } from '../log.js'
 import type { ReplayClient } from './client.js'
-import { cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay, type ReplayStep } from './plan.js'
+import { askAgainAfterSeconds, cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay, type ReplayStep } from './plan.js'
 
 /** A clip cut for a replay, as the export answers it. */
 export interface CutClip {
@@ -21,7 +21,11 @@ export interface CutClip {
 
 export interface ReplayWorkerOptions {
   client: Pick<ReplayClient, 'waiting' | 'report'>
-  /** Cuts the replay's interval with the box's export; throws an error with `statusCode` 404 when there is no footage. */
+  /**
+   * Cuts the replay's whole interval with the box's export. Throws an error with `statusCode`: 404 no
+   * footage, 410 the recording ended before the replay's end; 429 (queue full) or 503 (footage still
+   * being written) with `retryAfterSeconds` or a `retry-after` header, and the cut is asked for again then.
+   */
   cut(replay: DeviceReplay): Promise<CutClip>
   /** The bucket of the configuration now in force; throws when none is configured or it cannot be opened. */
   bucket(): Promise<Bucket>
@@ -94,8 +98,10 @@ export class ReplayWorker {
       if (wait > 0) await sleep(wait, undefined, { signal: this.options.signal })
       let clip: CutClip
       try {
-        clip = await this.options.cut(replay)
+        clip = await this.cutWhole(replay)
       } catch (err) {
+        // Stopping: the replay stays EXPORTING, and the box cuts it again once started (planReplays).
+        if (this.options.signal.aborted) throw err
         const reason = exportFailureReason((err as { statusCode?: number }).statusCode)
         log.warn({ replayId: replay.id, cameraId: replay.cameraId, reason, err: (err as Error).message }, 'a replay could not be cut')
         await client.report(replay.id, { status: 'FAILED', reason, message: (err as Error).message.slice(0, 500) })
@@ -116,6 +122,23 @@ export class ReplayWorker {
     // Stored (or given up): the box keeps no copy.
     await rm(pending.clipPath, { force: true })
     await rm(this.pendingPath(replay.id), { force: true })
+  }
+
+  /**
+   * The replay's clip, asked for again as long as each refusal advises (a full export queue, its
+   * footage still being written): a clip cut earlier would lack the replay's last seconds.
+   */
+  private async cutWhole(replay: DeviceReplay): Promise<CutClip> {
+    for (;;) {
+      try {
+        return await this.options.cut(replay)
+      } catch (err) {
+        const retryInSeconds = askAgainAfterSeconds(err)
+        if (retryInSeconds === undefined) throw err
+        this.options.log.info({ replayId: replay.id, cameraId: replay.cameraId, retryInSeconds, err: (err as Error).message }, 'a replay cannot be cut yet; asking again')
+        await sleep(retryInSeconds * 1000, undefined, { signal: this.options.signal })
+      }
+    }
   }
 
   /** Uploads with retries and backoff; answers the location, or null once every attempt failed. */

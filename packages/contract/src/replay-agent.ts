@@ -86,7 +86,13 @@ export const ClipExportJob = Type.Object({
   startedAt: Nullable(DateTime()),
   finishedAt: Nullable(DateTime()),
   clip: Type.Optional(Clip),
-  error: Type.Optional(ErrorBody)
+  error: Type.Optional(ErrorBody),
+  retryAfterSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      description: "A failed export refused for now (503: its footage is still being written): the seconds after which to ask again, the synchronous answer's Retry-After"
+    })
+  )
 })
 export type ClipExportJob = Static<typeof ClipExportJob>
 

@@ -12,7 +12,9 @@ export const ReplayFailureReason = Type.String({
   minLength: 1,
   maxLength: 100,
   pattern: '^[a-z][a-z0-9_]*$',
-  description: 'box_unreachable, redemption_cancelled (its package item was given back), no_footage, camera_error, upload_failed, or another the box names'
+  description:
+    'box_unreachable, redemption_cancelled (its package item was given back), no_footage, recording_ended (the camera stopped recording ' +
+    "before the replay's end), camera_error, upload_failed, or another the box names"
 })
 
 export const ReplayRequest = Type.Object(

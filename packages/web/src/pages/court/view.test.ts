@@ -22,6 +22,7 @@ t.test("a failure in words: a reason the page knows, another named, the member's
   t.equal(failureText(en, { reason: 'redemption_cancelled' }, false), 'The replay could not be made (redemption_cancelled).')
   t.equal(failureText(en, {}, false), 'The replay could not be made (other).')
   t.equal(failureText(en, { reason: 'camera_error' }, true), `${en['reason.camera_error']} Your replay item was given back.`)
+  t.equal(failureText(en, { reason: 'recording_ended' }, true), 'The camera stopped recording before the end of your replay. Your replay item was given back.', 'a box\'s recording that ended before the replay did')
 })
 
 t.test("the phone's offset from the server: measured at the middle of the page's round trip", async (t) => {

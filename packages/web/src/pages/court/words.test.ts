@@ -23,7 +23,7 @@ t.test('every language file has every key of every other, none empty, with the s
     ...readFileSync(new URL('./html.ts', import.meta.url), 'utf8').matchAll(/\bw\('([\w.]+)'[,)]/g)
   ].map((m) => m[1]!)
   // And the ones it makes from a replay's status and a failure's reason.
-  used.push(...ReplayStatus.enum.map((s) => `status.${s}`), 'reason.no_footage', 'reason.box_unreachable', 'reason.camera_error', 'reason.upload_failed')
+  used.push(...ReplayStatus.enum.map((s) => `status.${s}`), 'reason.no_footage', 'reason.recording_ended', 'reason.box_unreachable', 'reason.camera_error', 'reason.upload_failed')
   t.ok(used.length > 20)
   for (const key of used) t.ok(key in all.en!, `en has ${key}, which the page uses`)
 })

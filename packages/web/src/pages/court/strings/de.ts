@@ -23,6 +23,7 @@ export const de: CourtWords = {
   'status.TAKEN_DOWN': 'Vom Club entfernt',
   'reason.no_footage': 'Die Kamera hat von diesem Moment keine Aufnahme: sie behält nur die letzte Zeit.',
   'reason.box_unreachable': 'Die Kamerabox des Platzes ist nicht erreichbar. Versuche es gleich noch einmal.',
+  'reason.recording_ended': 'Die Kamera hat vor dem Ende deiner Wiederholung aufgehört aufzunehmen.',
   'reason.camera_error': 'Die Kamera hatte beim Schneiden ein Problem.',
   'reason.upload_failed': 'Der Clip konnte nicht hochgeladen werden.',
   'reason.other': 'Die Wiederholung konnte nicht erstellt werden ({reason}).',

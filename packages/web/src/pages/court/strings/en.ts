@@ -22,6 +22,7 @@ export const en = {
   'status.TAKEN_DOWN': 'Taken down by the club',
   'reason.no_footage': 'The camera has no footage of that moment: it keeps only the last while.',
   'reason.box_unreachable': "The court's camera box could not be reached. Try again in a moment.",
+  'reason.recording_ended': 'The camera stopped recording before the end of your replay.',
   'reason.camera_error': 'The camera had a problem while cutting your clip.',
   'reason.upload_failed': 'The clip could not be uploaded.',
   'reason.other': 'The replay could not be made ({reason}).',

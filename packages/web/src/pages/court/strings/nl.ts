@@ -23,6 +23,7 @@ export const nl: CourtWords = {
   'status.TAKEN_DOWN': 'Door de club verwijderd',
   'reason.no_footage': 'De camera heeft geen beelden van dat moment: hij bewaart alleen de laatste tijd.',
   'reason.box_unreachable': 'De camerabox van de baan is niet bereikbaar. Probeer het zo nog eens.',
+  'reason.recording_ended': 'De camera stopte met opnemen voor het einde van je herhaling.',
   'reason.camera_error': 'De camera had een probleem bij het knippen van je clip.',
   'reason.upload_failed': 'De clip kon niet worden geüpload.',
   'reason.other': 'De herhaling kon niet worden gemaakt ({reason}).',

@@ -1,0 +1,126 @@
+// The agent put together over a real ffmpeg recording, its server away: what its local API answers
+// for footage still being written (through Agent.runExport and the decoders' jobs), and a replay cut
+// through Agent.cutReplay for a stand-in of the server's device routes.
+import t from 'tap'
+import { createServer } from 'node:http'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { replayDeviceRoutes, type DeviceReplay, type DeviceReplayStatusChange } from '@club/contract'
+import { Agent } from './agent.js'
+import { boundary, LOW_BITRATE, SEGMENT_SECONDS, testCamera, waitFor } from './clips/recording.fixture.js'
+import { loadAgentConfig } from './config.js'
+import { StateStore } from './control/state.js'
+import { createLogger } from './log.js'
+import { FfmpegRunner } from './recorder/runner.js'
+import { listSegments } from './recorder/segments.js'
+import { tempDir } from './temp-dir.fixture.js'
+
+const TOKEN = 'box-access-token'
+
+/** The server's device routes for replays, as far as the box uses them: the replays listed, the reports taken. */
+async function deviceRoutes(t: { teardown(fn: () => unknown): void }) {
+  const replays: DeviceReplay[] = []
+  const reports: DeviceReplayStatusChange[] = []
+  const prefix = replayDeviceRoutes.setStatus.url.replace(':id/status', '')
+  const server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()))
+    req.on('end', () => {
+      const answer = (json: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(json))
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end('{}')
+      if (req.method === 'GET' && req.url === replayDeviceRoutes.list.url) {
+        const waiting = replays.filter((r) => !['READY', 'FAILED'].includes(r.status))
+        return answer({ items: waiting, _total: waiting.length, _links: { self: { href: replayDeviceRoutes.list.url } } })
+      }
+      const replay = replays.find((r) => req.url === `${prefix}${r.id}/status`)
+      if (req.method === 'PUT' && replay) {
+        const change = JSON.parse(body) as DeviceReplayStatusChange
+        reports.push(change)
+        replay.status = change.status
+        return answer(replay)
+      }
+      res.writeHead(404).end('{}')
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise((resolve) => server.close(resolve)))
+  const { port } = server.address() as { port: number }
+  return { url: `http://127.0.0.1:${port}`, replays, reports }
+}
+
+/** An agent approved earlier (its state on disk), recording cam-1 with its server away; stopped when the test ends. */
+async function approvedAgent(t: { teardown(fn: () => unknown): void }) {
+  const dir = tempDir(t)
+  const camera = await testCamera(dir, LOW_BITRATE)
+  const device = await deviceRoutes(t)
+  const stateDir = join(dir, 'state')
+  mkdirSync(stateDir)
+  mkdirSync(join(dir, 'bucket'))
+  // Nobody listens on port 1: every poll fails, and the box goes on with what it last approved.
+  const settings = {
+    serverUrl: 'http://127.0.0.1:1', stateDir, recordingsDir: join(dir, 'recordings'), clipsDir: join(dir, 'clips'),
+    httpHost: '127.0.0.1', httpPort: 0, segmentSeconds: SEGMENT_SECONDS, replayFlushSeconds: 0.1, logLevel: 'silent',
+    releaseKeyPath: join(dir, 'release-key.pem')
+  }
+  writeFileSync(join(dir, 'agent.json'), JSON.stringify(settings))
+  const config = loadAgentConfig(join(dir, 'agent.json'), {})
+  new StateStore(stateDir).save({
+    accessToken: TOKEN,
+    config: { cameras: [camera], cleanupEnabled: false, apiBaseUrl: device.url, cloudStorageBucket: `file://${join(dir, 'bucket')}` }
+  })
+  const runner = new FfmpegRunner({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe', stopStepMs: 2_000 })
+  const agent = new Agent({ config, identity: { deviceId: 'agent-test', hostname: 'box', version: '0.0.0-test' }, runner, log: createLogger('silent') })
+  await agent.start()
+  t.teardown(() => agent.stop())
+  const call = (path: string, init: RequestInit = {}) =>
+    fetch(`${agent.address}${path}`, {
+      ...init,
+      headers: { authorization: `Bearer ${TOKEN}`, ...(init.body ? { 'content-type': 'application/json' } : {}), ...init.headers }
+    })
+  const segments = () => listSegments(join(config.recordingsDir, camera.id))
+  await waitFor('a first finished segment', () => segments().some((s) => s.duration !== undefined))
+  return { call, segments, device, runner }
+}
+
+t.test("an export of footage still being written: 503 with Retry-After, and the asynchronous export's job keeps when to ask again", async (t) => {
+  const box = await approvedAgent(t)
+  const { openedAt } = await boundary(box)
+  const body = JSON.stringify({ cameraId: 'cam-1', start: new Date(openedAt + 100).toISOString(), end: new Date(openedAt + 1_500).toISOString() })
+
+  // Both at once, so both are cut while the segment is still being written (one export at a time).
+  const [refused, queued] = await Promise.all([
+    box.call('/clips', { method: 'POST', body }),
+    box.call('/clips', { method: 'POST', body, headers: { prefer: 'respond-async' } })
+  ])
+  t.equal(refused.status, 503)
+  const retryAfter = Number(refused.headers.get('retry-after'))
+  t.ok(retryAfter >= 1 && retryAfter <= SEGMENT_SECONDS + 1, `Retry-After: when the segment should be finished (${retryAfter} s)`)
+  t.match(await refused.json(), { statusCode: 503, error: 'Service Unavailable', message: /is still being written: ask again in \d s$/ })
+
+  t.equal(queued.status, 202)
+  const { id } = (await queued.json()) as { id: string }
+  const job = await waitFor('the export to fail', async () => {
+    const view = (await (await box.call(`/clips/jobs/${id}`)).json()) as { state: string }
+    return view.state === 'failed' && view
+  })
+  t.match(job, { state: 'failed', error: { statusCode: 503, error: 'Service Unavailable', message: /is still being written/ } })
+  const kept = (job as { retryAfterSeconds?: number }).retryAfterSeconds
+  t.ok(kept !== undefined && kept >= 1 && kept <= SEGMENT_SECONDS + 1, `the job says when to ask again (${kept} s), as Retry-After does`)
+})
+
+t.test('a replay ending in the segment being written is cut whole once it is finished, and stored', async (t) => {
+  const box = await approvedAgent(t)
+  const { writing } = await boundary(box)
+  const end = writing.start.getTime() + 1_000
+  const asked = 2.5
+  box.device.replays.push({ id: 'replay-1', status: 'REQUESTED', cameraId: 'cam-1', start: new Date(end - asked * 1000).toISOString(), end: new Date(end).toISOString() })
+  // The server's notice; the box fetches the replay from the device routes.
+  t.equal((await box.call('/replay-requests', { method: 'POST' })).status, 202)
+  await waitFor('the replay reported READY or FAILED', () => box.device.reports.some((r) => r.status === 'READY' || r.status === 'FAILED'), 30_000)
+  t.same(box.device.reports.map((r) => r.status), ['EXPORTING', 'UPLOADING', 'READY'])
+  const ready = box.device.reports.at(-1) as Extract<DeviceReplayStatusChange, { status: 'READY' }>
+  t.ok(Math.abs(ready.durationSeconds - asked) < 0.15, `the whole interval: ${ready.durationSeconds} s of ${asked} s`)
+  const stored = await box.runner.probe(fileURLToPath(ready.location))
+  t.ok(Math.abs((stored.duration ?? 0) - asked) < 0.15, `the stored clip as ffprobe reads it: ${stored.duration} s`)
+})
