@@ -90,7 +90,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     cacheTrust: {
       lost: (err) => app.log.warn({ err: err.message }, 'the database does not answer: no read cache is trusted until it does'),
       restored: () => app.log.info('the database answers again: read caches are trusted again')
-    }
+    },
+    checkpointsFailed: (err) =>
+      app.log.warn({ err: err.message }, "the background checkpoint worker stopped: SQLite's checkpoints run in the request path again, every 1,000 pages")
   })
   try {
     await migrateToLatest(db)

@@ -1,6 +1,6 @@
 // SQLite's checkpoints in a worker thread (checkpoints.ts): it starts once a process has written
 // enough to need it, copies the log back while this connection writes on, and closes before it.
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { setImmediate } from 'node:timers/promises'
 import { join } from 'node:path'
@@ -86,6 +86,31 @@ t.test('closing stops the worker first: the connection is the last and the log g
   t.teardown(() => reopened.destroy())
   const count = await reopened.selectFrom('settings').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
   t.equal(Number(count.n), START_AFTER + 5)
+})
+
+t.test('a worker that fails says so once, and the connection checkpoints as SQLite always did', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'club-checkpoints-'))
+  const file = join(dir, 'club.db')
+  const failures: Error[] = []
+  const db = openDatabase(file, { checkpointsFailed: (err) => failures.push(err) })
+  t.teardown(async () => {
+    await db.destroy()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  await migrateToLatest(db)
+  // The file moved away under the open connection: the worker, opening it by name, cannot.
+  renameSync(file, join(dir, 'moved.db'))
+  await writeSettings(db, 0, START_AFTER + 5)
+  const deadline = Date.now() + 10_000
+  while (failures.length === 0) {
+    if (Date.now() > deadline) throw new Error('the worker did not fail within 10 s')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+  t.match(failures[0]!.message, /unable to open|does not exist|SQLITE_CANTOPEN/i, 'told why')
+  t.equal(checkpointsOf(db)!.running, false)
+  t.equal(sqliteOf(db).pragma('wal_autocheckpoint', { simple: true }), 1000, "back to SQLite's default")
+  await writeSettings(db, START_AFTER + 5, 10)
+  t.equal(failures.length, 1, 'once: the worker\'s exit after its error is not a second failure')
 })
 
 t.test('in memory there is no file to checkpoint and no worker', async (t) => {

@@ -45,24 +45,36 @@ const NOOP_SINCE = [3, 51, 0]
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads')
 const Database = require(workerData.driver)
-// Never a file of its own: one deleted under the server stays deleted.
-const db = new Database(workerData.file, { fileMustExist: true })
+// better-sqlite3's errors reach the parent without their message (SqliteError does not survive the
+// copy between threads): a plain Error with the code in it does.
+const plain = (err) => new Error((err.code ? err.code + ': ' : '') + err.message)
+let db
+try {
+  // Never a file of its own: one deleted under the server stays deleted.
+  db = new Database(workerData.file, { fileMustExist: true })
+} catch (err) {
+  throw plain(err)
+}
 const commits = new Int32Array(workerData.commits)
 let seen = 0
 const timer = setInterval(() => {
   const now = Atomics.load(commits, 0)
   if (now === seen) return
   seen = now
-  // NOOP copies nothing: it answers how much of the log is not yet copied back.
-  const [size] = db.pragma('wal_checkpoint(NOOP)')
-  const copied = size.log - size.checkpointed >= workerData.copyPages
-  if (copied) {
-    const [result] = db.pragma('wal_checkpoint(PASSIVE)')
-    // Another connection checkpointing at the same moment: the next look tries again.
-    if (result.busy) seen = -1
-    else parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed, copied })
-  } else {
-    parentPort.postMessage({ log: size.log, checkpointed: size.checkpointed, copied })
+  try {
+    // NOOP copies nothing: it answers how much of the log is not yet copied back.
+    const [size] = db.pragma('wal_checkpoint(NOOP)')
+    const copied = size.log - size.checkpointed >= workerData.copyPages
+    if (copied) {
+      const [result] = db.pragma('wal_checkpoint(PASSIVE)')
+      // Another connection checkpointing at the same moment: the next look tries again.
+      if (result.busy) seen = -1
+      else parentPort.postMessage({ log: result.log, checkpointed: result.checkpointed, copied })
+    } else {
+      parentPort.postMessage({ log: size.log, checkpointed: size.checkpointed, copied })
+    }
+  } catch (err) {
+    throw plain(err)
   }
 }, workerData.checkMs)
 parentPort.on('message', () => {
@@ -101,7 +113,9 @@ export class BackgroundCheckpoints {
 
   constructor(
     private readonly sqlite: SQLite.Database,
-    private readonly file: string
+    private readonly file: string,
+    /** Told when the worker fails and the connection's checkpoints go back to SQLite's default (the app logs it). */
+    private readonly failed?: (err: Error) => void
   ) {}
 
   /** After each commit of a transaction that wrote something. */
@@ -123,8 +137,8 @@ export class BackgroundCheckpoints {
       workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file: this.file, commits: this.#commits.buffer, checkMs: CHECK_MS, copyPages: COPY_PAGES }
     })
     worker.on('message', (checkpoint: Checkpoint) => this.onCheckpoint?.(checkpoint))
-    worker.on('error', () => this.#fellBack())
-    worker.on('exit', () => this.#fellBack())
+    worker.on('error', (err) => this.#fellBack(err))
+    worker.on('exit', (code) => this.#fellBack(new Error(`the checkpoint worker exited with code ${code}`)))
     // The process ends when its work does, whatever the worker is doing (after the listeners: adding
     // a 'message' listener holds the process again).
     worker.unref()
@@ -132,10 +146,12 @@ export class BackgroundCheckpoints {
     this.sqlite.pragma(`wal_autocheckpoint = ${RESET_PAGES}`)
   }
 
-  #fellBack(): void {
+  #fellBack(err: Error): void {
+    // Stopping (stop() lets go of the worker first) or already fallen back: nothing failed now.
     if (this.#worker === undefined) return
     this.#worker = undefined
     if (this.sqlite.open) this.sqlite.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`)
+    this.failed?.(err)
   }
 
   /**

@@ -38,6 +38,8 @@ export interface OpenOptions {
   poolMax?: number
   /** PostgreSQL: told when the read caches lose touch with the database and when it is back (the app logs both). */
   cacheTrust?: Partial<CacheTrustEvents>
+  /** SQLite: told when the background checkpoint worker fails, and checkpoints are the connection's again (checkpoints.ts; the app logs it). */
+  checkpointsFailed?: (err: Error) => void
 }
 
 /** Told the duration of every query that ran (see observeQueries). */
@@ -75,7 +77,7 @@ function openSqlite(file: string, options: OpenOptions): Db {
   const commits = new CommitListeners()
   // One connection, one transaction at a time (Kysely's SqliteDriver holds it for the transaction).
   const written = new WrittenTables()
-  const checkpoints = file === ':memory:' || file === '' ? undefined : new BackgroundCheckpoints(sqlite, file)
+  const checkpoints = file === ':memory:' || file === '' ? undefined : new BackgroundCheckpoints(sqlite, file, options.checkpointsFailed)
   if (checkpoints) commits.add(() => checkpoints.committed())
   const opened: Opened = { sqlite, commits, ...(checkpoints ? { checkpoints } : {}) }
   const statements = withStatementCache(sqlite, readCaches.tracker, written)
