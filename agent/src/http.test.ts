@@ -320,6 +320,16 @@ t.test('an export queued behind another reports its place; the synchronous answe
   t.match(await (await api.call(`/clips/jobs/${job.id}`, { headers: api.bearer })).json(), { state: 'running', position: null })
 })
 
+t.test("a caller of the local API cannot ask for a replay's export options (whole interval, kept on the box)", async (t) => {
+  const api = await localApi(t)
+  for (const option of [{ whole: true }, { keepLocal: true }]) {
+    const res = await api.call('/clips', { method: 'POST', headers: { ...api.bearer, 'content-type': 'application/json' }, body: JSON.stringify({ ...clipRequest(), ...option }) })
+    t.equal(res.status, 400, JSON.stringify(option))
+    t.match((await errorOf(res)).message, /additional properties/, 'refused as a field the request may not carry')
+  }
+  t.equal(api.counts.exports, 0, 'no export started')
+})
+
 t.test('bodies, URLs and slow clients are bounded; errors keep the shape', async (t) => {
   const api = await localApi(t, { headersTimeoutMs: 200, requestTimeoutMs: 300, connectionsCheckingIntervalMs: 50 })
   const big = await api.call('/clips', {

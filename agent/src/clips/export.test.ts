@@ -199,7 +199,6 @@ t.test("a replay's export takes the whole interval or says why not; the local AP
     message: /^the footage of camera cam-1 up to .* is still being written: ask again in \d s$/
   }, 'a replay: not cut, told when to ask again')
   t.equal(cuts.length, 1, 'no ffmpeg run for it')
-
 })
 
 t.test("a replay's export over a recording that stopped before its end: a 410, not a short clip", async (t) => {
