@@ -9,7 +9,7 @@
 // processes, and in every process they start, node24-preload.cjs answers that package's addon with the
 // other build instead (CLUB_BETTER_SQLITE3_BINDING names it). Nothing in the server changes.
 // `pnpm test --stage node24 --node 22.23.3` runs the same files on another Node by hand.
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn, spawnSync } from 'node:child_process'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { homedir } from 'node:os'
@@ -146,4 +146,32 @@ export function prepareNode(wanted = NODE24_VERSION) {
   }
   if (check.status !== 0) throw new Error(`Node ${wanted} with its better-sqlite3 build does not start:\n${check.stderr}`)
   return { env: suiteEnv({ env: process.env, nodeBin: join(nodeDir, 'bin'), binding }), version: check.stdout.trim() }
+}
+
+/** The line `--prepare` ends with: the JSON of prepareNode's answer, after whatever the build printed. */
+const PREPARED = 'node24-prepared: '
+
+/**
+ * prepareNode in a process of its own, so that fetching Node and compiling better-sqlite3 (a minute or
+ * two on a fresh machine, all of it waiting on the registry or one compiler) overlaps the stages that
+ * do not need it. Answers a promise of `{ env, version }`.
+ */
+export function prepareNodeInBackground(wanted = NODE24_VERSION) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--prepare', wanted], { stdio: ['ignore', 'pipe', 'pipe'] })
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (chunk) => (out += chunk))
+    child.stderr.on('data', (chunk) => (err += chunk))
+    child.on('error', reject)
+    child.on('close', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith(PREPARED))
+      if (code === 0 && line) resolve(JSON.parse(line.slice(PREPARED.length)))
+      else reject(new Error(`preparing Node ${wanted} failed:\n${out}${err}`))
+    })
+  })
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2] === '--prepare') {
+  console.log(PREPARED + JSON.stringify(prepareNode(process.argv[3] ?? NODE24_VERSION)))
 }

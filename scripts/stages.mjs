@@ -185,12 +185,14 @@ export function jobOrder(runs) {
   // The agent's run holds the package build and lintian (a minute and more of one process): started
   // early it never becomes the tail.
   const weight = { server: 3, agent: 3 }
+  const otherNode = (run) => (run.node === '24' ? 1 : 0)
   const e2e = runs.filter((run) => run.pkg.name === 'e2e')
   const rest = runs
     .filter((run) => run.pkg.name !== 'e2e')
     .flatMap((run) => splitRun(run, run.pkg.name === 'server' ? 2 : 1))
     .map((run, i) => ({ run, i }))
-    .sort((a, b) => (weight[b.run.pkg.name] ?? 1) - (weight[a.run.pkg.name] ?? 1) || a.i - b.i)
+    // The other Node's runs last: it is prepared in the background meanwhile (scripts/node24.mjs).
+    .sort((a, b) => otherNode(a.run) - otherNode(b.run) || (weight[b.run.pkg.name] ?? 1) - (weight[a.run.pkg.name] ?? 1) || a.i - b.i)
     .map(({ run }) => [run])
   return e2e.length ? [e2e, ...rest] : rest
 }

@@ -82,6 +82,9 @@ t.test('two workers: the end-to-end runs in one chain first, then the longest, t
   const small = { ...server, files: server.files.slice(0, 5) }
   t.same(splitRun(small, 2), [small], 'a small run stays whole')
   t.same(jobOrder(planStage('fast', filesOf)).map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
+  const withNode24 = jobOrder([...runs, ...planStage('node24', filesOf).map((run) => ({ ...run, stage: 'node24' }))])
+  const firstOther = withNode24.findIndex(([run]) => run.node === '24')
+  t.ok(firstOther > 0 && withNode24.slice(firstOther).every(([run]) => run.node === '24'), 'the other Node last: it is prepared meanwhile')
 })
 
 t.test("the audit: a file that opened a database must run on PostgreSQL or say why it cannot differ", async (t) => {

@@ -10,12 +10,12 @@
 // --coverage collects coverage (off otherwise: nobody read it and it cost every run).
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
-import { NODE24_VERSION, prepareNode } from './node24.mjs'
+import { NODE24_VERSION, prepareNodeInBackground } from './node24.mjs'
 import { preparePostgres } from './postgres.mjs'
 import { PACKAGES, STAGES, checkAudit, jobOrder, missingNamedFiles, planStage, testFilesOf } from './stages.mjs'
 
@@ -96,11 +96,23 @@ function runPrefixed(label, command, args, options) {
   })
 }
 
+/**
+ * `--load` or `--load=N`: N processes that each spin on a core until the run ends (N defaults to the
+ * machine's cores), at the same priority as the tests.
+ */
+function loadProcesses(asked) {
+  const count = asked === '' ? availableParallelism() : Number(asked)
+  if (!Number.isInteger(count) || count < 1) throw new Error(`--load takes a number of busy processes, not ${asked}`)
+  return Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }))
+}
+
 const seconds = (since) => ((Date.now() - since) / 1000).toFixed(0)
 
 function main() {
   const { values } = parseArgs({
-    options: { stage: { type: 'string', multiple: true }, coverage: { type: 'boolean', default: false }, node: { type: 'string', default: NODE24_VERSION } }
+    // `--load` alone is `--load=` (one busy process per core).
+    args: process.argv.slice(2).map((arg) => (arg === '--load' ? '--load=' : arg)),
+    options: { stage: { type: 'string', multiple: true }, coverage: { type: 'boolean', default: false }, node: { type: 'string', default: NODE24_VERSION }, load: { type: 'string' } }
   })
   let stages
   try {
@@ -165,17 +177,35 @@ function main() {
       failures.push('PostgreSQL')
     }
   }
-  let nodeEnv
+  // The other Node is fetched and its better-sqlite3 compiled in the background: on a fresh machine
+  // that is a minute or two, during which the other stages already run. Its runs wait for it.
+  let nodeReady = Promise.resolve(undefined)
   if (stages.includes('node24')) {
     const since = Date.now()
+    nodeReady = prepareNodeInBackground(values.node).then(
+      (other) => {
+        console.log(`test: Node ${other.version} ready in ${seconds(since)} s`)
+        return other.env
+      },
+      (err) => {
+        console.error(`test: ${err.message}`)
+        failures.push(`Node ${values.node}`)
+        return undefined
+      }
+    )
+  }
+  // --load: the run beside busy processes (one per core by default), as a CI machine shared with other
+  // work would be: what passes only on a quiet machine depends on its speed, and fails here.
+  if (values.load !== undefined) {
+    let hogs
     try {
-      const other = prepareNode(values.node)
-      nodeEnv = other.env
-      console.log(`test: Node ${other.version} ready in ${seconds(since)} s`)
+      hogs = loadProcesses(values.load)
     } catch (err) {
-      console.error(`test: ${err.message}`)
-      failures.push(`Node ${values.node}`)
+      console.error(err.message)
+      return Promise.resolve(2)
     }
+    console.log(`test: beside ${hogs.length} busy processes (--load)`)
+    cleanups.push(() => hogs.forEach((hog) => hog.kill('SIGKILL')))
   }
   const audit = stages.includes('sqlite') ? join(work, 'opened-a-database.txt') : undefined
   if (audit) writeFileSync(audit, '')
@@ -186,7 +216,7 @@ function main() {
     // CPU-s of every test process and of every process a test starts, for coverage nobody asked for.
     if (!values.coverage) e._TAPJS_PROCESSINFO_OFF_ = '1'
     if (run.database === 'postgres') Object.assign(e, postgresEnv)
-    if (run.node === '24') Object.assign(e, nodeEnv, { CLUB_TEST_SQLITE_TEMPLATE: template })
+    if (run.node === '24') Object.assign(e, run.nodeEnv, { CLUB_TEST_SQLITE_TEMPLATE: template })
     if (audit && run.stage === 'sqlite') {
       e.CLUB_DATABASE_AUDIT = audit
       e.NODE_OPTIONS = [e.NODE_OPTIONS, `--require=${join(root, 'scripts', 'database-audit.cjs')}`].filter(Boolean).join(' ')
@@ -197,7 +227,8 @@ function main() {
   const tapRun = async (run) => {
     const label = `${run.stage} ${run.pkg.name}${run.part ? ` ${run.part}` : ''}`
     // What could not be prepared is already a failure, said once above.
-    if ((run.node === '24' && !nodeEnv) || (run.database === 'postgres' && !postgresEnv)) return
+    if (run.node === '24') run = { ...run, nodeEnv: await nodeReady }
+    if ((run.node === '24' && !run.nodeEnv) || (run.database === 'postgres' && !postgresEnv)) return
     const since = Date.now()
     let summary
     const args = ['--reporter=tap', `--jobs=${run.pkg.jobs ?? 2}`]
