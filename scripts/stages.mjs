@@ -31,7 +31,7 @@ export const SLOW_UNIT_FILES = {
   agent: { 'src/update/package.test.ts': "builds the box's .deb with a bundled Node and runs lintian" },
   server: {
     'src/multi-process.test.ts': 'two servers and the CLI as separate processes racing on one database (about 40 processes started)',
-    'src/plugins/openapi-client.test.ts': "runs openapi-typescript and tsc on the README's integrator example, as an integrator would",
+    'src/plugins/openapi-client.test.ts': "runs openapi-typescript and tsc on docs/integrating.md's typed-client example, as an integrator would",
     'src/webhook-endpoints/processes.test.ts': 'two servers and the CLI as separate processes sending webhooks, one killed and its lease waited out (about a minute)'
   }
 }
@@ -53,7 +53,7 @@ export const NOT_ON_POSTGRES = {
     'src/pages.test.ts': "reads the server package's own files: no page is served outside the pipeline; no database",
     'src/payments/stripe-provider.test.ts': "the Stripe driver against a local server speaking Stripe's protocol; no database",
     'src/layout.test.ts': "reads the source files and dist/ to check the layout's rules; no database",
-    'src/readme.test.ts': 'reads README.md and the settings schema; no database',
+    'src/readme.test.ts': 'reads docs/running-a-server.md and the settings schema; no database',
     'src/reply.test.ts': 'serialises answers in a bare Fastify app; no database'
   },
   e2e: {

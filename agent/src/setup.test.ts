@@ -14,7 +14,7 @@ import { publicKeysOf } from './update/decide.js'
 
 const releaseKey = generateKeyPairSync('ed25519')
 const PUBLIC_KEY = releaseKey.publicKey.export({ type: 'spki', format: 'pem' }).toString()
-/** The fingerprint as the README tells the installer to compute it. */
+/** The fingerprint as agent/README.md tells the installer to compute it. */
 const FINGERPRINT = execFileSync('sh', ['-c', 'openssl pkey -pubin -outform DER | sha256sum'], { input: PUBLIC_KEY, encoding: 'utf8' }).split(' ')[0]!
 
 function box(t: { teardown(fn: () => void): void }) {
@@ -160,7 +160,7 @@ t.test('--fingerprint: setup pins only keys listed, refusing the whole setup for
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY, 'the pinned keys unchanged')
   t.equal(readFileSync(configPath, 'utf8'), before, 'the configuration unchanged')
   await t.rejects(setup({ configPath, server: 'http://10.0.0.2:3000', fingerprints: ['abc'] }, deps), { message: /--fingerprint abc is not a SHA-256 fingerprint/ })
-  // Without --fingerprint it still works, pinning what the server answers (README: compare, or better pass it).
+  // Without --fingerprint it still works, pinning what the server answers (docs/installing-a-box.md: compare, or better pass it).
   await setup({ configPath, server: 'http://10.0.0.9:3000' }, withIntruder)
   t.equal(readFileSync(keyPath, 'utf8'), PUBLIC_KEY + INTRUDER)
 })

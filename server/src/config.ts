@@ -1,7 +1,7 @@
 // Environment → typed, validated configuration. The schema is the only definition of the settings:
-// the Config type is derived from it, and the README's table lists the same names. Long on purpose:
-// one entry per setting (about 100), each with its default and description, in one list the README
-// and loadConfig are checked against.
+// the Config type is derived from it, and the settings tables of docs/running-a-server.md list the
+// same names. Long on purpose: one entry per setting (about 100), each with its default and
+// description, in one list those tables and loadConfig are checked against.
 import Type, { type Static } from 'typebox'
 import { BlockList, isIP } from 'node:net'
 import cron from 'node-cron'
@@ -215,7 +215,7 @@ export const ConfigSchema = Type.Object({
     default: '',
     description: "Path of the credentials file (JSON) for the boxes' s3:// or gs:// bucket, with which the server signs download links and deletes clips"
   }),
-  // The court's page (/r/{courtSlug}) and its sign (issue 25; README "A player's replay from the court's page").
+  // The court's page (/r/{courtSlug}) and its sign (issue 25; docs/replays.md, "The court page and the court signs").
   CLUB_NAME: Type.String({ default: 'Club', minLength: 1, maxLength: 80, description: "The club's name as its court signs and replay pages show it" }),
   REPLAYS_REQUIRE_ACCOUNT: Type.Boolean({
     default: true,
@@ -269,9 +269,9 @@ export const ConfigSchema = Type.Object({
     pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$',
     description: 'When the deprecated product-offering list may go away (a UTC instant), announced in its Sunset header'
   }),
-  // Scheduled jobs and their webhook receivers (issue 14; README "Scheduled jobs").
+  // Scheduled jobs and their webhook receivers (issue 14; docs/running-a-server.md, "Scheduled jobs").
   ...jobSettings(),
-  // Webhook endpoints: events sent to integrators (issue 35; README "Events").
+  // Webhook endpoints: events sent to integrators (issue 35; docs/integrating.md, "Events").
   ...webhookEndpointSettings()
 })
 

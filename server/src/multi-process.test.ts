@@ -1,5 +1,5 @@
 // Several processes on one database: two servers started as `pnpm start` starts them and the
-// `club` command, racing the writes the README invites (and every "at most once" rule) on one
+// `club` command, racing the writes the docs invite (and every "at most once" rule) on one
 // database. No answer may be a 5xx, no command may fail, and each rule keeps its single winner.
 // One SQLite file, or one PostgreSQL database when the suite runs there (run through scripts/postgres.mjs);
 // the servers count their rate limits in one Redis either way, and each sees the other's writes

@@ -59,7 +59,7 @@ function cuttingProxy(target: string): Promise<{ server: Server; url: string; ra
 
 t.test('a box updates from the server, refuses what was not signed, waits for its court, rolls back what does not start', async (t) => {
   const dir = tempDir(t, 'club-updates-')
-  // The release key is made and used offline, as the README says: the server is only told its public half.
+  // The release key is made and used offline, as docs/installing-a-box.md says: the server is only told its public half.
   const club = async (...args: string[]) => {
     let out = ''
     let err = ''

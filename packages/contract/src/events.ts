@@ -12,7 +12,7 @@ import { Replay } from './replays.js'
 import { Template } from './templates.js'
 import { User } from './users.js'
 
-/** Every event type the server emits, in the order the README lists them. */
+/** Every event type the server emits, in the order docs/integrating.md lists them. */
 export const eventTypes = [
   'membership_subscription.created',
   'membership_subscription.confirmed',

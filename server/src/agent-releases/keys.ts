@@ -100,14 +100,14 @@ export const OLD_RELEASE_KEY_FILE = 'data/agent-release-key.pem'
 /**
  * What is left of the time the server held a release key, one warning each: the old setting still
  * set, or a key file still where the server wrote it. Either means the key every box trusts may have
- * been copied with the server's disk: the upgrade is a rotation (README.md), not a move.
+ * been copied with the server's disk: the upgrade is a rotation (docs/installing-a-box.md), not a move.
  */
 export function leftoverReleaseKeyWarnings(env: Record<string, string | undefined>, cwd: string): string[] {
   const warnings: string[] = []
   const setting = env.AGENT_RELEASE_KEY_FILE
-  if (setting) warnings.push(`AGENT_RELEASE_KEY_FILE is still set (${setting}): the server no longer reads it; rotate the release key (README.md, "Upgrading from a server that held the private key") and remove the setting`)
+  if (setting) warnings.push(`AGENT_RELEASE_KEY_FILE is still set (${setting}): the server no longer reads it; rotate the release key (docs/installing-a-box.md, "Upgrading from a server that held the private key") and remove the setting`)
   for (const file of new Set([setting, OLD_RELEASE_KEY_FILE].filter((f): f is string => !!f).map((f) => resolve(cwd, f)))) {
-    if (existsSync(file)) warnings.push(`a release key is still on the server at ${file}: boxes trust it until it is rotated out (README.md); delete it from this machine`)
+    if (existsSync(file)) warnings.push(`a release key is still on the server at ${file}: boxes trust it until it is rotated out (docs/installing-a-box.md); delete it from this machine`)
   }
   return warnings
 }

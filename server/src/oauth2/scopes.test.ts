@@ -1,5 +1,5 @@
 // Scopes mean something: a token asked for with a narrow scope, a web view's token or a partner's
-// can do only what its scope allows, whatever its user's role (PROTOCOLS.md, README "Scopes").
+// can do only what its scope allows, whatever its user's role (PROTOCOLS.md, docs/integrating.md, "Scopes").
 import t, { type Test } from 'tap'
 import { createClient } from './clients.js'
 import { errorOf, testApp, userWithApiKey, userWithToken, type TestApp } from '../test-support/app.js'

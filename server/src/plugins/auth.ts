@@ -94,7 +94,7 @@ function oneCredential(request: FastifyRequest): void {
 /**
  * A token from the token endpoint is held to its scopes; which scopes a route accepts is read from its
  * contract's security (acceptedScopes). API keys are `api`: a key is made by its user for an
- * integration of their own, and carries no scope to narrow (README "Scopes").
+ * integration of their own, and carries no scope to narrow (docs/integrating.md, "Scopes").
  */
 function checkTokenScope(request: FastifyRequest, principal: Principal, options: GuardOptions): void {
   if (principal.via !== 'bearer') return

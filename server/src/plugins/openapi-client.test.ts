@@ -1,7 +1,7 @@
-// The README's typed-client example, run as an integrator would: openapi-typescript's CLI on the
-// running server's /documentation/json, the README's TypeScript checked by tsc against those types and
-// run with openapi-fetch against the same server. The example is read from the README, so the two
-// cannot drift apart.
+// The typed-client example of docs/integrating.md, run as an integrator would: openapi-typescript's
+// CLI on the running server's /documentation/json, the page's TypeScript checked by tsc against those
+// types and run with openapi-fetch against the same server. The example is read from the page, so the
+// two cannot drift apart.
 import { execFile } from 'node:child_process'
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -15,18 +15,18 @@ const run = promisify(execFile)
 const require = createRequire(import.meta.url)
 const packageDir = (name: string) => dirname(require.resolve(`${name}/package.json`))
 
-/** The README's integrator section: its `npx openapi-typescript …` line and its TypeScript block. */
-function readmeExample(): { generate: string[]; client: string } {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
-  const start = readme.indexOf('## Integrators')
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1))
+/** The integrators' section of docs/integrating.md: its `npx openapi-typescript …` line and its TypeScript block. */
+function documentedExample(): { generate: string[]; client: string } {
+  const page = readFileSync(new URL('../../../docs/integrating.md', import.meta.url), 'utf8')
+  const start = page.indexOf('## Integrators')
+  const section = page.slice(start, page.indexOf('\n## ', start + 1))
   const generate = /^npx openapi-typescript (.+)$/m.exec(section)?.[1]?.split(/\s+/)
   const client = /```ts\n([\s\S]*?)```/.exec(section)?.[1]
-  if (start < 0 || !generate || !client) throw new Error('the README has no integrator example')
+  if (start < 0 || !generate || !client) throw new Error('docs/integrating.md has no integrator example')
   return { generate, client }
 }
 
-t.test("the README's typed client works against a running server", async (t) => {
+t.test("the documented typed client works against a running server", async (t) => {
   const ctx = await testApp(t)
   const base = await ctx.app.listen({ port: 0, host: '127.0.0.1' })
   const staff = await userWithToken(ctx, 'staff')
@@ -50,7 +50,7 @@ t.test("the README's typed client works against a running server", async (t) => 
     JSON.stringify({ compilerOptions: { target: 'es2022', module: 'nodenext', moduleResolution: 'nodenext', strict: true, types: ['node'] } })
   )
 
-  const example = readmeExample()
+  const example = documentedExample()
   const generate = example.generate.map((arg) => arg.replace('http://localhost:3000', base))
   await run(process.execPath, [join(packageDir('openapi-typescript'), 'bin', 'cli.js'), ...generate], { cwd: dir, timeout: 60_000 })
   const types = readFileSync(join(dir, 'club-api.d.ts'), 'utf8')

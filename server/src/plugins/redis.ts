@@ -1,5 +1,5 @@
-// The Redis connection the rate limits count in when REDIS_URL is set (README "Rate limits across
-// processes (Redis)"). Redis being away never refuses or holds up a request: commands fail at once
+// The Redis connection the rate limits count in when REDIS_URL is set (docs/running-a-server.md,
+// "Rate limits across processes (Redis)"). Redis being away never refuses or holds up a request: commands fail at once
 // or after a short timeout, and the outage is logged once when it starts and once when it ends.
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'

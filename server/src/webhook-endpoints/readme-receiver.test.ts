@@ -1,6 +1,7 @@
-// The README's receiver example, run as an integrator would: its JavaScript read from the README's
-// Events section, started with node beside its one dependency (standardwebhooks), and sent a real
-// event by a real server. It must print the event once, answer 204, and refuse a forged delivery.
+// The receiver example of docs/integrating.md, run as an integrator would: its JavaScript read from
+// that page's Events section, started with node beside its one dependency (standardwebhooks), and
+// sent a real event by a real server. It must print the event once, answer 204, and refuse a forged
+// delivery.
 import { spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -22,16 +23,16 @@ async function freePort(): Promise<number> {
   return port
 }
 
-function readmeReceiver(): string {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8')
-  const start = readme.indexOf('\n## Events')
-  const section = readme.slice(start, readme.indexOf('\n## ', start + 1))
+function documentedReceiver(): string {
+  const page = readFileSync(new URL('../../../docs/integrating.md', import.meta.url), 'utf8')
+  const start = page.indexOf('\n## Events')
+  const section = page.slice(start, page.indexOf('\n## ', start + 1))
   const code = /```js\n([\s\S]*?)```/.exec(section)?.[1]
-  if (start < 0 || !code) throw new Error('the README has no receiver example in its Events section')
+  if (start < 0 || !code) throw new Error('docs/integrating.md has no receiver example in its Events section')
   return code
 }
 
-t.test("the README's receiver verifies and takes a real delivery, once, and refuses a forged one", async (t) => {
+t.test("the documented receiver verifies and takes a real delivery, once, and refuses a forged one", async (t) => {
   const ctx = await testApp(t, { WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' })
   // The package checks webhook-timestamp against the real clock: the server's clock is the real one here.
   ctx.clock.set(new Date())
@@ -39,7 +40,7 @@ t.test("the README's receiver verifies and takes a real delivery, once, and refu
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   mkdirSync(join(dir, 'node_modules'))
   symlinkSync(dirname(require.resolve('standardwebhooks/package.json')), join(dir, 'node_modules', 'standardwebhooks'))
-  writeFileSync(join(dir, 'receiver.mjs'), readmeReceiver())
+  writeFileSync(join(dir, 'receiver.mjs'), documentedReceiver())
 
   const admin = await userWithToken(ctx, 'admin')
   const call = caller(ctx)

@@ -7,7 +7,7 @@ import { loadAssets } from '../../node/pages.js'
 import { courtPageHtml } from './html.js'
 import { LANGUAGES } from './words.js'
 
-/** Bytes: "about 21 KB before the video", as the README has said of the page since it was made. */
+/** Bytes: "about 21 KB before the video", as the docs (docs/replays.md, once the README) have said of the page since it was made. */
 const BUDGET = 22 * 1024
 
 t.test('the court page, its script with its imports and its styles stay within the budget', async (t) => {
