@@ -80,7 +80,7 @@ async function main() {
       statements.order.run(orderId, held.userId, held.userId, 'REDEMPTION', null, null, 'PAID', 'EUR', 0, 0, lines, '[]', '[]', null, null, `redemption:${orderId}`, null, null, time, time)
       const redemptionId = randomUUID()
       statements.redemption.run(redemptionId, held.id, item.id, item.item, 'REPLAY', held.userId, held.userId, key, JSON.stringify({ replay: { id: `${round}-${n}` } }), null, orderId, lineId, time, null, 0)
-      // The package_redemption.created event, its data the redemption as GET answers it (packages/service.ts toRedemption).
+      // The package_redemption.created event, its data the redemption as GET answers it (packages/answers.ts toRedemption).
       const self = `/apis/v2/packages/${held.id}`
       const data = {
         id: redemptionId,

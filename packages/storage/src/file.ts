@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BucketError, BucketObjectMissingError } from './errors.js'
-import type { Bucket } from './index.js'
+import type { Bucket } from './bucket.js'
 
 /** The file a file:// URL names, with `..` and `.` resolved, or an error when it names none. */
 export function filePathOf(location: string): string {

@@ -1,6 +1,6 @@
 // The gs:// driver: Google Cloud Storage, through its official client.
 import { Storage } from '@google-cloud/storage'
-import { joinKey, keyOf, type Bucket, type BucketAddress, type GcsCredentials, type SignedUrlOptions } from './index.js'
+import { joinKey, keyOf, type Bucket, type BucketAddress, type GcsCredentials, type SignedUrlOptions } from './bucket.js'
 
 export class GcsBucket implements Bucket {
   readonly storage: Storage

@@ -6,36 +6,13 @@
 import { readFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { keyOf, type Bucket, type BucketAddress, type GcsCredentials, type S3Credentials } from './bucket.js'
 import { BucketError } from './errors.js'
 import { FileBucket, filePathOf, isBelow } from './file.js'
 
+export { joinKey, keyOf, type Bucket, type BucketAddress, type GcsCredentials, type S3Credentials, type SignedUrlOptions } from './bucket.js'
 export { BucketError, BucketObjectMissingError } from './errors.js'
 export { FileBucket } from './file.js'
-
-export interface SignedUrlOptions {
-  expiresInSeconds: number
-  /** When the link starts to be valid (an injected clock's now). */
-  now: Date
-}
-
-export interface Bucket {
-  /** The bucket's URL as configured (scheme://bucket/prefix). */
-  readonly url: string
-  /** Stores a local file under `key` (below the bucket's prefix); answers its location (a URL of the same scheme). */
-  upload(localPath: string, key: string): Promise<string>
-  /** Removes the object at `location`; one already gone is not an error. */
-  remove(location: string): Promise<void>
-  /** A link anyone can GET the object at `location` with, until it expires (s3 and gs; file:// links are the server's). */
-  signedUrl(location: string, options: SignedUrlOptions): Promise<string>
-}
-
-/** A bucket URL taken apart: `s3://clips/venue-1` → scheme s3, bucket clips, prefix venue-1. */
-export interface BucketAddress {
-  scheme: 'file' | 's3' | 'gs'
-  bucket: string
-  /** Without leading or trailing slash; '' for none. */
-  prefix: string
-}
 
 export function parseBucketUrl(url: string): BucketAddress {
   const match = /^(file|s3|gs):\/\/([^/]*)(\/.*)?$/.exec(url)
@@ -44,17 +21,6 @@ export function parseBucketUrl(url: string): BucketAddress {
   if (scheme === 'file') return { scheme, bucket: '', prefix: fileURLToPath(url) }
   if (!match[2]) throw new BucketError(`${scheme}:// bucket URL without a bucket name`)
   return { scheme, bucket: match[2], prefix: (match[3] ?? '').replace(/^\/+|\/+$/g, '') }
-}
-
-/** The key of `location` in `address`'s bucket, or an error when it lies elsewhere or does not decode. */
-export function keyOf(address: BucketAddress, location: string): string {
-  const own = `${address.scheme}://${address.bucket}/`
-  if (!location.startsWith(own)) throw new BucketError(`the location is not in bucket ${address.scheme}://${address.bucket}`)
-  try {
-    return decodeURIComponent(location.slice(own.length))
-  } catch {
-    throw new BucketError('the location is not a valid URL (a malformed percent-escape)')
-  }
 }
 
 /**
@@ -88,36 +54,9 @@ export async function checkLocation(bucketUrl: string, location: string): Promis
   await new FileBucket(bucketUrl, address.prefix).realPathOf(location)
 }
 
-export function joinKey(prefix: string, key: string): string {
-  return prefix ? `${prefix}/${key}` : key
-}
-
 function quoteScheme(url: string): string {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]
   return scheme ? `${scheme}://` : 'such'
-}
-
-/**
- * The credentials file of an s3:// bucket (`cloudCredentialsPath` on the box,
- * REPLAY_STORAGE_CREDENTIALS on the server). Without one the SDK's own chain applies (environment,
- * instance role).
- */
-export interface S3Credentials {
-  accessKeyId: string
-  secretAccessKey: string
-  sessionToken?: string
-  region?: string
-  /** An S3-compatible store's address (MinIO, Ceph, R2...); path-style addressing is then used. */
-  endpoint?: string
-  forcePathStyle?: boolean
-}
-
-/** A Google service-account key file, plus `apiEndpoint` for a GCS-compatible server. */
-export interface GcsCredentials {
-  client_email: string
-  private_key: string
-  project_id?: string
-  apiEndpoint?: string
 }
 
 export interface BucketOptions {

@@ -4,7 +4,7 @@ import { stat } from 'node:fs/promises'
 import { DeleteObjectCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3'
 import { Upload } from '@aws-sdk/lib-storage'
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner'
-import { joinKey, keyOf, type Bucket, type BucketAddress, type S3Credentials, type SignedUrlOptions } from './index.js'
+import { joinKey, keyOf, type Bucket, type BucketAddress, type S3Credentials, type SignedUrlOptions } from './bucket.js'
 
 export class S3Bucket implements Bucket {
   readonly client: S3Client

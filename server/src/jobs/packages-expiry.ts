@@ -3,7 +3,7 @@
 // status column too, so that the stored value agrees with what readers see, for reports and SQL
 // run over the table. Batches of BATCH_SIZE rows per transaction, on the packages issue's table
 // (migration 0013).
-import { recordPackageEvent } from '../packages/service.js'
+import { recordPackageEvent } from '../packages/answers.js'
 import type { JobResult } from './runs.js'
 import { BATCH_SIZE, count, type ScheduledJobDeps } from './deps.js'
 

@@ -6,8 +6,8 @@ import { anchorAt, daysAfter } from '../billing/calendar.js'
 import type { DbOrTx } from '../db/database.js'
 import type { PackageSource } from '../db/schema.js'
 import { BadRequestError, quote } from '../errors.js'
+import { recordPackageEvent } from './answers.js'
 import { parsePackageTemplateData } from './template-data.js'
-import { recordPackageEvent } from './service.js'
 
 export interface IssueInput {
   templateId: string

@@ -13,8 +13,9 @@ import type { Db, DbOrTx } from '../db/database.js'
 import { forUpdate, rowLocked } from '../db/sql.js'
 import type { OrdersTable, PackageItemsTable, PackageRedemptionsTable, PackagesTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, ForbiddenError, HttpError, NotFoundError, quote } from '../errors.js'
+import { recordPackageEvent, recordRedemptionEvent, redemptionCollection, toRedemption } from './answers.js'
 import { unmatchedConstraints } from './constraints.js'
-import { recordPackageEvent, recordRedemptionEvent, redemptionCollection, storedStatus, toRedemption, visiblePackage } from './service.js'
+import { storedStatus, visiblePackage } from './service.js'
 import { resolveTarget, type ResolvedTarget } from './targets.js'
 
 // The redemption path runs these on every request: built and compiled once (db/compiled.ts).

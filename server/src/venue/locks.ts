@@ -2,10 +2,8 @@
 // court-locking job holds a lock on it (event_locks). While it holds, the event and the places it
 // names cannot be changed or deleted, nor a pod or court inside an area or pod it names. A lock
 // holds until its locked_until, whether or not the job has released it yet: readers pass their now.
-import type { LockedCourt } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
 import { ConflictError } from '../errors.js'
-import { getVenueItem } from './service.js'
 
 type LockableKind = 'region' | 'area' | 'pod' | 'court' | 'event'
 
@@ -61,11 +59,4 @@ export async function assertUnlocked(db: DbOrTx, kind: LockableKind, id: string,
   if (!lock) return
   const what = kind === 'event' ? `event ${id} is locked` : `${kind} ${id} is locked by event ${lock.eventId}`
   throw new ConflictError(`${what} until ${lock.lockedUntil} (it starts within COURT_LOCK_MINUTES or is under way); change it after the event ends`)
-}
-
-/** A court with the lock an event holds on it at `now`. */
-export async function getLockedCourt(db: DbOrTx, id: string, now: Date): Promise<LockedCourt> {
-  const court = await getVenueItem(db, 'courts', id)
-  const lock = await lockOn(db, 'court', id, now)
-  return { ...court, lockedUntil: lock?.lockedUntil ?? null, lockingEvent: lock ? { id: lock.eventId } : null }
 }

@@ -6,8 +6,7 @@ import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import { createEvent, createSeries, deleteEvent, deleteSeries, getEvent, getSeries, listEvents, listSeries, patchEvent, patchSeries } from './events.js'
 import type { PlaceCollection } from './places.js'
-import { getLockedCourt } from './locks.js'
-import { createVenueItem, deleteVenueItem, getVenueItem, listVenueItems, patchVenueItem } from './service.js'
+import { createVenueItem, deleteVenueItem, getLockedCourt, getVenueItem, listVenueItems, patchVenueItem } from './service.js'
 
 type AdminRoutes = typeof regionRoutes
 

@@ -1,13 +1,13 @@
 // Regions, areas (in a region), pods (in an area) and courts (in an area, optionally in a pod).
 // The four share one shape and one set of rules, described per kind by `venueKinds`.
 import { randomUUID } from 'node:crypto'
-import type { Area, AreaCreate, Court, CourtCreate, Pod, PodCreate, Region, RegionCreate, VenuePatch } from '@club/contract'
+import type { Area, AreaCreate, Court, CourtCreate, LockedCourt, Pod, PodCreate, Region, RegionCreate, VenuePatch } from '@club/contract'
 import { sql, type Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { pageRequest, paged, type PageRequest } from '../paging.js'
-import { assertUnlocked } from './locks.js'
+import { assertUnlocked, lockOn } from './locks.js'
 import { checkPlace, placeKinds, type PlaceCollection } from './places.js'
 
 interface ParentField {
@@ -140,6 +140,13 @@ async function findRow(db: DbOrTx, collection: PlaceCollection, id: string): Pro
 
 export async function getVenueItem<C extends PlaceCollection>(db: DbOrTx, collection: C, id: string): Promise<VenueModels[C]['model']> {
   return toVenueItem(collection, await findRow(db, collection, id))
+}
+
+/** A court with the lock an event holds on it at `now`. */
+export async function getLockedCourt(db: DbOrTx, id: string, now: Date): Promise<LockedCourt> {
+  const court = await getVenueItem(db, 'courts', id)
+  const lock = await lockOn(db, 'court', id, now)
+  return { ...court, lockedUntil: lock?.lockedUntil ?? null, lockingEvent: lock ? { id: lock.eventId } : null }
 }
 
 /** One page of a whole table in `order` (then id), with the count of its rows. */

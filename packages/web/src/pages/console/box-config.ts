@@ -3,7 +3,7 @@ import type { Camera, Court, ReplayServer, ReplayServerConfig } from '@club/cont
 import { field, h, liveRegion, show } from '../shared/dom.js'
 import { ApiError } from './api.js'
 import { ADMIN } from './boxes.js'
-import type { Context } from './main.js'
+import type { Context } from './page.js'
 import { closestField, errorField, numberValue, setPath } from './view.js'
 
 type Draft = Record<string, unknown> & { cameras: Array<Record<string, unknown>> }

@@ -4,7 +4,7 @@ import type { Area, Court, ReplayServer } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatAgo, formatTime } from '../shared/format.js'
 import { ApiError } from './api.js'
-import type { Context, PageView } from './main.js'
+import type { Context, PageView } from './page.js'
 import { boxName, claimText, updateText, pickedUp } from './view.js'
 
 import { ADMIN, REFRESH_MS, areaNames, every, onlineDot, statusBadge } from './boxes.js'

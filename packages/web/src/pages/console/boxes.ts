@@ -3,7 +3,7 @@
 import type { Area, ReplayServer, ReplayServerStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatAgo, formatTime } from '../shared/format.js'
-import type { Context, PageView } from './main.js'
+import type { Context, PageView } from './page.js'
 import { boxName, filterBoxes, onlineState, sortBoxes } from './view.js'
 
 export const ADMIN = '/apis/v2/admin/replay-servers'

@@ -3,7 +3,7 @@
 import type { FootageAccessCollection, FootageNotice } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatTime } from '../shared/format.js'
-import type { Context, PageView } from './main.js'
+import type { Context, PageView } from './page.js'
 import { listTable, pager } from './paging.js'
 import { footageNoticeText, footageViewerText } from './view.js'
 

@@ -5,20 +5,11 @@ import { h, show, field } from '../shared/dom.js'
 import { Session } from './api.js'
 import { boxList } from './boxes.js'
 import { boxPage } from './box-page.js'
+import type { Context, PageView } from './page.js'
 import { replayList } from './replays.js'
 import { footageLog } from './footage.js'
 import { templateList, templatePage } from './templates.js'
 import { webhookList, webhookPage } from './webhooks.js'
-
-export interface Context {
-  session: Session
-  user: User
-  /** Moves to a #/ address. */
-  go(hash: string): void
-}
-
-/** A page draws itself into `main`; it answers how to stop its timers, if it has any. */
-export type PageView = (ctx: Context, main: HTMLElement, id?: string) => void | (() => void)
 
 const root = document.getElementById('app')!
 const session = new Session(sessionStorage)

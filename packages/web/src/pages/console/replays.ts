@@ -4,7 +4,7 @@
 import type { Replay, ReplayCollection, ReplayStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatBytes, formatTime } from '../shared/format.js'
-import type { PageView } from './main.js'
+import type { PageView } from './page.js'
 import { footageNotice } from './footage.js'
 import { listTable, pager } from './paging.js'
 

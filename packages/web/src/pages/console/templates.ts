@@ -3,7 +3,7 @@
 import type { Area, Template, TemplateCollection, TemplateVersionCollection } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatTime } from '../shared/format.js'
-import type { PageView } from './main.js'
+import type { PageView } from './page.js'
 import { pager } from './paging.js'
 
 const API = '/apis/v2/templates'

@@ -4,7 +4,7 @@
 import type { EndpointDelivery, Paged, WebhookEndpoint, WebhookEndpointWithSecret } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatTime } from '../shared/format.js'
-import type { Context, PageView } from './main.js'
+import type { Context, PageView } from './page.js'
 import { listTable, pager } from './paging.js'
 import { deliveryText, eventTypesOf } from './view.js'
 
