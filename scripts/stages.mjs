@@ -139,7 +139,7 @@ export function testFilesOf(root, pkg) {
   return found.sort()
 }
 
-export const STAGES = ['fast', 'sqlite', 'postgres', 'node24']
+export const STAGES = ['fast', 'e2e', 'sqlite', 'postgres', 'node24']
 
 /**
  * The tap runs of a stage: `{ pkg, files, database, node }` per package, `files` relative to the
@@ -155,6 +155,9 @@ export function planStage(stage, filesOf) {
   switch (stage) {
     case 'fast':
       return UNIT_PACKAGES.flatMap((name) => run(name, (f) => !(f in (SLOW_UNIT_FILES[name] ?? {}))))
+    case 'e2e':
+      // The end-to-end package alone (the sqlite stage runs it too): with `fast`, what `--load` proves.
+      return run('e2e', () => true)
     case 'sqlite':
       return [...UNIT_PACKAGES, 'e2e'].flatMap((name) => run(name, () => true))
     case 'postgres':
@@ -176,10 +179,12 @@ export function splitRun(run, parts) {
 }
 
 /**
- * The order two workers take the runs in: the end-to-end runs first and one after another in one
- * chain (they wait on real time, and two at once would slow each other's ffmpeg and Chromium past
- * their bounds), then the longest first so that the last to finish is short: the server's runs (in
- * halves), the agent's, the rest. Answers a list of jobs, each a list of runs done in order.
+ * The order the workers take the runs in: the end-to-end runs first, each stage's in a chain of its
+ * own (they mostly wait on real time: footage being recorded, a box's poll, Chromium), then the longest
+ * first so that the last to finish is short: the server's runs (in halves), the agent's, the rest; the
+ * other Node's runs last, since it is prepared meanwhile. Answers a list of jobs, each a list of runs
+ * done in order, and how many workers take them: one per end-to-end chain and one more, so that while
+ * the chains wait the unit suites keep both cores busy.
  */
 export function jobOrder(runs) {
   // The agent's run holds the package build and lintian (a minute and more of one process): started
@@ -187,14 +192,14 @@ export function jobOrder(runs) {
   const weight = { server: 3, agent: 3 }
   const otherNode = (run) => (run.node === '24' ? 1 : 0)
   const e2e = runs.filter((run) => run.pkg.name === 'e2e')
+  const chains = [...new Set(e2e.map((run) => run.stage))].map((stage) => e2e.filter((run) => run.stage === stage))
   const rest = runs
     .filter((run) => run.pkg.name !== 'e2e')
     .flatMap((run) => splitRun(run, run.pkg.name === 'server' ? 2 : 1))
     .map((run, i) => ({ run, i }))
-    // The other Node's runs last: it is prepared in the background meanwhile (scripts/node24.mjs).
     .sort((a, b) => otherNode(a.run) - otherNode(b.run) || (weight[b.run.pkg.name] ?? 1) - (weight[a.run.pkg.name] ?? 1) || a.i - b.i)
     .map(({ run }) => [run])
-  return e2e.length ? [e2e, ...rest] : rest
+  return { jobs: [...chains, ...rest], workers: Math.max(2, chains.length + 1), chains: chains.length }
 }
 
 /**

@@ -62,27 +62,39 @@ t.test('the Node 24 stage: the named set, on Node 24', async (t) => {
 })
 
 t.test('an unknown stage is refused in words', async (t) => {
-  t.throws(() => planStage('nope', filesOf), /no stage named nope: one of fast, sqlite, postgres, node24/)
+  t.throws(() => planStage('nope', filesOf), /no stage named nope: one of fast, e2e, sqlite, postgres, node24/)
   t.throws(() => stagesToRun(['sqlite', 'nope']), /no stage named nope/)
   t.same(stagesToRun(undefined), ['sqlite', 'postgres', 'node24'])
   t.same(stagesToRun(['node24', 'fast']), ['fast', 'node24'], 'in the order they run')
 })
 
-t.test('two workers: the end-to-end runs in one chain first, then the longest, the server in halves', async (t) => {
+t.test('the end-to-end stage: the end-to-end package alone, on SQLite (with fast, what --load proves)', async (t) => {
+  const plan = planStage('e2e', filesOf)
+  t.same(plan.map((run) => run.pkg.name), ['e2e'])
+  t.same(plan[0].files, filesOf(PACKAGES.find((p) => p.name === 'e2e')))
+  t.equal(plan[0].database, 'sqlite')
+})
+
+t.test("the workers: each stage's end-to-end runs in a chain of its own first, then the longest, the server in halves, the other Node last", async (t) => {
   const runs = ['sqlite', 'postgres'].flatMap((stage) => planStage(stage, filesOf).map((run) => ({ ...run, stage })))
-  const jobs = jobOrder(runs)
-  t.same(jobs[0].map((run) => `${run.stage} ${run.pkg.name}`), ['sqlite e2e', 'postgres e2e'], 'one chain, never two at once')
-  t.ok(jobs.slice(1).every((job) => job.length === 1 && job[0].pkg.name !== 'e2e'))
-  t.same(jobs.slice(1, 6).map(([run]) => `${run.stage} ${run.pkg.name} ${run.part ?? ''}`.trim()), ['sqlite agent', 'sqlite server 1/2', 'sqlite server 2/2', 'postgres server 1/2', 'postgres server 2/2'])
-  t.same(jobs.slice(6).map(([run]) => run.pkg.name), ['contract', 'scripts', 'web'])
+  const { jobs, workers, chains } = jobOrder(runs)
+  t.equal(chains, 2)
+  t.equal(workers, 3, 'one per chain, and one for the unit suites while the chains wait')
+  t.same(jobs[0].map((run) => `${run.stage} ${run.pkg.name}`), ['sqlite e2e'], 'one chain per stage')
+  t.same(jobs[1].map((run) => `${run.stage} ${run.pkg.name}`), ['postgres e2e'])
+  t.ok(jobs.slice(2).every((job) => job.length === 1 && job[0].pkg.name !== 'e2e'))
+  t.same(jobs.slice(2, 7).map(([run]) => `${run.stage} ${run.pkg.name} ${run.part ?? ''}`.trim()), ['sqlite agent', 'sqlite server 1/2', 'sqlite server 2/2', 'postgres server 1/2', 'postgres server 2/2'])
+  t.same(jobs.slice(7).map(([run]) => run.pkg.name), ['contract', 'scripts', 'web'])
   const server = runs.find((run) => run.pkg.name === 'server' && run.stage === 'sqlite')
   const halves = splitRun(server, 2)
   t.same([...halves[0].files, ...halves[1].files].sort(), server.files, 'no file lost or run twice')
   t.ok(Math.abs(halves[0].files.length - halves[1].files.length) <= 1)
   const small = { ...server, files: server.files.slice(0, 5) }
   t.same(splitRun(small, 2), [small], 'a small run stays whole')
-  t.same(jobOrder(planStage('fast', filesOf)).map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
-  const withNode24 = jobOrder([...runs, ...planStage('node24', filesOf).map((run) => ({ ...run, stage: 'node24' }))])
+  const fast = jobOrder(planStage('fast', filesOf).map((run) => ({ ...run, stage: 'fast' })))
+  t.same(fast.jobs.map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
+  t.equal(fast.workers, 2)
+  const withNode24 = jobOrder([...runs, ...planStage('node24', filesOf).map((run) => ({ ...run, stage: 'node24' }))]).jobs
   const firstOther = withNode24.findIndex(([run]) => run.node === '24')
   t.ok(firstOther > 0 && withNode24.slice(firstOther).every(([run]) => run.node === '24'), 'the other Node last: it is prepared meanwhile')
 })

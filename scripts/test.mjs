@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // `pnpm test`: every stage (scripts/stages.mjs says what each runs and why), or one with
-// `pnpm test --stage NAME` (fast, sqlite, postgres, node24; repeatable). Before the stages: the system
+// `pnpm test --stage NAME` (fast, e2e, sqlite, postgres, node24; repeatable; `--load` beside busy processes). Before the stages: the system
 // check (bootstrap.mjs), the build (tsc -b), the test files' type check, one migrated SQLite file the
 // test apps copy (CLUB_TEST_SQLITE_TEMPLATE), and whatever a stage needs (a throwaway PostgreSQL, the
-// other Node). Two workers take the tap runs (jobOrder in stages.mjs): the end-to-end package's runs
-// in one chain, which mostly waits on real time (ffmpeg recording, a box's poll, Chromium), beside the
-// unit suites, so both cores work. Every line says which run it is from; a passing file is one line
+// other Node). Workers take the tap runs (jobOrder in stages.mjs): each stage's end-to-end runs in a
+// chain of its own, which mostly waits on real time (ffmpeg recording, a box's poll, Chromium), beside
+// the unit suites, so both cores work. Every line says which run it is from; a passing file is one line
 // with its time, a failing one is shown whole; the last line counts every test.
 // --coverage collects coverage (off otherwise: nobody read it and it cost every run).
 import { spawn, spawnSync } from 'node:child_process'
@@ -253,21 +253,21 @@ function main() {
     if (code !== 0) failures.push(`typecheck ${pkg.name}`)
   }
 
-  // Two workers take jobs in jobOrder's order (scripts/stages.mjs); the type checks go just after the
-  // end-to-end chain, so that a type error shows within the first minutes.
+  // The workers take jobs in jobOrder's order (scripts/stages.mjs); the type checks go just after the
+  // end-to-end chains, so that a type error shows within the first minutes.
   const planned = plans.flatMap(({ stage, runs }) => runs.map((run) => ({ ...run, stage })))
   const inPlan = new Set(planned.map((run) => run.pkg.name))
   const checks = PACKAGES.filter((pkg) => pkg.typecheck && inPlan.has(pkg.name)).map((pkg) => () => typecheck(pkg))
-  const ordered = jobOrder(planned).map((runs) => async () => {
+  const order = jobOrder(planned)
+  const ordered = order.jobs.map((runs) => async () => {
     for (const run of runs) await tapRun(run)
   })
-  const first = planned.some((run) => run.pkg.name === 'e2e') ? 1 : 0
-  const jobs = [...ordered.slice(0, first), ...checks, ...ordered.slice(first)]
+  const jobs = [...ordered.slice(0, order.chains), ...checks, ...ordered.slice(order.chains)]
   const worker = async () => {
     while (jobs.length) await jobs.shift()()
   }
 
-  return Promise.all([worker(), worker()]).then(() => {
+  return Promise.all(Array.from({ length: order.workers }, worker)).then(() => {
     if (audit) {
       const opened = readFileSync(audit, 'utf8').split('\n').filter(Boolean)
       const problems = checkAudit({ root, opened, postgres: planStage('postgres', filesOf) })
