@@ -21,6 +21,11 @@ t.test('every file the lists name is a test file of its package', async (t) => {
   t.match(missingNamedFiles(fake).join('\n'), /NOT_ON_POSTGRES names server\/src\/readme\.test\.ts, which is not a test file/, 'a renamed file is caught')
 })
 
+t.test("no test mocks imports: pnpm test leaves tap's mock loader out (_TAPJS_MOCK_OFF_, patches/@tapjs__mock)", async (t) => {
+  const mocking = PACKAGES.flatMap((pkg) => filesOf(pkg).map((file) => join(pkg.dir, file))).filter((file) => /\bt\.(mockImport|mockRequire|createMock)\(/.test(readFileSync(join(root, file), 'utf8')))
+  t.same(mocking, [], 'a test that needs t.mockImport must drop _TAPJS_MOCK_OFF_ from scripts/test.mjs and the patch')
+})
+
 t.test('the SQLite stage runs every test file of every package', async (t) => {
   const plan = planStage('sqlite', filesOf)
   t.same(plan.map((run) => run.pkg.name), ['contract', 'scripts', 'web', 'agent', 'server', 'e2e'])

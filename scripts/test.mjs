@@ -215,6 +215,9 @@ function main() {
     // tap's coverage recorder, which patches/@tapjs__processinfo leaves out when this is set: 0.7
     // CPU-s of every test process and of every process a test starts, for coverage nobody asked for.
     if (!values.coverage) e._TAPJS_PROCESSINFO_OFF_ = '1'
+    // tap's mock loader, a second module hook in every test process (0.4 CPU-s each), for t.mockImport,
+    // which no test uses (patches/@tapjs__mock leaves it out; stages.test.mjs fails on a test that mocks).
+    e._TAPJS_MOCK_OFF_ = '1'
     if (run.database === 'postgres') Object.assign(e, postgresEnv)
     if (run.node === '24') Object.assign(e, run.nodeEnv, { CLUB_TEST_SQLITE_TEMPLATE: template })
     if (audit && run.stage === 'sqlite') {
