@@ -112,13 +112,17 @@ function main() {
   const { values } = parseArgs({
     // `--load` alone is `--load=` (one busy process per core).
     args: process.argv.slice(2).map((arg) => (arg === '--load' ? '--load=' : arg)),
-    options: { stage: { type: 'string', multiple: true }, coverage: { type: 'boolean', default: false }, node: { type: 'string', default: NODE24_VERSION }, load: { type: 'string' } }
+    options: { stage: { type: 'string', multiple: true }, coverage: { type: 'boolean', default: false }, node: { type: 'string', default: NODE24_VERSION }, load: { type: 'string' }, workers: { type: 'string' } }
   })
   let stages
   try {
     stages = stagesToRun(values.stage)
   } catch (err) {
     console.error(err.message)
+    return Promise.resolve(2)
+  }
+  if (values.workers !== undefined && !(Number.isInteger(Number(values.workers)) && Number(values.workers) >= 1)) {
+    console.error(`--workers takes a number of workers, not ${values.workers}`)
     return Promise.resolve(2)
   }
   const started = Date.now()
@@ -270,7 +274,10 @@ function main() {
     while (jobs.length) await jobs.shift()()
   }
 
-  return Promise.all(Array.from({ length: order.workers }, worker)).then(() => {
+  // --workers N: how many take jobs at once (jobOrder's answer otherwise), to measure another choice.
+  const workers = values.workers ? Number(values.workers) : order.workers
+  console.log(`test: ${workers} workers`)
+  return Promise.all(Array.from({ length: workers }, worker)).then(() => {
     if (audit) {
       const opened = readFileSync(audit, 'utf8').split('\n').filter(Boolean)
       const problems = checkAudit({ root, opened, postgres: planStage('postgres', filesOf) })
