@@ -23,14 +23,14 @@ t.test('every file the lists name is a test file of its package', async (t) => {
 
 t.test('the SQLite stage runs every test file of every package', async (t) => {
   const plan = planStage('sqlite', filesOf)
-  t.same(plan.map((run) => run.pkg.name), ['contract', 'scripts', 'web', 'agent', 'server', 'e2e'])
+  t.same(plan.map((run) => run.pkg.name), ['contract', 'storage', 'scripts', 'web', 'agent', 'server', 'e2e'])
   for (const run of plan) t.same(run.files, filesOf(run.pkg), `${run.pkg.name}: all of them`)
   t.ok(plan.every((run) => run.database === 'sqlite' && run.node === 'default'))
 })
 
 t.test('the fast loop: the unit suites on SQLite without the package build and the multi-process files', async (t) => {
   const plan = files(planStage('fast', filesOf))
-  t.same(Object.keys(plan), ['contract', 'scripts', 'web', 'agent', 'server'], 'no end-to-end package')
+  t.same(Object.keys(plan), ['contract', 'storage', 'scripts', 'web', 'agent', 'server'], 'no end-to-end package')
   t.notOk(plan.agent.includes('src/update/package.test.ts'))
   t.notOk(plan.server.includes('src/multi-process.test.ts'))
   const server = filesOf(PACKAGES.find((p) => p.name === 'server'))
@@ -74,14 +74,14 @@ t.test('two workers: the end-to-end runs in one chain first, then the longest, t
   t.same(jobs[0].map((run) => `${run.stage} ${run.pkg.name}`), ['sqlite e2e', 'postgres e2e'], 'one chain, never two at once')
   t.ok(jobs.slice(1).every((job) => job.length === 1 && job[0].pkg.name !== 'e2e'))
   t.same(jobs.slice(1, 6).map(([run]) => `${run.stage} ${run.pkg.name} ${run.part ?? ''}`.trim()), ['sqlite agent', 'sqlite server 1/2', 'sqlite server 2/2', 'postgres server 1/2', 'postgres server 2/2'])
-  t.same(jobs.slice(6).map(([run]) => run.pkg.name), ['contract', 'scripts', 'web'])
+  t.same(jobs.slice(6).map(([run]) => run.pkg.name), ['contract', 'storage', 'scripts', 'web'])
   const server = runs.find((run) => run.pkg.name === 'server' && run.stage === 'sqlite')
   const halves = splitRun(server, 2)
   t.same([...halves[0].files, ...halves[1].files].sort(), server.files, 'no file lost or run twice')
   t.ok(Math.abs(halves[0].files.length - halves[1].files.length) <= 1)
   const small = { ...server, files: server.files.slice(0, 5) }
   t.same(splitRun(small, 2), [small], 'a small run stays whole')
-  t.same(jobOrder(planStage('fast', filesOf)).map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
+  t.same(jobOrder(planStage('fast', filesOf)).map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'storage', 'scripts', 'web'], 'no chain without the end-to-end package')
 })
 
 t.test("the audit: a file that opened a database must run on PostgreSQL or say why it cannot differ", async (t) => {
