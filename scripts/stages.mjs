@@ -32,6 +32,7 @@ export const SLOW_UNIT_FILES = {
   agent: { 'src/update/package.test.ts': "builds the box's .deb with a bundled Node and runs lintian" },
   server: {
     'src/multi-process.test.ts': 'two servers and the CLI as separate processes racing on one database (about 40 processes started)',
+    'src/footage-takedowns/processes.test.ts': "two servers and the CLI as separate processes racing a box's READY against a takedown (about a minute)",
     'src/plugins/openapi-client.test.ts': "runs openapi-typescript and tsc on the README's integrator example, as an integrator would",
     'src/webhook-endpoints/processes.test.ts': 'two servers and the CLI as separate processes sending webhooks, one killed and its lease waited out (about a minute)'
   }
