@@ -13,7 +13,7 @@ import { paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
 import { IN_PROGRESS, giveBack, removeClip, type ReplayDeps } from '../replays/replay.js'
 
-/** A few seconds of slack for the caller's clock: "until now" typed on a phone is not the future. */
+/** A minute of slack for the caller's clock: "until now" typed on a phone is not the future. */
 const CLOCK_SLACK_MS = 60_000
 /** How many takedowns a box's status answer carries, oldest first (the contract's maxItems). */
 const FOR_BOX = 100
