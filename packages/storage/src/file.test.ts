@@ -1,7 +1,7 @@
 // The file:// driver with real files: what it opens is checked after the open (a parent folder swapped
 // for a link between the path check and the open is refused), a hard link is refused, a plain file reads.
 import t from 'tap'
-import { linkSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -100,4 +100,33 @@ t.test('a hard link in the bucket to a file elsewhere: refused at the check and 
   // The same refusal when the link is made between the check and the open.
   const late = new SwappedBucket(f.root, () => linkSync(join(f.root, 'cam-1', 'clip.mp4'), join(f.outside, 'second-name.mp4')))
   await t.rejects(read(late, f.location), /a hard link/)
+})
+
+t.test('a folder swapped for a symbolic link between the check and the delete: refused, the file outside stays', async (t) => {
+  const f = folders(t)
+  const swapped = new SwappedBucket(f.root, () => {
+    renameSync(join(f.root, 'cam-1'), join(f.dir, 'moved'))
+    symlinkSync(f.outside, join(f.root, 'cam-1'))
+  })
+  await t.rejects(swapped.remove(f.location), /a folder swapped for a symbolic link/)
+  t.equal(readFileSync(join(f.outside, 'clip.mp4'), 'utf8'), SECRET, 'the file outside is not deleted')
+  // A deeper folder swapped: opened through the link, found outside by where it really is.
+  mkdirSync(join(f.root, 'cam-2', 'day'), { recursive: true })
+  writeFileSync(join(f.root, 'cam-2', 'day', 'clip.mp4'), 'clip bytes')
+  mkdirSync(join(f.outside, 'day'))
+  writeFileSync(join(f.outside, 'day', 'clip.mp4'), SECRET)
+  const deeper = new SwappedBucket(f.root, () => {
+    renameSync(join(f.root, 'cam-2'), join(f.dir, 'moved-2'))
+    symlinkSync(f.outside, join(f.root, 'cam-2'))
+  })
+  await t.rejects(deeper.remove(pathToFileURL(join(f.root, 'cam-2', 'day', 'clip.mp4')).href), /leads out of this bucket/)
+  t.equal(readFileSync(join(f.outside, 'day', 'clip.mp4'), 'utf8'), SECRET, 'nor one a folder further down')
+  // Left alone, a clip is deleted, and one already gone is no error.
+  const bucket = new FileBucket(pathToFileURL(f.root).href, f.root)
+  const plain = pathToFileURL(join(f.dir, 'moved', 'clip.mp4')).href
+  const inside = new FileBucket(pathToFileURL(f.dir).href, f.dir)
+  await inside.remove(plain)
+  t.notOk(existsSync(join(f.dir, 'moved', 'clip.mp4')), 'a clip left alone is deleted')
+  await inside.remove(plain)
+  await bucket.remove(pathToFileURL(join(f.root, 'nowhere', 'clip.mp4')).href)
 })

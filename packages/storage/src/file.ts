@@ -73,8 +73,25 @@ export class FileBucket implements Bucket {
       throw err
     }
     await this.checkFolder(folder)
-    // rm removes a link itself, not what it points to: the folder is all that had to be checked.
-    await rm(join(folder, basename(path)), { force: true })
+    await this.checked(folder)
+    // rm removes a link itself, not what it points to: the folder is all that had to be checked, and
+    // a folder swapped for a link since must not be followed. Where /proc lets it, the folder is
+    // opened, checked where it really is, and the name removed inside the folder opened.
+    let handle: FileHandle
+    try {
+      handle = await open(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw new BucketError('the location leads out of this bucket (a folder swapped for a symbolic link)')
+    }
+    try {
+      const opened = await this.openedPath(handle.fd)
+      if (opened === null) return await rm(join(folder, basename(path)), { force: true })
+      await this.checkFolder(opened)
+      await rm(`/proc/self/fd/${handle.fd}/${basename(path)}`, { force: true })
+    } finally {
+      await handle.close()
+    }
   }
 
   /** The file a location names, by its text, refused when it lies outside the bucket's folder. */
