@@ -12,6 +12,7 @@ import { join, relative, sep } from 'node:path'
  */
 export const PACKAGES = [
   { name: 'contract', dir: 'packages/contract', tests: 'src' },
+  { name: 'storage', dir: 'packages/storage', tests: 'src' },
   { name: 'scripts', dir: 'scripts', tests: '.' },
   { name: 'web', dir: 'packages/web', tests: 'src', typecheck: 'tsconfig.test.json' },
   { name: 'agent', dir: 'agent', tests: 'src', typecheck: 'tsconfig.test.json' },
@@ -20,7 +21,7 @@ export const PACKAGES = [
 ]
 
 /** The unit suites: everything but the end-to-end package (a real server, agent, ffmpeg and Chromium together). */
-export const UNIT_PACKAGES = ['contract', 'scripts', 'web', 'agent', 'server']
+export const UNIT_PACKAGES = ['contract', 'storage', 'scripts', 'web', 'agent', 'server']
 
 /**
  * Files `pnpm test:fast` leaves to the full run (the sqlite stage, and postgres for the server's): the
@@ -31,6 +32,7 @@ export const SLOW_UNIT_FILES = {
   agent: { 'src/update/package.test.ts': "builds the box's .deb with a bundled Node and runs lintian" },
   server: {
     'src/multi-process.test.ts': 'two servers and the CLI as separate processes racing on one database (about 40 processes started)',
+    'src/footage-takedowns/processes.test.ts': "two servers and the CLI as separate processes racing a box's READY against a takedown (about a minute)",
     'src/plugins/openapi-client.test.ts': "runs openapi-typescript and tsc on docs/integrating.md's typed-client example, as an integrator would",
     'src/webhook-endpoints/processes.test.ts': 'two servers and the CLI as separate processes sending webhooks, one killed and its lease waited out (about a minute)'
   }

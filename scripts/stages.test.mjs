@@ -28,14 +28,14 @@ t.test("no test mocks imports: pnpm test leaves tap's mock loader out (_TAPJS_MO
 
 t.test('the SQLite stage runs every test file of every package', async (t) => {
   const plan = planStage('sqlite', filesOf)
-  t.same(plan.map((run) => run.pkg.name), ['contract', 'scripts', 'web', 'agent', 'server', 'e2e'])
+  t.same(plan.map((run) => run.pkg.name), ['contract', 'storage', 'scripts', 'web', 'agent', 'server', 'e2e'])
   for (const run of plan) t.same(run.files, filesOf(run.pkg), `${run.pkg.name}: all of them`)
   t.ok(plan.every((run) => run.database === 'sqlite' && run.node === 'default'))
 })
 
 t.test('the fast loop: the unit suites on SQLite without the package build and the multi-process files', async (t) => {
   const plan = files(planStage('fast', filesOf))
-  t.same(Object.keys(plan), ['contract', 'scripts', 'web', 'agent', 'server'], 'no end-to-end package')
+  t.same(Object.keys(plan), ['contract', 'storage', 'scripts', 'web', 'agent', 'server'], 'no end-to-end package')
   t.notOk(plan.agent.includes('src/update/package.test.ts'))
   t.notOk(plan.server.includes('src/multi-process.test.ts'))
   const server = filesOf(PACKAGES.find((p) => p.name === 'server'))
@@ -89,7 +89,7 @@ t.test("the workers: each stage's end-to-end runs in a chain of its own first, t
   t.same(jobs[1].map((run) => `${run.stage} ${run.pkg.name}`), ['postgres e2e'])
   t.ok(jobs.slice(2).every((job) => job.length === 1 && job[0].pkg.name !== 'e2e'))
   t.same(jobs.slice(2, 7).map(([run]) => `${run.stage} ${run.pkg.name} ${run.part ?? ''}`.trim()), ['sqlite agent', 'sqlite server 1/2', 'sqlite server 2/2', 'postgres server 1/2', 'postgres server 2/2'])
-  t.same(jobs.slice(7).map(([run]) => run.pkg.name), ['contract', 'scripts', 'web'])
+  t.same(jobs.slice(7).map(([run]) => run.pkg.name), ['contract', 'storage', 'scripts', 'web'])
   const server = runs.find((run) => run.pkg.name === 'server' && run.stage === 'sqlite')
   const halves = splitRun(server, 2)
   t.same([...halves[0].files, ...halves[1].files].sort(), server.files, 'no file lost or run twice')
@@ -97,7 +97,7 @@ t.test("the workers: each stage's end-to-end runs in a chain of its own first, t
   const small = { ...server, files: server.files.slice(0, 5) }
   t.same(splitRun(small, 2), [small], 'a small run stays whole')
   const fast = jobOrder(planStage('fast', filesOf).map((run) => ({ ...run, stage: 'fast' })))
-  t.same(fast.jobs.map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'scripts', 'web'], 'no chain without the end-to-end package')
+  t.same(fast.jobs.map(([run]) => run.pkg.name), ['agent', 'server', 'server', 'contract', 'storage', 'scripts', 'web'], 'no chain without the end-to-end package')
   t.equal(fast.workers, 2)
   const withNode24 = jobOrder([...runs, ...planStage('node24', filesOf).map((run) => ({ ...run, stage: 'node24' }))]).jobs
   const firstOther = withNode24.findIndex(([run]) => run.node === '24')

@@ -28,6 +28,7 @@ import { buildLocalApi, HttpError, type LocalAccess } from './http.js'
 import type { Identity } from './identity.js'
 import type { Logger } from './log.js'
 import { camerasToRecord } from './recorder/do-not-film.js'
+import { FootageTakedowns } from './recorder/takedowns.js'
 import { snapshotArgs } from './recorder/pipeline.js'
 import type { FfmpegRunner } from './recorder/runner.js'
 import { listSegments } from './recorder/segments.js'
@@ -74,6 +75,7 @@ export class Agent {
   private readonly decoders: Decoders<ExportRequest, Clip>
   private readonly access: LocalAccess
   private readonly replays: ReplayWorker
+  private readonly takedowns: FootageTakedowns
   private readonly updater: Updater
   private polledOnce = false
   private replaysResumed = false
@@ -137,13 +139,19 @@ export class Agent {
       },
       log
     })
+    const deviceClient = new ReplayClient({
+      // The configuration's apiBaseUrl, else the server this box registered with.
+      baseUrl: () => this.serverConfig?.apiBaseUrl ?? config.serverUrl,
+      accessToken: () => this.state.load().accessToken,
+      timeoutMs: config.requestTimeoutSeconds * 1000
+    })
+    this.takedowns = new FootageTakedowns({
+      recordingsDir: config.recordingsDir,
+      confirm: (id, deletedFiles) => deviceClient.confirmFootageDeletion(id, deletedFiles),
+      log
+    })
     this.replays = new ReplayWorker({
-      client: new ReplayClient({
-        // The configuration's apiBaseUrl, else the server this box registered with.
-        baseUrl: () => this.serverConfig?.apiBaseUrl ?? config.serverUrl,
-        accessToken: () => this.state.load().accessToken,
-        timeoutMs: config.requestTimeoutSeconds * 1000
-      }),
+      client: deviceClient,
       cut: (replay) => this.cutReplay(replay),
       bucket: () => this.openBucket(),
       stateDir: config.stateDir,
@@ -170,6 +178,8 @@ export class Agent {
       // An update waiting for the box to be idle is looked at again with every poll, changed or not.
       onUnchanged: (answer) => {
         if (answer.status === 'APPROVED' && answer.pendingUpdate) this.stepUpdate(answer.pendingUpdate)
+        // A takedown whose confirmation did not reach the server is still in the answer: tried again.
+        if (answer.status === 'APPROVED') this.stepTakedowns(answer)
       },
       client: new ControlClient({ baseUrl: config.serverUrl, timeoutMs: config.requestTimeoutSeconds * 1000 }),
       state: this.state,
@@ -290,6 +300,7 @@ export class Agent {
     if (answer.status === 'APPROVED') {
       if (answer.config) await this.applyConfig(answer.config, answer.doNotFilm ?? [])
       this.stepUpdate(answer.pendingUpdate)
+      this.stepTakedowns(answer)
       // Also on the first answer after a start: replays this box began before it restarted are no longer
       // counted as waiting (REQUESTED) but still listed for it (EXPORTING, UPLOADING).
       if (answer.replayRequests || !this.replaysResumed) {
@@ -307,6 +318,15 @@ export class Agent {
   /** In the background: a download may take minutes, the polls go on meanwhile. */
   private stepUpdate(pending: PendingUpdate | undefined): void {
     void this.updater.onPending(pending).catch((err: unknown) => this.options.log.error({ err: (err as Error).message }, 'update step failed'))
+  }
+
+  /** In the background, like an update: deleting and confirming must not hold the polls. */
+  private stepTakedowns(answer: ReplayServerStatusAnswer): void {
+    const cameras = this.serverConfig?.cameras
+    if (!answer.footageTakedowns || !cameras) return
+    void this.takedowns
+      .apply(answer.footageTakedowns, cameras)
+      .catch((err: unknown) => this.options.log.warn({ err: (err as Error).message }, 'footage takedown not confirmed yet; tried again with the next poll'))
   }
 
   private async applyConfig(config: ReplayServerConfig, doNotFilm: DoNotFilm[]): Promise<void> {

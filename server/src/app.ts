@@ -19,6 +19,7 @@ import eventRoutes from './events/routes.js'
 import consoleRoutes from './console/routes.js'
 import replayPageRoutes from './replay-page/routes.js'
 import doNotFilmRoutes from './do-not-film/routes.js'
+import footageTakedownRoutes from './footage-takedowns/routes.js'
 import { createPaymentProvider, type PaymentProvider } from './payments/index.js'
 import { createLogger, RequestLog, requestLogging } from './logging.js'
 import authorizationRoutes from './oauth2/authorization-routes.js'
@@ -152,6 +153,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // The court page players open from the sign's QR code (issue 25).
   await app.register(replayPageRoutes)
   await app.register(doNotFilmRoutes)
+  await app.register(footageTakedownRoutes)
   // The event feed for integrators (issue 35).
   await app.register(eventRoutes)
   // Where events are sent, signed, and how each delivery went (issue 35).

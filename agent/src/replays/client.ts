@@ -1,6 +1,6 @@
 // The box's calls about replays to the server (its device routes, with its access token), at the
 // configuration's apiBaseUrl or else the server it registered with.
-import { DeviceReplay, DeviceReplayCollection, replayDeviceRoutes, type DeviceReplayStatusChange } from '@club/contract'
+import { DeviceReplay, DeviceReplayCollection, footageTakedownDeviceRoutes, replayDeviceRoutes, type DeviceReplayStatusChange } from '@club/contract'
 import Type from 'typebox'
 import { Value } from 'typebox/value'
 import { ServerUnavailableError, answerOf, serverCall } from '../control/client.js'
@@ -26,6 +26,11 @@ export class ReplayClient {
 
   async report(id: string, change: DeviceReplayStatusChange): Promise<void> {
     await this.call('PUT', replayDeviceRoutes.setStatus.url.replace(':id', encodeURIComponent(id)), change)
+  }
+
+  /** Footage taken down (the status answer's footageTakedowns) is deleted from this box. */
+  async confirmFootageDeletion(id: string, deletedFiles: number): Promise<void> {
+    await this.call('PUT', footageTakedownDeviceRoutes.confirm.url.replace(':id', encodeURIComponent(id)), { deletedFiles })
   }
 
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {

@@ -2,6 +2,7 @@
 // its area, camera configuration and device token once an admin approves it. The admins' side of the
 // same records is replay-servers-admin.ts.
 import Type, { type Static } from 'typebox'
+import { FootageTakedownOrder } from './footage-takedowns.js'
 import { DateTime, ErrorBody, ItemRef, Nullable, defineRoutes, noSecurity } from './common.js'
 
 export const ReplayServerStatus = Type.Enum(['PENDING', 'APPROVED', 'REJECTED', 'REVOKED'])
@@ -241,6 +242,15 @@ export const ReplayServerStatusAnswer = Type.Object({
       description:
         'Intervals under way or to come in which courts of its area are not to be filmed, soonest first (absent when none): ' +
         'the box records no camera that films such a court from start to end, by its own clock'
+    })
+  ),
+  footageTakedowns: Type.Optional(
+    Type.Array(FootageTakedownOrder, {
+      maxItems: 100,
+      description:
+        'Footage taken down by staff that this box has not yet confirmed deleting, oldest first (absent when none): the box ' +
+        'deletes the segments of every camera filming the court that overlap start to end, then confirms each ' +
+        '(PUT /apis/v2/replay-servers/device/footage-takedowns/{id})'
     })
   )
 })

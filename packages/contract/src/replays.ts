@@ -219,7 +219,9 @@ export const replayAdminRoutes = defineRoutes({
       description:
         'Staff and admins, any replay. The clip is deleted from the bucket at once (file://, s3:// or gs://), so every ' +
         'download link given out stops working; a replay still being made is stopped (its package item is given back) and ' +
-        'a clip the box uploads afterwards is deleted when it reports it. 409: taken down already; 502: the bucket could not ' +
+        'a clip the box uploads afterwards is deleted when it reports it. The footage goes with it: its minutes of its court ' +
+        'are taken down as POST /apis/v2/admin/courts/{id}/takedowns does (every other replay of them, new requests, the ' +
+        "boxes' recordings). 409: taken down already; 502: the bucket could not " +
         'delete the clip now: the replay is TAKEN_DOWN and no link is given out, ask again to delete the clip.',
       tags: ['replays'],
       security: bearerSecurity,

@@ -1,6 +1,7 @@
 // The file:// driver: a bucket that is a folder, a local disk or a share the server mounts too.
 import { constants } from 'node:fs'
-import { copyFile, lstat, mkdir, open, realpath, rename, rm, type FileHandle } from 'node:fs/promises'
+import type { Stats } from 'node:fs'
+import { copyFile, lstat, mkdir, open, readlink, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -19,6 +20,15 @@ export function filePathOf(location: string): string {
 /** Whether `path` lies strictly below the folder `root` (both absolute and resolved). */
 export function isBelow(root: string, path: string): boolean {
   return path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`)
+}
+
+/**
+ * Refuses what is not one regular file: a folder, a device, or a file with other names (nlink > 1),
+ * since a hard link in the bucket to a file elsewhere passes every path check.
+ */
+function refuseOtherThanOneFile(stats: Stats): void {
+  if (!stats.isFile()) throw new BucketError('the location is not a file')
+  if (stats.nlink > 1) throw new BucketError('the location is a file with other names (a hard link): refused')
 }
 
 /**
@@ -63,8 +73,25 @@ export class FileBucket implements Bucket {
       throw err
     }
     await this.checkFolder(folder)
-    // rm removes a link itself, not what it points to: the folder is all that had to be checked.
-    await rm(join(folder, basename(path)), { force: true })
+    await this.checked(folder)
+    // rm removes a link itself, not what it points to: the folder is all that had to be checked, and
+    // a folder swapped for a link since must not be followed. Where /proc lets it, the folder is
+    // opened, checked where it really is, and the name removed inside the folder opened.
+    let handle: FileHandle
+    try {
+      handle = await open(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw new BucketError('the location leads out of this bucket (a folder swapped for a symbolic link)')
+    }
+    try {
+      const opened = await this.openedPath(handle.fd)
+      if (opened === null) return await rm(join(folder, basename(path)), { force: true })
+      await this.checkFolder(opened)
+      await rm(`/proc/self/fd/${handle.fd}/${basename(path)}`, { force: true })
+    } finally {
+      await handle.close()
+    }
   }
 
   /** The file a location names, by its text, refused when it lies outside the bucket's folder. */
@@ -89,16 +116,20 @@ export class FileBucket implements Bucket {
       throw new BucketError('the location cannot be resolved')
     }
     if (!isBelow(await this.realRoot(), real)) throw new BucketError('the location leads out of this bucket (a symbolic link)')
-    if (!(await lstat(real)).isFile()) throw new BucketError('the location is not a file')
+    refuseOtherThanOneFile(await lstat(real))
     return real
   }
 
   /**
-   * Opens the file a location names for reading, after realPathOf's checks; O_NOFOLLOW refuses a link
-   * swapped in at the last step between the check and the open. The caller closes the handle.
+   * Opens the file a location names for reading, after realPathOf's checks, then checks what it
+   * opened: O_NOFOLLOW guards only the last name, and a writer of the share can swap a parent folder
+   * for a link between the check and the open. The open descriptor's own path (/proc/self/fd) must
+   * still lie below the bucket folder, and the file must have no other name (a hard link to a file
+   * elsewhere passes every path check). The caller closes the handle.
    */
   async openForRead(location: string): Promise<{ handle: FileHandle; size: number }> {
     const real = await this.realPathOf(location)
+    await this.checked(real)
     let handle: FileHandle
     try {
       handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW)
@@ -106,12 +137,54 @@ export class FileBucket implements Bucket {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new BucketObjectMissingError('no file is stored at the location')
       throw new BucketError('the location cannot be opened')
     }
-    const stats = await handle.stat()
-    if (!stats.isFile()) {
+    try {
+      const stats = await handle.stat()
+      refuseOtherThanOneFile(stats)
+      await this.checkOpened(handle, real, stats)
+      return { handle, size: stats.size }
+    } catch (err) {
       await handle.close()
-      throw new BucketError('the location is not a file')
+      throw err
     }
-    return { handle, size: stats.size }
+  }
+
+  /**
+   * Called between realPathOf's checks and the open, doing nothing: a test swaps a folder here to
+   * show the open is checked, deterministically rather than by racing.
+   */
+  protected async checked(_real: string): Promise<void> {}
+
+  /** Where an open descriptor's file really is, by /proc; null where there is no /proc (another system, a container without it). */
+  protected async openedPath(fd: number): Promise<string | null> {
+    try {
+      return await readlink(`/proc/self/fd/${fd}`)
+    } catch {
+      return null
+    }
+  }
+
+  /**
+   * Refuses an open file that is not where the path checks found it: by the descriptor's own path
+   * where /proc is mounted (Linux), else by comparing its device and inode with what the real path
+   * names now (a swapped folder, even one swapped back since, names another file).
+   */
+  private async checkOpened(handle: FileHandle, real: string, stats: Stats): Promise<void> {
+    const root = await this.realRoot()
+    const opened = await this.openedPath(handle.fd)
+    if (opened !== null) {
+      if (!isBelow(root, opened)) throw new BucketError('the location leads out of this bucket (a folder swapped for a symbolic link)')
+      return
+    }
+    let now: Stats
+    try {
+      const again = await realpath(real)
+      if (!isBelow(root, again)) throw new BucketError('the location leads out of this bucket (a folder swapped for a symbolic link)')
+      now = await stat(again)
+    } catch (err) {
+      if (err instanceof BucketError) throw err
+      throw new BucketError('the location changed while it was opened')
+    }
+    if (now.dev !== stats.dev || now.ino !== stats.ino) throw new BucketError('the location changed while it was opened (a folder swapped for a symbolic link)')
   }
 
   async signedUrl(): Promise<string> {

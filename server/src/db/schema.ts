@@ -752,6 +752,29 @@ export interface DoNotFilmIntervalsTable {
   created_at: string
 }
 
+/** A court's footage taken down for an interval (migration 0033). */
+export interface FootageTakedownsTable {
+  id: string
+  court_id: string
+  start_at: string
+  end_at: string
+  reason: string
+  /** The replay whose takedown made it; null: asked for the court's interval. */
+  replay_id: string | null
+  replays_taken_down: number
+  /** Null: the `club` command line. */
+  created_by: string | null
+  created_at: string
+}
+
+/** A box told to delete a takedown's minutes (0033): pending while deleted_at is null. */
+export interface FootageTakedownDeletionsTable {
+  takedown_id: string
+  replay_server_id: string
+  deleted_at: string | null
+  deleted_files: number | null
+}
+
 /** One look at footage (migration 0022): kept FOOTAGE_LOG_RETENTION_DAYS, read only by admins. */
 export interface FootageAccessTable {
   id: string
@@ -887,6 +910,8 @@ export interface Database {
   replay_guests: ReplayGuestsTable
   footage_access: FootageAccessTable
   do_not_film_intervals: DoNotFilmIntervalsTable
+  footage_takedowns: FootageTakedownsTable
+  footage_takedown_deletions: FootageTakedownDeletionsTable
   outbox_events: OutboxEventsTable
   outbox_sequence: OutboxSequenceTable
   webhook_endpoints: WebhookEndpointsTable

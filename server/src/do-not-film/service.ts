@@ -30,7 +30,8 @@ function toInterval(row: DoNotFilmIntervalsTable): DoNotFilmInterval {
   }
 }
 
-async function existingCourt(db: DbOrTx, courtId: string): Promise<void> {
+/** A 404 unless the court exists: the admin court routes' own check. */
+export async function existingCourt(db: DbOrTx, courtId: string): Promise<void> {
   const court = await db.selectFrom('courts').select('id').where('id', '=', courtId).executeTakeFirst()
   if (!court) throw new NotFoundError(`no court ${quote(courtId)}`)
 }

@@ -71,6 +71,13 @@ export function currentUser(request: FastifyRequest): AuthenticatedUser {
   return user
 }
 
+/** The recording box app.auth.device() admitted (its record's id). */
+export function currentDevice(request: FastifyRequest): string {
+  const principal = request.principal
+  if (principal?.kind !== 'device') throw new ForbiddenError("this operation needs a recording box's token")
+  return principal.replayServerId
+}
+
 /** The Bearer token of a request: undefined when there is no Authorization header at all. */
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization

@@ -1,7 +1,7 @@
 // A recording box's status poll, its reads and writes: the hottest path there is (every box, every few
 // seconds). The poll's answer, what a box reports, when it was seen, a box key adopted from a poll.
 import { sql } from 'kysely'
-import { type DoNotFilm, type ReplayServerStatusAnswer, type ReplayServerStatusQuery } from '@club/contract'
+import { type DoNotFilm, type FootageTakedownOrder, type ReplayServerStatusAnswer, type ReplayServerStatusQuery } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import { compiledOnce, runCompiled } from '../db/compiled.js'
 import type { Db, DbOrTx } from '../db/database.js'
@@ -72,7 +72,12 @@ export async function replayServerStatusChanges(db: Db): Promise<number> {
  * A box's status answer, all but pendingUpdate (which depends on the version each poll reports: see
  * pendingUpdateOf), and the hash its access token must have in the database.
  */
-export function statusAnswerOf(row: PollRow, tokenKey: string, doNotFilm: readonly DoNotFilm[] = []): { answer: ReplayServerStatusAnswer; tokenHash: string } {
+export function statusAnswerOf(
+  row: PollRow,
+  tokenKey: string,
+  doNotFilm: readonly DoNotFilm[] = [],
+  footageTakedowns: readonly FootageTakedownOrder[] = []
+): { answer: ReplayServerStatusAnswer; tokenHash: string } {
   if (row.status !== 'APPROVED' || row.area_id === null) return { answer: { status: row.status }, tokenHash: row.token_hash }
   const accessToken = deviceAccessToken(tokenKey, row)
   return {
@@ -84,7 +89,8 @@ export function statusAnswerOf(row: PollRow, tokenKey: string, doNotFilm: readon
       // Absent when none wait, so an idle box's answer (and its ETag) is what it always was.
       ...(row.replay_requests > 0 ? { replayRequests: row.replay_requests } : {}),
       // Absent when none, for the same reason.
-      ...(doNotFilm.length > 0 ? { doNotFilm: [...doNotFilm] } : {})
+      ...(doNotFilm.length > 0 ? { doNotFilm: [...doNotFilm] } : {}),
+      ...(footageTakedowns.length > 0 ? { footageTakedowns: [...footageTakedowns] } : {})
     },
     // Differs from the stored one only after DEVICE_TOKEN_SECRET changed: the token in use becomes the new key's.
     tokenHash: sha256Hex(accessToken)

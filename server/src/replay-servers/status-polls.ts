@@ -13,6 +13,7 @@ import { adoptPolledKey, findPolledReplayServer, recordReport, recordSightings, 
 import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'
+import { footageTakedownsOfBox } from '../footage-takedowns/service.js'
 
 /** One box's answer, read when the status change counter stood at `changes`: the same object while kept. */
 interface Entry {
@@ -191,7 +192,9 @@ export class StatusPolls {
     // move it for every interval added, changed or removed). An interval that ends while kept stays in
     // the answer: the box compares with its own clock, so it costs nothing but a few bytes.
     const doNotFilm = row.status === 'APPROVED' && row.area_id !== null ? await doNotFilmOfArea(this.db, row.area_id, this.deps.clock.now()) : []
-    const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey, doNotFilm)
+    // Footage taken down that this box has not confirmed deleting (0033's triggers move the counter).
+    const footageTakedowns = row.status === 'APPROVED' && row.area_id !== null ? await footageTakedownsOfBox(this.db, row.id) : []
+    const { answer, tokenHash } = statusAnswerOf(row, this.deps.tokenKey, doNotFilm, footageTakedowns)
     if (tokenHash !== row.token_hash) {
       // DEVICE_TOKEN_SECRET changed: the token the box is now given must be the one that works.
       await recordReport(this.db, row, { token_hash: tokenHash }, this.deps.clock.now(), this.deps.pollIntervalSeconds)

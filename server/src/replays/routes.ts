@@ -3,8 +3,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
 import { replayAdminRoutes, replayDeviceRoutes, replayPageRoutes, replayRoutes } from '@club/contract'
-import { ForbiddenError } from '../errors.js'
-import { currentUser } from '../plugins/auth.js'
+import { currentDevice as deviceOf, currentUser } from '../plugins/auth.js'
 import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
 import { createGuestSession, guestSettings } from './guests.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
@@ -131,13 +130,6 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: device,
     handler: async (request) => setDeviceReplayStatus(app.db, deviceOf(request), request.params.id, request.body, deps)
   })
-}
-
-/** The recording box app.auth.device() admitted. */
-function deviceOf(request: FastifyRequest): string {
-  const principal = request.principal
-  if (principal?.kind !== 'device') throw new ForbiddenError("this operation needs a recording box's token")
-  return principal.replayServerId
 }
 
 export default replays

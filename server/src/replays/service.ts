@@ -18,6 +18,7 @@ import {
 } from '../errors.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
 import { refuseDoNotFilm } from '../do-not-film/service.js'
+import { refuseTakenDownFootage, takeDownFootage } from '../footage-takedowns/service.js'
 import { redeemFromAnyIn } from '../packages/redemptions.js'
 import { paged, pageRequest } from '../paging.js'
 import { parseConfig } from '../replay-servers/service.js'
@@ -137,6 +138,9 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
   // The item that pays for it and the replay are written together: neither can exist without the other.
   // The only rule inside is the redemption's, kept by its package rows' locks (redemptions.ts).
   return rowLocked(db, async (tx) => {
+    // Inside the transaction: a takedown (a transaction that runs alone) is either seen here or sees
+    // this replay and takes it down too.
+    await refuseTakenDownFootage(tx, filmed, start, end)
     let paidWith: { packageId: string; redemptionId: string } | null = null
     // A guest has no packages: what limits guests is the rate limit per court and per address.
     if (deps.settings.requirePackage && !isGuest(requester)) {
@@ -307,30 +311,23 @@ export async function deleteReplay(db: Db, id: string, requester: Requester, dep
 }
 
 /**
- * Takes a replay down (staff, admins, or the command line when `by` is null): the row becomes
- * TAKEN_DOWN with who, when and why in one conditional update (a second takedown, or one racing it,
- * finds it done: 409), then its clip leaves the bucket. The status goes first so that no link is
- * given out from then on; a clip the bucket would not delete keeps its location for the next try.
+ * Takes a replay down (staff, admins, or the command line when `by` is null) and its footage with it:
+ * its minutes of its court are taken down as a court's takedown does (takeDownFootage: every other
+ * replay of them, new requests, the boxes' recordings), in one transaction; a second takedown finds
+ * it done: 409. A replay TAKEN_DOWN whose clip the bucket would not delete then is the retry: only its
+ * clip is deleted again.
  */
 export async function takeDownReplay(db: Db, id: string, by: Actor | null, reason: string, deps: ReplayDeps): Promise<Replay> {
-  const now = deps.clock.now().toISOString()
-  const row = await db.transaction().execute(async (tx) => {
-    const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst()
-    if (!row) throw new NotFoundError(`no replay ${quote(id)}`)
-    // Taken down already, its clip gone: nothing to do. With its clip still there, this is the retry.
-    if (row.status === 'TAKEN_DOWN') {
-      if (row.location === null) throw new ConflictError(`replay ${quote(id)} was taken down already, on ${row.taken_down_at}`)
-      return row
-    }
-    const set = { status: 'TAKEN_DOWN' as const, taken_down_at: now, taken_down_by: by?.id ?? null, taken_down_reason: reason.trim(), updated_at: now }
-    const done = await tx.updateTable('replays').set(set).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst()
-    if (Number(done.numUpdatedRows) !== 1) throw new ConflictError(`replay ${quote(id)} changed meanwhile: ask again`)
-    // A replay the member never received gives its item back, as a deleted one does.
-    if (IN_PROGRESS.includes(row.status)) await giveBack(tx, row, deps)
-    return { ...row, ...set }
-  })
-  await removeClip(db, row, deps)
-  await db.updateTable('replays').set({ location: null }).where('id', '=', row.id).where('location', '=', row.location).execute()
-  return toReplay({ ...row, location: null }, by ?? null)
+  const row = await db.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst()
+  if (!row) throw new NotFoundError(`no replay ${quote(id)}`)
+  if (row.status === 'TAKEN_DOWN') {
+    if (row.location === null) throw new ConflictError(`replay ${quote(id)} was taken down already, on ${row.taken_down_at}`)
+    await removeClip(db, row, deps)
+    await db.updateTable('replays').set({ location: null }).where('id', '=', row.id).where('location', '=', row.location).execute()
+  } else {
+    await takeDownFootage(db, { courtId: row.court_id, start: new Date(row.start_at), end: new Date(row.end_at), reason, replayId: id }, by, deps)
+  }
+  const after = await db.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  return toReplay(after, by ?? null)
 }
 
