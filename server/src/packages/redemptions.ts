@@ -297,11 +297,31 @@ async function spentReason(tx: DbOrTx, redemption: PackageRedemptionsTable, now:
     if (Number(givenUp.numUpdatedRows) === 1) return null
     return `replay ${replay.id} it paid for was delivered (${replay.status}): its item stays spent`
   }
-  if (redemption.target_start_at === null) return null
-  const deadline = Date.parse(redemption.target_start_at) - deps.lateCancelHours * 3_600_000
+  const startAt = await targetStartNow(tx, redemption)
+  if (startAt === null) return null
+  const deadline = Date.parse(startAt) - deps.lateCancelHours * 3_600_000
   if (now.getTime() < deadline) return null
   const window = deps.lateCancelHours > 0 ? ` (PACKAGE_LATE_CANCEL_HOURS is ${deps.lateCancelHours}: until ${new Date(deadline).toISOString()})` : ''
-  return `what it paid for begins at ${redemption.target_start_at}; an item comes back only when cancelled before it begins${window}: its item stays spent`
+  return `what it paid for begins at ${startAt}; an item comes back only when cancelled before it begins${window}: its item stays spent`
+}
+
+/**
+ * When what a redemption paid for begins, as the venue stands now: an event moved since counts where
+ * it is (one deleted keeps the start recorded); a series counts from its earliest event, recorded or
+ * added since (a series redeemed before it had events would otherwise stay cancellable for good).
+ */
+async function targetStartNow(tx: DbOrTx, redemption: PackageRedemptionsTable): Promise<string | null> {
+  const target = JSON.parse(redemption.target) as { event?: { id: string }; series?: { id: string } }
+  if (target.event) {
+    const event = await tx.selectFrom('events').select('start_at').where('id', '=', target.event.id).executeTakeFirst()
+    return event?.start_at ?? redemption.target_start_at
+  }
+  if (target.series) {
+    const first = await tx.selectFrom('events').select('start_at').where('series_id', '=', target.series.id).orderBy('start_at').executeTakeFirst()
+    const starts = [redemption.target_start_at, first?.start_at].filter((at): at is string => typeof at === 'string')
+    return starts.length === 0 ? null : starts.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b))
+  }
+  return redemption.target_start_at
 }
 
 function deliveredReason(redemption: PackageRedemptionsTable): string {
