@@ -25,7 +25,7 @@ const SAFE = {
   SMTP_URL: 'smtp://127.0.0.1:2525'
 }
 
-async function workspace(t: Parameters<Parameters<typeof t.test>[1]>[0]) {
+async function workspace(t: { teardown(fn: () => unknown): void }) {
   const dir = mkdtempSync(join(tmpdir(), 'club-cli-production-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   const DATABASE_URL = (await testPostgresDatabase(t, { empty: true })) ?? join(dir, 'club.db')
