@@ -2,7 +2,7 @@
 // The `club` command: administration from a shell. Migrates first, prints JSON on stdout, and on
 // any error prints one line on stderr and exits non-zero.
 import { systemClock } from './clock.js'
-import { loadConfig } from './config.js'
+import { loadConfig, productionRefusal } from './config.js'
 import { backupDatabase, restoreDatabase } from './db/backup.js'
 import { DATABASE_BUSY_MESSAGE, dialectOf, isDatabaseBusy, migrateToLatest, migratorFor, openDatabase, type Db } from './db/database.js'
 import { createApiKey, revokeApiKey } from './api-keys/service.js'
@@ -23,6 +23,11 @@ import { replayCommands } from './replays/cli.js'
 import { doNotFilmCommands } from './do-not-film/cli.js'
 import { flags, HelpRequested, integer, UsageError, type Command, type StandaloneCommand } from './cli/args.js'
 import { webhookEndpointCommands } from './webhook-endpoints/cli.js'
+
+/** A command that charges or sends, refused in production with a development-only setting. */
+class ProductionRefused extends Error {
+  override name = 'ProductionRefused'
+}
 
 async function userIdByEmail(db: Db, email: string): Promise<string> {
   const user = await findUserByEmail(db, email)
@@ -196,6 +201,14 @@ export const standaloneCommands: Record<string, StandaloneCommand> = {
   ...agentReleaseOfflineCommands
 }
 
+/**
+ * The commands that charge a card or send mail (any job may do either): in production they refuse the
+ * development-only settings the server refuses at its start, before the database is even opened, so
+ * that a shell cannot renew with the test payment provider (orders PAID, nobody charged) or write
+ * reset links into a log. A new command that charges or sends belongs here.
+ */
+const CHARGES_OR_SENDS = new Set(['jobs run', 'memberships run-job'])
+
 const allCommandNames = () => [...Object.keys(commands), ...Object.keys(standaloneCommands)].sort()
 
 /** One command's synopsis, from the flags it declares: `users create --email <value> [--role <value>]`. */
@@ -252,6 +265,10 @@ export async function runCli(
   let db: Db | undefined
   try {
     const config = loadConfig(env)
+    if (CHARGES_OR_SENDS.has(name)) {
+      const refused = productionRefusal(config, 'run')
+      if (refused !== null) throw new ProductionRefused(refused)
+    }
     const standalone = standaloneCommands[name]
     if (standalone) {
       out(JSON.stringify(await standalone({ config, args }), null, 2))
@@ -266,7 +283,8 @@ export async function runCli(
   } catch (e) {
     const message = isDatabaseBusy(e) ? DATABASE_BUSY_MESSAGE : e instanceof Error ? e.message : String(e)
     err(`club ${name}: ${message}`)
-    return e instanceof UsageError ? 2 : 1
+    // 78: EX_CONFIG (sysexits.h), the configuration is what is wrong, not the command line.
+    return e instanceof UsageError ? 2 : e instanceof ProductionRefused ? 78 : 1
   } finally {
     await db?.destroy()
   }

@@ -474,6 +474,17 @@ export function developmentOnlySettings(config: Pick<Config, 'PAYMENT_PROVIDER' 
   return found
 }
 
+/**
+ * The refusal of a process about to `doing` (start, run) in production (CLUB_ENV, or NODE_ENV) with a
+ * development-only setting, naming each; null when it may. One rule for every process that can charge
+ * or send: the server at its start (main.ts) and the commands of `club` that do (cli.ts).
+ */
+export function productionRefusal(config: Pick<Config, 'CLUB_ENV'> & Parameters<typeof developmentOnlySettings>[0], doing: string): string | null {
+  const unsafe = developmentOnlySettings(config)
+  if (config.CLUB_ENV !== 'production' || unsafe.length === 0) return null
+  return `refusing to ${doing} in production (CLUB_ENV or NODE_ENV):\n${unsafe.map((line) => `  ${line}`).join('\n')}`
+}
+
 /** The payment settings that depend on each other; the secret key is named, never shown. */
 function checkPayments(config: Config): void {
   if (config.PAYMENT_PROVIDER === 'stripe') {

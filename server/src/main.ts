@@ -2,7 +2,7 @@
 // Reads the configuration, builds the app, listens, and closes with grace on SIGINT/SIGTERM.
 import { buildApp } from './app.js'
 import { leftoverReleaseKeyWarnings } from './agent-releases/keys.js'
-import { ConfigError, developmentOnlySettings, loadConfig } from './config.js'
+import { ConfigError, developmentOnlySettings, loadConfig, productionRefusal } from './config.js'
 import { consoleStream } from './logging.js'
 
 async function main(): Promise<void> {
@@ -17,12 +17,13 @@ async function main(): Promise<void> {
     }
     throw err
   }
-  const unsafe = developmentOnlySettings(config)
-  if (config.CLUB_ENV === 'production' && unsafe.length > 0) {
-    process.stderr.write(`club server: refusing to start in production (CLUB_ENV or NODE_ENV):\n${unsafe.map((line) => `  ${line}\n`).join('')}`)
+  const refused = productionRefusal(config, 'start')
+  if (refused !== null) {
+    process.stderr.write(`club server: ${refused}\n`)
     process.exitCode = 1
     return
   }
+  const unsafe = developmentOnlySettings(config)
   const app = await buildApp({ config, logStream: await consoleStream(process.stdout.isTTY === true) })
   // An upgraded server may still hold the release key it used to sign with: say so at every start.
   for (const warning of leftoverReleaseKeyWarnings(process.env, process.cwd())) app.log.warn({ setting: 'AGENT_RELEASE_PUBLIC_KEYS' }, warning)

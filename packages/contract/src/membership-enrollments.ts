@@ -21,7 +21,9 @@ export const MembershipEnrollment = Type.Object({
     Type.Enum(['INVITED', 'ACCEPTED', 'DECLINED', 'WITHDRAWN'], {
       description:
         'Not in the reference. An enrollment the owner asks for is an invitation until the invited user accepts it; staff enrol directly (ACCEPTED). ' +
-        'An invitation removed before it was answered is WITHDRAWN'
+        'An invitation removed before it was answered is WITHDRAWN. Only an ACCEPTED enrollment has a startDate: an invitation (INVITED, DECLINED, ' +
+        'WITHDRAWN) never began, and is named in errors (INVITATION_PENDING, INVITATION_DECLINED, INVITATION_WITHDRAWN); a declined or withdrawn ' +
+        'one has the endDate when it was answered'
     })
   ),
   errors: Nullable(Type.Array(ValidationError)),

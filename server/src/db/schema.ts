@@ -326,6 +326,8 @@ export interface PackageRedemptionsTable {
   /** Staff who gave the item back on purpose, past the cancellation rules, and why. */
   given_back_by: string | null
   given_back_reason: string | null
+  /** When what it paid for was delivered (a replay READY, migration 0034): from then on its item stays spent. */
+  delivered_at: string | null
 }
 
 export type ProductType = 'PACKAGE' | 'MEMBERSHIP' | 'MERCHANDISE' | 'SERVICE'

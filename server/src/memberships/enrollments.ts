@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto'
 import type {
   EventType,
   MembershipEnrollment,
+  ValidationError,
   MembershipEnrollmentListQuery,
   MembershipEnrollmentRequest,
   MembershipEnrollmentsOfUserQuery
@@ -45,7 +46,19 @@ export function enrollments(db: DbOrTx) {
 
 export const selectEnrollment = (query: ReturnType<typeof enrollments>) => query.selectAll('e').select(['m.display_name', 's.currency'])
 
+/**
+ * Why an invitation is no member, in the reference's own `errors`, for an integrator who reads only
+ * the reference's fields (issue 47): pending, declined or withdrawn, it never began.
+ */
+const INVITATION_ERRORS: Record<Exclude<EnrollmentRow['invitation_status'], 'ACCEPTED'>, ValidationError> = {
+  INVITED: { code: 'INVITATION_PENDING', message: 'an invitation the user has not accepted yet: not a member until they accept (no startDate until then)', details: null },
+  DECLINED: { code: 'INVITATION_DECLINED', message: 'an invitation the user declined: never a member (its endDate is when it was declined)', details: null },
+  WITHDRAWN: { code: 'INVITATION_WITHDRAWN', message: 'an invitation withdrawn before it was answered: never a member (its endDate is when it was withdrawn)', details: null }
+}
+
 export function toEnrollment(row: EnrollmentRow): MembershipEnrollment {
+  const status = row.invitation_status
+  const begun = status === 'ACCEPTED'
   return {
     id: row.id,
     displayName: row.display_name,
@@ -56,13 +69,14 @@ export function toEnrollment(row: EnrollmentRow): MembershipEnrollment {
     membershipSubscription: { id: row.subscription_id },
     isOwner: row.is_owner === 1,
     invitationStatus: row.invitation_status,
-    errors: null,
+    errors: status === 'ACCEPTED' ? null : [INVITATION_ERRORS[status]],
     customFee: fromMinor(row.custom_fee_minor, currencyExponent(row.currency)),
     createdDate: row.created_at,
-    startDate: row.start_date,
-    // The reference has no null here: an enrollment without an end simply has no endDate; an
-    // invitation not accepted has none either (it never began).
-    ...(row.end_date === null || row.invitation_status !== 'ACCEPTED' ? {} : { endDate: row.end_date }),
+    // The reference has no null here: an invitation (pending, declined, withdrawn) never began, so it
+    // has no startDate; an enrollment without an end has no endDate, nor has a pending invitation. A
+    // declined or withdrawn one has ended: whoever counts members by the dates never counts it.
+    ...(begun ? { startDate: row.start_date } : {}),
+    ...(row.end_date === null || row.invitation_status === 'INVITED' ? {} : { endDate: row.end_date }),
     _links: {
       self: { href: enrollmentPath(row.subscription_id, row.id) },
       membershipSubscription: { href: subscriptionPath(row.subscription_id) }
@@ -261,7 +275,8 @@ export async function settleInvitation(tx: DbOrTx, row: EnrollmentRow, accept: b
     if (Number(result.numUpdatedRows) !== 1) throw new ConflictError('the invitation was answered meanwhile')
     return { ...row, ...values }
   }
-  if (!accept) return write({ invitation_status: 'DECLINED' })
+  // Declined: it ends now, and begins then too, so that no period counts it (chargedMembers).
+  if (!accept) return write({ invitation_status: 'DECLINED', start_date: at, end_date: at })
   const subscription = await tx.selectFrom('membership_subscriptions').selectAll().where('id', '=', row.subscription_id).executeTakeFirstOrThrow()
   if (!inForce(subscription, now)) throw new ConflictError(`the subscription is not in force (${extendedStatusOf(subscription, now)}); the invitation can no longer be accepted`)
   const plan = await tx.selectFrom('memberships').select('max_enrollments').where('id', '=', subscription.membership_id).executeTakeFirstOrThrow()
@@ -304,8 +319,10 @@ export async function deleteEnrollment(db: Db, subscriptionId: string, id: strin
     // removing it declines it), so neither its link nor …/acceptance can accept it afterwards.
     if (row.invitation_status === 'INVITED') {
       const invitationStatus = own ? 'DECLINED' : 'WITHDRAWN'
-      await tx.updateTable('membership_enrollments').set({ invitation_status: invitationStatus }).where('id', '=', id).where('invitation_status', '=', 'INVITED').execute()
-      return removed(toEnrollment({ ...row, invitation_status: invitationStatus }))
+      // It ends now, and begins then too, so that no period counts it (chargedMembers).
+      const ended = { invitation_status: invitationStatus, start_date: at, end_date: at } as const
+      await tx.updateTable('membership_enrollments').set(ended).where('id', '=', id).where('invitation_status', '=', 'INVITED').execute()
+      return removed(toEnrollment({ ...row, ...ended }))
     }
     // Already ended (removed before, or its subscription ended): a repeated DELETE answers it as it is.
     if (row.end_date !== null && row.end_date <= at) return toEnrollment(row)

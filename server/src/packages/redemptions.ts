@@ -39,7 +39,7 @@ const insertOrder = compiledInsert('orders', [
 ])
 const insertRedemption = compiledInsert('package_redemptions', [
   'id', 'package_id', 'item_id', 'item', 'type', 'user_id', 'creator_id', 'target_key', 'target', 'target_start_at', 'order_id', 'order_item_id',
-  'redemption_date', 'cancelation_date', 'forfeited', 'given_back_by', 'given_back_reason'
+  'redemption_date', 'cancelation_date', 'forfeited', 'given_back_by', 'given_back_reason', 'delivered_at'
 ])
 
 export interface RedemptionDeps {
@@ -148,7 +148,8 @@ async function take(tx: DbOrTx, row: PackagesTable, item: PackageItemsTable, tar
     cancelation_date: null,
     forfeited: 0,
     given_back_by: null,
-    given_back_reason: null
+    given_back_reason: null,
+    delivered_at: null
   }
   await insertRedemption(tx, redemption)
   await recordRedemptionEvent(tx, redemption, 'package_redemption.created', now)
@@ -282,9 +283,11 @@ const REPLAY_BEING_MADE = ['REQUESTED', 'EXPORTING', 'UPLOADING'] as const
  * came first (and this refuses) or finds it FAILED (and its report is refused).
  */
 async function spentReason(tx: DbOrTx, redemption: PackageRedemptionsTable, now: Date, deps: RedemptionDeps): Promise<string | null> {
+  // Delivered is for good: a replay once READY stays paid for when its row is deleted, taken down or expired.
+  if (redemption.delivered_at !== null) return deliveredReason(redemption)
   if (redemption.type === 'REPLAY') {
     const replay = await tx.selectFrom('replays').select(['id', 'status']).where('redemption_id', '=', redemption.id).executeTakeFirst()
-    // No replay (deleted before READY, which gave the item back) or a FAILED one: nothing was delivered.
+    // No replay row and never delivered (deleted before READY, which gave the item back) or a FAILED one.
     if (!replay || replay.status === 'FAILED') return null
     const givenUp = await tx
       .updateTable('replays')
@@ -295,11 +298,45 @@ async function spentReason(tx: DbOrTx, redemption: PackageRedemptionsTable, now:
     if (Number(givenUp.numUpdatedRows) === 1) return null
     return `replay ${replay.id} it paid for was delivered (${replay.status}): its item stays spent`
   }
-  if (redemption.target_start_at === null) return null
-  const deadline = Date.parse(redemption.target_start_at) - deps.lateCancelHours * 3_600_000
+  const startAt = await targetStartNow(tx, redemption)
+  if (startAt === null) return null
+  const deadline = Date.parse(startAt) - deps.lateCancelHours * 3_600_000
   if (now.getTime() < deadline) return null
   const window = deps.lateCancelHours > 0 ? ` (PACKAGE_LATE_CANCEL_HOURS is ${deps.lateCancelHours}: until ${new Date(deadline).toISOString()})` : ''
-  return `what it paid for begins at ${redemption.target_start_at}; an item comes back only when cancelled before it begins${window}: its item stays spent`
+  return `what it paid for begins at ${startAt}; an item comes back only when cancelled before it begins${window}: its item stays spent`
+}
+
+/**
+ * When what a redemption paid for begins, as the venue stands now: an event moved since counts where
+ * it is (one deleted keeps the start recorded); a series counts from its earliest event, recorded or
+ * added since (a series redeemed before it had events would otherwise stay cancellable for good).
+ */
+async function targetStartNow(tx: DbOrTx, redemption: PackageRedemptionsTable): Promise<string | null> {
+  const target = JSON.parse(redemption.target) as { event?: { id: string }; series?: { id: string } }
+  if (target.event) {
+    const event = await tx.selectFrom('events').select('start_at').where('id', '=', target.event.id).executeTakeFirst()
+    return event?.start_at ?? redemption.target_start_at
+  }
+  if (target.series) {
+    const first = await tx.selectFrom('events').select('start_at').where('series_id', '=', target.series.id).orderBy('start_at').executeTakeFirst()
+    const starts = [redemption.target_start_at, first?.start_at].filter((at): at is string => typeof at === 'string')
+    return starts.length === 0 ? null : starts.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b))
+  }
+  return redemption.target_start_at
+}
+
+function deliveredReason(redemption: PackageRedemptionsTable): string {
+  const replayId = (JSON.parse(redemption.target) as { replay?: { id: string } }).replay?.id
+  const what = replayId === undefined ? 'what' : `replay ${replayId}`
+  return `${what} it paid for was delivered on ${redemption.delivered_at}, whatever became of it since: its item stays spent`
+}
+
+/**
+ * Marks what a redemption paid for delivered (a replay reported READY), in the transaction that
+ * delivers it: from then on no cancellation gives its item back, only staff's give-back.
+ */
+export async function markDelivered(tx: DbOrTx, redemptionId: string, nowIso: string): Promise<void> {
+  await tx.updateTable('package_redemptions').set({ delivered_at: nowIso }).where('id', '=', redemptionId).where('delivered_at', 'is', null).execute()
 }
 
 /** The item of a cancelled (or given back) redemption returns, and the package's status with it. */
@@ -311,10 +348,19 @@ async function returnItem(tx: DbOrTx, redemption: PackageRedemptionsTable, nowIs
 
 /**
  * Marks the redemption cancelled if no one else did first (a conditional update: two cancellations
- * racing in two processes give one item back); answers the row as it ends up.
+ * racing in two processes give one item back) and, unless staff give it back on purpose, if what it
+ * paid for was not delivered meanwhile (a READY committed after the redemption was read); answers the
+ * row as it ends up.
  */
-async function markCancelled(tx: DbOrTx, redemption: PackageRedemptionsTable, changes: Partial<PackageRedemptionsTable>): Promise<PackageRedemptionsTable | null> {
-  const done = await tx.updateTable('package_redemptions').set(changes).where('id', '=', redemption.id).where('cancelation_date', 'is', null).executeTakeFirst()
+async function markCancelled(
+  tx: DbOrTx,
+  redemption: PackageRedemptionsTable,
+  changes: Partial<PackageRedemptionsTable>,
+  rule: { evenDelivered: boolean } = { evenDelivered: false }
+): Promise<PackageRedemptionsTable | null> {
+  let update = tx.updateTable('package_redemptions').set(changes).where('id', '=', redemption.id).where('cancelation_date', 'is', null)
+  if (!rule.evenDelivered) update = update.where('delivered_at', 'is', null)
+  const done = await update.executeTakeFirst()
   if (Number(done.numUpdatedRows) !== 1) return null
   const cancelled = { ...redemption, ...changes }
   await recordRedemptionEvent(tx, cancelled, 'package_redemption.canceled', new Date(cancelled.cancelation_date!))
@@ -337,7 +383,11 @@ export async function cancelRedemptionIn(tx: DbOrTx, packageId: string, redempti
     if (spent) throw new ConflictError(`redemption ${redemption.id} cannot be cancelled: ${spent}`)
   }
   const cancelled = await markCancelled(tx, redemption, { cancelation_date: nowIso, forfeited: givesBack ? 0 : 1 })
-  if (!cancelled) return currentRedemption(tx, redemption.id)
+  if (!cancelled) {
+    const current = await tx.selectFrom('package_redemptions').selectAll().where('id', '=', redemption.id).executeTakeFirstOrThrow()
+    if (current.cancelation_date === null) throw new ConflictError(`redemption ${redemption.id} cannot be cancelled: ${deliveredReason(current)}`)
+    return toRedemption(current)
+  }
   if (givesBack) await returnItem(tx, redemption, nowIso)
   return toRedemption(cancelled)
 }
@@ -372,7 +422,7 @@ export async function giveBackRedemption(db: Db, packageId: string, redemptionId
     if (redemption.cancelation_date !== null) return toRedemption(redemption)
     const unusable = unusableReason(row, nowIso)
     if (unusable) throw new ConflictError(`${unusable}; no item can be given back to it`)
-    const given = await markCancelled(tx, redemption, { cancelation_date: nowIso, forfeited: 0, given_back_by: actor.id, given_back_reason: why })
+    const given = await markCancelled(tx, redemption, { cancelation_date: nowIso, forfeited: 0, given_back_by: actor.id, given_back_reason: why }, { evenDelivered: true })
     if (!given) return currentRedemption(tx, redemption.id)
     await returnItem(tx, redemption, nowIso)
     return toRedemption(given)

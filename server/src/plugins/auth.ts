@@ -61,8 +61,9 @@ export function signedInUser(request: FastifyRequest): AuthenticatedUser {
  * The signed-in user of a request a guard has passed, as the services see them: with a token narrower
  * than `api` (read, replays, profile: a web view, a partner's app), a staff member or admin acts as a
  * member. Staff powers on the routes every user shares (listing another member's replays, orders or
- * packages, asking for older footage) are decided in the services by the role, so the scope has to
- * reach them through it; the staff and admin routes themselves need `api` (checkTokenScope).
+ * packages, asking for older footage) and the limits only members have (the replay rate limits) are
+ * decided by the role, so the scope has to reach them through it: branch on this, never on the
+ * record's role. The staff and admin routes themselves need `api` (checkTokenScope).
  */
 export function currentUser(request: FastifyRequest): AuthenticatedUser {
   const user = signedInUser(request)

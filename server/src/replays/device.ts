@@ -6,6 +6,7 @@ import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
 import { collection } from '../paging.js'
+import { markDelivered } from '../packages/redemptions.js'
 import { parseConfig } from '../replay-servers/service.js'
 import { BucketError, checkLocation } from '@club/storage'
 import { FINAL, IN_PROGRESS, giveBack, recordReplayEvent, removeClip, type ReplayDeps } from './replay.js'
@@ -98,6 +99,8 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
       return { row: { ...row, status: current.status }, problem: `the replay is ${current.status} already` }
     }
     if (change.status === 'FAILED') await giveBack(tx, row, deps)
+    // Delivered: its item is spent for good, whatever becomes of this row (BILLING.md, "Packages").
+    if (change.status === 'READY' && row.redemption_id !== null) await markDelivered(tx, row.redemption_id, now)
     if (change.status === 'READY' || change.status === 'FAILED') {
       await recordReplayEvent(tx, row.id, change.status === 'READY' ? 'replay.ready' : 'replay.failed', new Date(now))
     }

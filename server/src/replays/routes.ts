@@ -45,7 +45,8 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   // A member pays with a package item too (createReplay), and is limited per hour and per court, so
   // that no one keeps the boxes' decoders busy or watches a court all day. Every request counts, a
   // refused one too (probing is asking). Staff and admins are not limited: each of their looks is
-  // logged, and older footage takes their typed reason.
+  // logged, and older footage takes their typed reason. Who is a member is what the token may do
+  // (currentUser): a staff member's narrow token (a web view's, a partner app's) is a member's here too.
   const memberLimits = [
     keyedRateLimit(app, {
       max: config.REPLAY_MEMBER_RATE_LIMIT_MAX,
@@ -62,7 +63,7 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   ]
   const replayLimits: preHandlerAsyncHookHandler = async function replayLimits(request, reply) {
     const principal = request.principal
-    const limits = principal?.kind === 'guest' ? guestLimits : principal?.kind === 'user' && principal.user.role === 'member' ? memberLimits : []
+    const limits = principal?.kind === 'guest' ? guestLimits : principal?.kind === 'user' && currentUser(request).role === 'member' ? memberLimits : []
     for (const limit of limits) await limit.call(this, request, reply)
   }
   const device = app.auth.device()
