@@ -12,7 +12,7 @@ import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, wholeInterval, type ClipSource, type Segment } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
-import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, pieceArgs, planSmartCut, videoConcatList, type Keyframe } from './smart-cut.js'
+import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, pieceArgs, planSmartCut, videoConcatList } from './smart-cut.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
 export class ClipError extends Error {
@@ -281,24 +281,18 @@ export class ClipExporter {
     const { runner } = this.options
     const { sources, offset, duration } = plan
     // Only the first and last segment can be cut inside: the others are copied whole.
-    const starts = new Map<string, number>()
-    const keyframes = new Map<string, Keyframe[]>()
-    for (const path of new Set([sources[0]!.path, sources.at(-1)!.path])) {
-      const probed = parseKeyframes(await runner.videoPacketFlags(path))
-      starts.set(path, probed.start)
-      keyframes.set(path, probed.keyframes)
-    }
+    // Each step's processes run side by side: the head and the tail are independent, and a box
+    // has cores to spare while it only copies.
+    const ends = [...new Set([sources[0]!.path, sources.at(-1)!.path])]
+    const probed = new Map(await Promise.all(ends.map(async (path) => [path, parseKeyframes(await runner.videoPacketFlags(path))] as const)))
     const [frames, seconds] = plan.picture.frameRate.split('/').map(Number)
+    const keyframes = new Map([...probed].map(([path, p]) => [path, p.keyframes]))
     const pieces = planSmartCut(sources, offset, duration, keyframes, (seconds ?? 1) / frames!)
-    const encoded: string[] = []
-    for (const piece of pieces) {
-      if (piece.kind !== 'encode') continue
-      const path = join(work, `piece-${encoded.length}.mp4`)
-      // A piece is at most a group of pictures (a segment when the keyframes are unknown).
-      await runner.run(pieceArgs(piece, encoder, path), Math.max(60_000, (piece.to - piece.from) * 10_000))
-      encoded.push(path)
-    }
-    const start = (path: string) => starts.get(path) ?? 0
+    const toEncode = pieces.filter((p) => p.kind === 'encode')
+    const encoded = toEncode.map((_, i) => join(work, `piece-${i}.mp4`))
+    // A piece is at most a group of pictures (a segment when the keyframes are unknown).
+    await Promise.all(toEncode.map((piece, i) => runner.run(pieceArgs(piece, encoder, encoded[i]!), Math.max(60_000, (piece.to - piece.from) * 10_000))))
+    const start = (path: string) => probed.get(path)?.start ?? 0
     const videoList = join(work, 'video.ffconcat')
     await writeFile(videoList, videoConcatList(pieces, encoded, start))
     let audioList: string | undefined
