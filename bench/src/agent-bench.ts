@@ -4,6 +4,8 @@
 // (its ffmpeg children excluded), the recording ffmpegs' CPU per camera, and how fast clips export
 // (a minute plain, with logo and postroll, with the full correction chain; a 30-second replay with the
 // full chain), while 8 cameras record and again with none recording, the load average beside each.
+// Then the plain cuts (a minute and an hour of 720p, by copy) beside a hand-written concat copy of the
+// same segments (`smart-cut.ts`); `BENCH_AGENT_ONLY=cuts` runs only those.
 // Bounded: every wait has a deadline, and every process started is stopped, also on failure.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -13,6 +15,7 @@ import { extname, join } from 'node:path'
 import { migrateToLatest, openDatabase } from '@club/server/db/database'
 import { machine, repoRoot, startNode, table, writeResults, type Started } from './harness.js'
 import { seedVenue } from './scenarios.js'
+import { cutTable, smartCutRows } from './smart-cut.js'
 import { seedUsers } from './seed.js'
 
 /** Seconds each camera count is measured for, after the cameras are recording. */
@@ -27,6 +30,10 @@ const MEDIA_DIR = process.env.BENCH_AGENT_MEDIA ?? join(tmpdir(), 'club-agent-be
 const AGENT_MAIN = process.env.BENCH_AGENT_MAIN ?? join(repoRoot, 'agent', 'dist', 'main.js')
 const FFMPEG = process.env.BENCH_FFMPEG ?? 'ffmpeg'
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || 100)
+/** `cuts`: only the plain cuts against their concat copy (no server, no cameras: a minute or two). */
+const ONLY = process.env.BENCH_AGENT_ONLY
+/** Turns of each plain cut and its concat copy; the medians are kept. */
+const CUT_REPEAT = Number(process.env.BENCH_AGENT_CUT_REPEAT ?? 3)
 
 const deadline = Date.now() + DEADLINE_MS
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -174,6 +181,23 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), 'club-agent-bench-'))
   children.push({ name: 'work folder', stop: async () => rmSync(dir, { recursive: true, force: true }) })
   const load1 = loadavg()[0]!
+  const plainCuts = async () => {
+    process.stdout.write(`plain cuts against a concat copy of the same segments, ${CUT_REPEAT} turns each…\n`)
+    const rows = await smartCutRows({ ffmpeg: FFMPEG, mediaDir: MEDIA_DIR, workDir: join(dir, 'cuts'), repeat: CUT_REPEAT, clockTicks: CLOCK_TICKS, log: (line) => process.stdout.write(`${line}\n`) })
+    process.stdout.write(`\n${table(cutTable(rows))}\ntargets: a plain 60 s cut >= 100x real time and within 2x of the concat copy; a plain 60-minute cut < 30 s\n`)
+    return rows
+  }
+  if (ONLY === 'cuts') {
+    try {
+      const cuts = await plainCuts()
+      const load2 = loadavg()[0]!
+      process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
+      process.stdout.write(`results written to ${writeResults('agent-cuts', { machine: machine(), loadAverage: { before: load1, after: load2 }, cuts })}\n`)
+    } finally {
+      for (const child of children.splice(0).reverse()) await child.stop().catch(() => undefined)
+    }
+    return
+  }
   try {
     process.stdout.write(`preparing server and ${Math.max(...CAMERA_COUNTS)} cameras in ${dir}…\n`)
     const media = cachedMedia()
@@ -388,6 +412,8 @@ async function main() {
     const ready = settled
     const replayRow = { replay: '30 s, logo + postroll, file:// bucket', 'request → READY s': round((performance.now() - asked) / 1000, 2), 'clip s (with postroll)': round(ready.durationSeconds, 2) }
 
+    const cuts = await plainCuts()
+
     const load2 = loadavg()[0]!
     process.stdout.write(
       `\n${table(
@@ -417,7 +443,7 @@ async function main() {
         `with the full chain >= 2x; the ${REPLAY_SECONDS} s replay with the full chain cut in < 15 s\n`
     )
     process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
-    const file = writeResults('agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports, replay: replayRow })
+    const file = writeResults('agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports, replay: replayRow, cuts })
     process.stdout.write(`results written to ${file}\n`)
   } finally {
     // The work folder was pushed first, so it goes last, once nothing writes into it.

@@ -12,6 +12,7 @@ import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, wholeInterval, type ClipSource, type Segment } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
+import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, pieceArgs, planSmartCut, videoConcatList } from './smart-cut.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
 export class ClipError extends Error {
@@ -245,10 +246,20 @@ export class ClipExporter {
         concatListPath: join(work, 'segments.ffconcat'),
         outputPath: join(this.options.clipsDir, `${id}.mp4`)
       }
-      await writeFile(plan.concatListPath, concatList(sources))
-      log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration }, 'exporting clip')
+      // A plain clip is a copy of the recorded packets but for its two ends; anything drawn on the
+      // picture, a postroll or a recording libx264 cannot continue means encoding all of it.
+      const audio = first.streams.find((s) => s.codec_type === 'audio')
+      const encoder = isPlainCut(camera, { logo: !!plan.logo, postroll: !!postroll }) && (!plan.withAudio || audio?.codec_name === 'aac')
+        ? matchingEncoder(video)
+        : undefined
+      log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration, copy: !!encoder }, 'exporting clip')
       try {
-        await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+        if (encoder) {
+          await this.cutByCopy(plan, encoder, work)
+        } else {
+          await writeFile(plan.concatListPath, concatList(sources))
+          await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+        }
       } catch (err) {
         // Footage measured a moment ago and still being written is the one thing here that can change
         // under ffmpeg: that failure is the caller's to retry, and ffmpeg's own words go to the log.
@@ -263,6 +274,34 @@ export class ClipExporter {
       release()
       await rm(work, { recursive: true, force: true })
     }
+  }
+
+  /** The smart cut of a plain clip: the ends encoded to match the recording, the rest copied. */
+  private async cutByCopy(plan: ClipPlan, encoder: readonly string[], work: string): Promise<void> {
+    const { runner } = this.options
+    const { sources, offset, duration } = plan
+    // Only the first and last segment can be cut inside: the others are copied whole.
+    // Each step's processes run side by side: the head and the tail are independent, and a box
+    // has cores to spare while it only copies.
+    const ends = [...new Set([sources[0]!.path, sources.at(-1)!.path])]
+    const probed = new Map(await Promise.all(ends.map(async (path) => [path, parseKeyframes(await runner.videoPacketFlags(path))] as const)))
+    const [frames, seconds] = plan.picture.frameRate.split('/').map(Number)
+    const keyframes = new Map([...probed].map(([path, p]) => [path, p.keyframes]))
+    const pieces = planSmartCut(sources, offset, duration, keyframes, (seconds ?? 1) / frames!)
+    const toEncode = pieces.filter((p) => p.kind === 'encode')
+    const encoded = toEncode.map((_, i) => join(work, `piece-${i}.mp4`))
+    // A piece is at most a group of pictures (a segment when the keyframes are unknown).
+    await Promise.all(toEncode.map((piece, i) => runner.run(pieceArgs(piece, encoder, encoded[i]!), Math.max(60_000, (piece.to - piece.from) * 10_000))))
+    const start = (path: string) => probed.get(path)?.start ?? 0
+    const videoList = join(work, 'video.ffconcat')
+    await writeFile(videoList, videoConcatList(pieces, encoded, start))
+    let audioList: string | undefined
+    if (plan.withAudio) {
+      audioList = join(work, 'audio.ffconcat')
+      await writeFile(audioList, audioConcatList(sources, offset, duration, start))
+    }
+    // Copying reads and writes each byte once: a minute of footage takes about a second.
+    await runner.run(joinArgs(videoList, audioList, duration, plan.outputPath), Math.max(60_000, duration * 1_000))
   }
 }
 

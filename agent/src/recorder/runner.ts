@@ -24,7 +24,18 @@ export interface FfmpegProcess {
 
 export interface ProbeResult {
   duration?: number
-  streams: Array<{ codec_type?: string; codec_name?: string; width?: number; height?: number; r_frame_rate?: string; duration?: string }>
+  streams: Array<{
+    codec_type?: string
+    codec_name?: string
+    profile?: string
+    level?: number
+    pix_fmt?: string
+    time_base?: string
+    width?: number
+    height?: number
+    r_frame_rate?: string
+    duration?: string
+  }>
 }
 
 export class FfmpegError extends Error {
@@ -141,7 +152,16 @@ export class FfmpegRunner {
    * '' when none can (a segment just opened holds no index yet, and ffprobe refuses it).
    */
   async videoPackets(path: string): Promise<string> {
-    const args = ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', path]
+    return this.probeVideoPackets(path, ['-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0'])
+  }
+
+  /** ffprobe's JSON of a file's video packets (times, flags) and its start time: where its keyframes are. */
+  async videoPacketFlags(path: string): Promise<string> {
+    return this.probeVideoPackets(path, ['-show_entries', 'packet=pts_time,dts_time,flags:format=start_time', '-of', 'json'])
+  }
+
+  private async probeVideoPackets(path: string, show: readonly string[]): Promise<string> {
+    const args = ['-v', 'error', '-select_streams', 'v:0', ...show, path]
     try {
       return (await execFileAsync(this.options.ffprobePath, args, { maxBuffer: 64 << 20 })).stdout
     } catch (err) {
