@@ -14,6 +14,7 @@ import type { PaymentProvider } from '../payments/provider.js'
 import { issueTokenPair } from '../oauth2/tokens.js'
 import { createUser } from '../users/service.js'
 import { createTestPostgresDatabase } from './postgres.js'
+import { TEST_BUSY_TIMEOUT_MS } from './processes.js'
 import { trustedKeysSetting } from './agent-releases.js'
 import type { UserRole } from '@club/contract'
 
@@ -39,6 +40,8 @@ export function testConfig(dir: string, env: Record<string, string> = {}): Confi
     // Releases in the test's own folder, never in the working copy's data/; signed by the test run's key.
     AGENT_RELEASES_DIR: join(dir, 'agent-releases'),
     AGENT_RELEASE_PUBLIC_KEYS: trustedKeysSetting(),
+    // Apps racing processes on one database wait for their locks however slow the machine (processes.ts).
+    DATABASE_BUSY_TIMEOUT_MS: TEST_BUSY_TIMEOUT_MS,
     ...env
   })
 }

@@ -23,9 +23,21 @@ export interface StartedServer extends ServerProcess {
   base: string
 }
 
+/**
+ * How long a write of a test's process waits for another's lock unless the test sets it: ten writers
+ * racing on a machine at a load of 30 hold each other for seconds, and the production default (5 s)
+ * then answers 503 where a quiet machine never does. What the races check (at most once, no 5xx) must
+ * not depend on the machine's speed; busy.test.ts, which checks the 503 itself, sets its own.
+ */
+export const TEST_BUSY_TIMEOUT_MS = '120000'
+
+function withTestBusyTimeout(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return { DATABASE_BUSY_TIMEOUT_MS: TEST_BUSY_TIMEOUT_MS, ...env }
+}
+
 /** Spawns a server with `env` (the whole environment: callers spread process.env into it); killed at teardown. */
 export function spawnServer(t: { teardown(fn: () => unknown): void }, env: Record<string, string | undefined>): ServerProcess {
-  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [MAIN], { env: withTestBusyTimeout(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let out = ''
   let stdout = ''
   let stderr = ''
@@ -62,7 +74,7 @@ export interface CliResult {
 
 /** One `club` command with `env`, to its exit. */
 export function club(env: Record<string, string | undefined>, ...args: string[]): Promise<CliResult> {
-  const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, [CLI, ...args], { env: withTestBusyTimeout(env), stdio: ['ignore', 'pipe', 'pipe'] })
   let stdout = ''
   let stderr = ''
   child.stdout.on('data', (d) => (stdout += d))
