@@ -25,7 +25,7 @@ t.test('a box registered then approved; a replay requested, READY, another FAILE
   await step(created.id, { status: 'EXPORTING' })
   await step(created.id, { status: 'UPLOADING' })
   t.same(await events.next(), [], 'the steps between are not told')
-  t.equal((await step(created.id, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA })).statusCode, 200)
+  t.equal((await step(created.id, { status: 'READY', location: storedClip(bucketDir, `cam-1/${created.id}.mp4`), durationSeconds: 10, sizeBytes: 28, sha256: SHA })).statusCode, 200)
   const ready = await events.next()
   t.same(ready.map((e) => e.type), ['replay.ready'])
   const { downloadUrl: _url, downloadUrlExpiresAt: _expires, ...shown } = (await call('GET', `${REPLAYS}/${created.id}`, { authorization: admin })).json()
@@ -90,7 +90,7 @@ t.test('a box going offline and coming back: offline and online told once each, 
 t.test('replays-cleanup: a READY replay past REPLAY_RETENTION_DAYS is told expired once', async (t) => {
   const { ctx, venue, member, call, device, bucketDir } = await filmedVenue(t, { REPLAY_RETENTION_DAYS: '7' })
   const created = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })).json()
-  for (const body of [{ status: 'EXPORTING' }, { status: 'UPLOADING' }, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA }]) {
+  for (const body of [{ status: 'EXPORTING' }, { status: 'UPLOADING' }, { status: 'READY', location: storedClip(bucketDir, `cam-1/${created.id}.mp4`), durationSeconds: 10, sizeBytes: 28, sha256: SHA }]) {
     await call('PUT', `${DEVICE}/${created.id}/status`, device, body)
   }
   const events = eventReader(ctx.app.db)
