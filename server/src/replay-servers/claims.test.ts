@@ -13,8 +13,8 @@ import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll, 
 
 const ATTACKER_IP = '203.0.113.9'
 const BOX_URL = 'http://10.0.0.5:8080/'
-/** The origin app.inject requests name (Host: localhost:80): the audience a proof must be made for. */
-const AUDIENCE = 'http://localhost'
+/** The origin of PUBLIC_BASE_URL as testConfig leaves it: the audience a proof must be made for. */
+const AUDIENCE = 'http://localhost:3000'
 
 interface BoxKey {
   publicKey: string
@@ -260,12 +260,42 @@ t.test('a re-registration that proves the box key replaces the serverId at once;
   const moved = { ...proven(ctx, key, { serverUrl: 'http://10.0.0.8:8080/' }), serverUrl: 'http://attacker.example/' }
   await refused('a proof moved to another serverUrl', moved, 400, /signature does not verify/)
   await refused('a proof made for another server', proven(ctx, key, {}, undefined, 'https://other-club.example'), 400, /signature does not verify/)
+  // Nor does it when the request names that other server in Host (or, behind a proxy, X-Forwarded-Host):
+  // the audience is this server's PUBLIC_BASE_URL, never what the sender writes.
+  const forged = async (headers: Record<string, string>) => {
+    ctx.clock.advance(1000)
+    const res = await ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress: ATTACKER_IP, headers, payload: proven(ctx, key, {}, undefined, 'https://other-club.example') })
+    t.equal(res.statusCode, 400, `a proof for another server, with ${JSON.stringify(headers)}`)
+    t.match(errorOf(res).message, /signature does not verify/)
+    t.same((await poll(ctx, fresh)).json(), answer, 'the box kept its serverId')
+  }
+  await forged({ host: 'other-club.example' })
+  await forged({ host: 'other-club.example', 'x-forwarded-host': 'other-club.example', 'x-forwarded-proto': 'https' })
 
   // Signed by another key, however well: a claim, with that key.
   const other = await registerFrom(ctx, ATTACKER_IP, proven(ctx, boxKey()))
   t.equal(other.json().status, 'PENDING')
   t.match((await adminView(ctx, box.admin, box.id)).claims, [{ sameKey: false, proof: 'PROVEN', keyFingerprint: /^SHA256:/ }])
   t.same((await poll(ctx, fresh)).json(), answer, 'the box kept its serverId through all of it')
+})
+
+t.test("the proof's audience is PUBLIC_BASE_URL's origin, whatever Host or X-Forwarded-Host the request names", async (t) => {
+  const ctx = await testApp(t, { TRUST_PROXY: 'true', PUBLIC_BASE_URL: 'https://club.example/base' })
+  const key = boxKey()
+  const register = (audience: string, headers: Record<string, string>) =>
+    ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress: ATTACKER_IP, headers, payload: proven(ctx, key, {}, undefined, audience) })
+  const box = await register('https://club.example', { host: 'box-lan-name:8080' })
+  t.equal(box.statusCode, 200, 'made for this server, it holds whichever name the request came by')
+  t.match((await ctx.app.inject({ method: 'GET', url: `${ADMIN}?deviceId=box-1`, headers: { authorization: await adminOf(ctx) } })).json(), {
+    items: [{ keyFingerprint: /^SHA256:/ }]
+  })
+  for (const headers of [{ host: 'other-club.example' }, { 'x-forwarded-host': 'other-club.example', 'x-forwarded-proto': 'https' }] as Array<Record<string, string>>) {
+    ctx.clock.advance(1000)
+    const res = await register('https://other-club.example', headers)
+    t.equal(res.statusCode, 400, `made for another server, refused with ${JSON.stringify(headers)}`)
+    t.match(errorOf(res).message, /signature does not verify/)
+  }
+  t.equal((await poll(ctx, box.json().serverId)).json().status, 'PENDING', 'the box kept its serverId')
 })
 
 t.test('one proof sent twice at once, to two processes, replaces the serverId once', async (t) => {

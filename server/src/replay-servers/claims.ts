@@ -52,7 +52,7 @@ const outOfWindow = (timestamp: string, now: Date): boolean => {
 }
 
 export const STALE = `the proof's timestamp is not within ${KEY_PROOF_WINDOW_MS / 1000} s of the server's clock: set the box's clock (NTP)`
-export const BAD_SIGNATURE = 'the signature does not verify with the key sent (signed for another deviceId, serverUrl or server?)'
+export const BAD_SIGNATURE = "the signature does not verify with the key sent (signed for another deviceId, serverUrl or server? A box registers at this server's PUBLIC_BASE_URL)"
 export const REPLAYED = 'this proof, or a newer one, was already used'
 
 /**

@@ -114,7 +114,7 @@ export function onlineSince(now: Date, pollIntervalSeconds: number): string {
 export interface RegistrationOrigin {
   /** The client's address: a claim's source, and the address a proven box now polls from (see reportedChanges). */
   sourceIp: string
-  /** This server's origin as the box addressed it (`https://club.example`): what a key proof must name. */
+  /** This server's origin, PUBLIC_BASE_URL's (`https://club.example`): what a key proof must name. */
   audience: string
 }
 
