@@ -32,6 +32,7 @@ import * as m0029 from './0029_webhook_endpoints.js'
 import * as m0030 from './0030_table_changes.js'
 import * as m0031 from './0031_template_list_order.js'
 import * as m0032 from './0032_events_numbered_at_commit.js'
+import * as m0033 from './0033_events_without_url_passwords.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -65,5 +66,6 @@ export const migrations: Record<string, Migration> = {
   '0029_webhook_endpoints': m0029,
   '0030_table_changes': m0030,
   '0031_template_list_order': m0031,
-  '0032_events_numbered_at_commit': m0032
+  '0032_events_numbered_at_commit': m0032,
+  '0033_events_without_url_passwords': m0033
 }
