@@ -9,7 +9,7 @@ import { errorOf, testApp, type TestApp } from '../test-support/app.js'
 import { KEY_PROOF_WINDOW_MS, MAX_CLAIMS_PER_BOX, MAX_CLAIMS_PER_SOURCE } from './claims.js'
 import { authenticateDeviceToken, registerReplayServer, replaceByProof } from './service.js'
 import { adoptPolledKey } from './polls.js'
-import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll, putConfig, registeredBox } from './test-helpers.js'
+import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll as unsignedPoll, putConfig, registeredBox } from './test-helpers.js'
 
 const ATTACKER_IP = '203.0.113.9'
 const BOX_URL = 'http://10.0.0.5:8080/'
@@ -46,6 +46,32 @@ function adoption(ctx: TestApp, key: BoxKey, serverId: string, signedFor = serve
   return new URLSearchParams({ publicKey: key.publicKey, keyTimestamp: timestamp, keySignature }).toString()
 }
 
+/** The box key each test's polls are signed with, as the agent signs every poll (none: unsigned). */
+const signers = new WeakMap<TestApp, BoxKey>()
+let signedPolls = 0
+
+/**
+ * A status poll as the box makes it: signed with its key (when the test has one and names no query
+ * of its own), each signature a millisecond newer than the last, as fresh ones are.
+ */
+function poll(ctx: TestApp, serverId: string, query = '', headers: Record<string, string> = {}) {
+  const key = signers.get(ctx)
+  if (key === undefined || query !== '') return unsignedPoll(ctx, serverId, query, headers)
+  return unsignedPoll(ctx, serverId, signedQuery(ctx, key, serverId), headers)
+}
+
+function signedQuery(ctx: TestApp, key: BoxKey, serverId: string, signedFor = serverId): string {
+  const timestamp = new Date(ctx.clock.now().getTime() + (signedPolls++ % 60_000)).toISOString()
+  const text = boxKeyAdoptionText({ serverId: signedFor, publicKey: key.publicKey, timestamp })
+  const keySignature = sign(null, Buffer.from(text), key.privateKey).toString('base64')
+  return new URLSearchParams({ publicKey: key.publicKey, keyTimestamp: timestamp, keySignature }).toString()
+}
+
+/** Three poll intervals pass: the address the box polls from is held long enough to adopt a key from it. */
+function holdAddress(ctx: TestApp): void {
+  ctx.clock.advance(3 * ctx.config.REPLAY_POLL_INTERVAL_SECONDS * 1000)
+}
+
 /** The key text with the same 32 bytes but the unused low bits of its last character set: not canonical. */
 function nonCanonical(publicKey: string): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
@@ -55,6 +81,7 @@ function nonCanonical(publicKey: string): string {
 
 /** An approved box with a camera, a serverUrl and (optionally) a key, as it polls before any claim. */
 async function approvedBox(t: Test, ctx: TestApp, key?: BoxKey) {
+  if (key) signers.set(ctx, key)
   const admin = await adminOf(ctx)
   const areaId = await area(ctx)
   const box = await registeredBox(ctx, key ? proven(ctx, key, { serverUrl: BOX_URL, hostname: 'replay-01' }) : { serverUrl: BOX_URL, hostname: 'replay-01' })
@@ -124,6 +151,7 @@ t.test('an admin accepting a claim switches the box to it', async (t) => {
 
   const accepted = await decide(ctx, box.admin, box.id, claims[0].id, 'approve')
   t.equal(accepted.statusCode, 200)
+  signers.set(ctx, replacement)
   t.match(accepted.json(), { status: 'APPROVED', serverUrl: 'http://10.0.0.6:8080/', keyFingerprint: claims[0].keyFingerprint, claims: [] })
   const old = await poll(ctx, box.serverId)
   t.equal(old.statusCode, 404, 'the old serverId is refused')
@@ -285,6 +313,7 @@ t.test("the proof's audience is PUBLIC_BASE_URL's origin, whatever Host or X-For
   const register = (audience: string, headers: Record<string, string>) =>
     ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress: ATTACKER_IP, headers, payload: proven(ctx, key, {}, undefined, audience) })
   const box = await register('https://club.example', { host: 'box-lan-name:8080' })
+  signers.set(ctx, key)
   t.equal(box.statusCode, 200, 'made for this server, it holds whichever name the request came by')
   t.match((await ctx.app.inject({ method: 'GET', url: `${ADMIN}?deviceId=box-1`, headers: { authorization: await adminOf(ctx) } })).json(), {
     items: [{ keyFingerprint: /^SHA256:/ }]
@@ -330,6 +359,7 @@ t.test('a proven replacement over a record that moved on since it was read chang
   // Between that read and the proof's write, an admin accepts the claim (another key, another serverId).
   const { claims } = await adminView(ctx, box.admin, box.id)
   t.equal((await decide(ctx, box.admin, box.id, claims[0].id, 'approve')).statusCode, 200)
+  signers.set(ctx, replacement)
   ctx.clock.advance(1000)
   const late = { input: proven(ctx, key) as unknown as ReplayServerRegistrationRequest, serverIdHash: sha256Hex('late'), sourceIp: ATTACKER_IP }
   const written = await replaceByProof(
@@ -386,16 +416,17 @@ t.test('a box registered before it had a key adopts the one its own poll proves,
   t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'a key named in a poll is not enough: it is public')
   await poll(ctx, box.serverId, adoption(ctx, key, box.serverId, 'another-server-id'))
   t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'nor one signed for another serverId')
+  const bad = await poll(ctx, box.serverId, 'publicKey=abc')
+  t.equal(bad.statusCode, 400)
+  t.match(errorOf(bad).message, /publicKey/)
 
-  ctx.clock.advance(1000)
+  holdAddress(ctx)
   t.match((await poll(ctx, box.serverId, adoption(ctx, key, box.serverId))).json(), { status: 'APPROVED' })
+  signers.set(ctx, key)
   const view = await adminView(ctx, box.admin, box.id)
   t.match(view, { keyFingerprint: /^SHA256:/, keyAdoptedDate: ctx.clock.now().toISOString(), keyAdoptedFrom: '127.0.0.1' }, 'adopted, when and from where')
   await poll(ctx, box.serverId, adoption(ctx, boxKey(), box.serverId))
   t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, view.keyFingerprint, 'a poll never replaces a key')
-  const bad = await poll(ctx, box.serverId, 'publicKey=abc')
-  t.equal(bad.statusCode, 400)
-  t.match(errorOf(bad).message, /publicKey/)
 
   ctx.clock.advance(1000)
   const res = await registerFrom(ctx, '10.0.0.5', proven(ctx, key, { serverUrl: BOX_URL }))
@@ -409,6 +440,7 @@ t.test('adoption is one conditional write: a poll read before another adopted a 
   const box = await approvedBox(t, ctx)
   const read = await other.stored(box.id)
   const [first, second] = [boxKey(), boxKey()]
+  holdAddress(ctx)
   await poll(ctx, box.serverId, adoption(ctx, first, box.serverId))
   t.equal(await adoptPolledKey(other.db, read, second.publicKey, ATTACKER_IP, ctx.clock.now()), false)
   const stored = await other.stored(box.id)
@@ -422,7 +454,9 @@ t.test('a claim with the box key a poll adopted later cannot be accepted: the bo
   const key = boxKey()
   // Someone holding the key registers first (a claim), then the box's own poll adopts the same key.
   await registerFrom(ctx, ATTACKER_IP, proven(ctx, key))
+  holdAddress(ctx)
   await poll(ctx, box.serverId, adoption(ctx, key, box.serverId))
+  signers.set(ctx, key)
   const { claims } = await adminView(ctx, box.admin, box.id)
   t.match(claims, [{ sameKey: true, proof: 'PROVEN' }])
   const res = await decide(ctx, box.admin, box.id, claims[0].id, 'approve')
@@ -481,4 +515,67 @@ t.test('a new record keeps only a key its registration proved', async (t) => {
   const box = await registeredBox(ctx, proven(ctx, key, { deviceId: 'box-b' }))
   t.match((await adminView(ctx, admin, box.id)).keyFingerprint, /^SHA256:/)
   t.equal((await registerFrom(ctx, ATTACKER_IP, proven(ctx, key, { deviceId: 'box-b' }))).statusCode, 409, 'its first proof is used up')
+})
+
+t.test("a box with a key answers only polls its key signs: a serverId read in a proxy's log yields no token, configuration or report", async (t) => {
+  const ctx = await testApp(t)
+  const key = boxKey()
+  const box = await approvedBox(t, ctx, key)
+  const viewBefore = await adminView(ctx, box.admin, box.id)
+  const stolen = (query: string, headers: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'GET', url: `${REGISTER}/${box.serverId}/status${query ? `?${query}` : ''}`, remoteAddress: ATTACKER_IP, headers })
+
+  for (const [name, query] of [
+    ['the serverId alone', ''],
+    ['a report of its own', 'serverUrl=http%3A%2F%2Fattacker.example%2F'],
+    ['the box key named, unsigned', `publicKey=${encodeURIComponent(key.publicKey)}`],
+    ["another key's signature", signedQuery(ctx, boxKey(), box.serverId)]
+  ]) {
+    const res = await stolen(query!)
+    t.equal(res.statusCode, 401, name)
+    t.notMatch(res.body, /accessToken|cameras/, `${name}: no token, no configuration`)
+    t.match(errorOf(res).message, /signed by it/)
+  }
+  t.equal((await stolen('', { 'if-none-match': '*' })).statusCode, 401, 'nor a "not modified" for an unsigned poll')
+  // A signed poll copied from a log and sent again: each signature counts once.
+  const signed = signedQuery(ctx, key, box.serverId)
+  t.equal((await unsignedPoll(ctx, box.serverId, signed)).statusCode, 200, 'the box signs its poll')
+  const replayed = await stolen(signed)
+  t.equal(replayed.statusCode, 401, 'the same signed query again')
+  t.match(errorOf(replayed).message, /already used/)
+
+  const view = await adminView(ctx, box.admin, box.id)
+  t.equal(view.serverUrl, viewBefore.serverUrl, 'the serverUrl the server calls is unchanged')
+  t.match((await poll(ctx, box.serverId)).json(), { status: 'APPROVED', accessToken: box.answer.accessToken }, 'the box goes on as it was')
+})
+
+t.test('a keyless box adopts a key only from the address its polls have come from for a while, not from one a serverId holder just polled from', async (t) => {
+  const ctx = await testApp(t, { TRUST_PROXY: 'true' })
+  const box = await approvedBox(t, ctx)
+  const attacker = boxKey()
+  holdAddress(ctx)
+  const from = (remoteAddress: string, query = '', headers: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'GET', url: `${REGISTER}/${box.serverId}/status${query ? `?${query}` : ''}`, remoteAddress, headers })
+
+  // The holder of the serverId polls once from elsewhere (its address becomes the recorded one), then offers its key.
+  t.equal((await from(ATTACKER_IP)).statusCode, 200)
+  t.equal((await from(ATTACKER_IP, adoption(ctx, attacker, box.serverId))).statusCode, 200)
+  t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'not adopted from an address just taken')
+  ctx.clock.advance(1000)
+  // Nor through a header it writes itself.
+  const forwarded = { 'x-forwarded-for': '127.0.0.1' }
+  t.equal((await from('127.0.0.1', '', forwarded)).statusCode, 200)
+  holdAddress(ctx)
+  t.equal((await from('127.0.0.1', adoption(ctx, attacker, box.serverId), forwarded)).statusCode, 200)
+  t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'nor from a forwarded address no one vouches for')
+
+  // The box, polling from its own address for three poll intervals, adopts its key.
+  const own = boxKey()
+  await from('127.0.0.1')
+  holdAddress(ctx)
+  await from('127.0.0.1', adoption(ctx, own, box.serverId))
+  t.match(await adminView(ctx, box.admin, box.id), { keyFingerprint: /^SHA256:/, keyAdoptedFrom: '127.0.0.1' })
+  signers.set(ctx, own)
+  t.match((await poll(ctx, box.serverId)).json(), { status: 'APPROVED' })
+  t.equal((await from(ATTACKER_IP)).statusCode, 401, 'from then on the serverId alone gets nothing')
 })

@@ -160,6 +160,7 @@ export async function registerReplayServer(
           local_ip: input.localIp ?? null,
           server_url: input.serverUrl ?? null,
           poll_address: sourceIp,
+          poll_address_since: now,
           area_id: null,
           config: null,
           target_version: null,
@@ -233,6 +234,7 @@ export async function replaceByProof(
       local_ip: input.localIp ?? existing.local_ip,
       server_url: input.serverUrl ?? existing.server_url,
       poll_address: proven.sourceIp,
+      poll_address_since: proven.sourceIp === existing.poll_address ? existing.poll_address_since : now,
       key_proof_at: proofAt,
       last_seen_at: now,
       updated_at: now

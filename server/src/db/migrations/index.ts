@@ -33,6 +33,7 @@ import * as m0030 from './0030_table_changes.js'
 import * as m0031 from './0031_template_list_order.js'
 import * as m0032 from './0032_events_numbered_at_commit.js'
 import * as m0033 from './0033_events_without_url_passwords.js'
+import * as m0034 from './0034_poll_address_since.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -67,5 +68,6 @@ export const migrations: Record<string, Migration> = {
   '0030_table_changes': m0030,
   '0031_template_list_order': m0031,
   '0032_events_numbered_at_commit': m0032,
-  '0033_events_without_url_passwords': m0033
+  '0033_events_without_url_passwords': m0033,
+  '0034_poll_address_since': m0034
 }
