@@ -1,76 +1,30 @@
 // A box is who it says it is (issue 32): a known deviceId registered again, by anyone, never
 // disturbs the box; it is a pending claim an admin decides on, unless it proves the box key.
-import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
-import t, { type Test } from 'tap'
-import { boxKeyAdoptionText, boxKeyProofText, type ReplayServerRegistrationRequest } from '@club/contract'
+import t from 'tap'
+import { type ReplayServerRegistrationRequest } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import { UnauthorizedError } from '../errors.js'
-import { errorOf, testApp, type TestApp } from '../test-support/app.js'
-import { KEY_PROOF_WINDOW_MS, MAX_CLAIMS_PER_BOX, MAX_CLAIMS_PER_SOURCE, claimsToDrop, sourceOf } from './claims.js'
-import { MAX_WAITING_BOXES, MAX_WAITING_BOXES_TOLD, authenticateDeviceToken, registerReplayServer, replaceByProof } from './service.js'
+import { errorOf, testApp } from '../test-support/app.js'
+import { KEY_PROOF_WINDOW_MS, MAX_CLAIMS_PER_BOX, MAX_CLAIMS_PER_SOURCE } from './claims.js'
+import { authenticateDeviceToken, registerReplayServer, replaceByProof } from './service.js'
 import { adoptPolledKey } from './polls.js'
-import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll as unsignedPoll, putConfig, registeredBox } from './test-helpers.js'
-
-const ATTACKER_IP = '203.0.113.9'
-const BOX_URL = 'http://10.0.0.5:8080/'
-/** The origin of PUBLIC_BASE_URL as testConfig leaves it: the audience a proof must be made for. */
-const AUDIENCE = 'http://localhost:3000'
-
-interface BoxKey {
-  publicKey: string
-  privateKey: KeyObject
-}
-
-function boxKey(): BoxKey {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519')
-  return { publicKey: Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64'), privateKey }
-}
-
-/** A registration body proving `key`, made at `timestamp` (the server's clock by default). */
-function proven(ctx: TestApp, key: BoxKey, body: Record<string, unknown> = {}, timestamp = ctx.clock.now().toISOString(), audience = AUDIENCE) {
-  const deviceId = (body.deviceId as string | undefined) ?? 'box-1'
-  const serverUrl = body.serverUrl as string | undefined
-  const text = boxKeyProofText({ deviceId, publicKey: key.publicKey, timestamp, serverUrl, audience })
-  return { deviceId, ...body, publicKey: key.publicKey, keyProof: { timestamp, signature: sign(null, Buffer.from(text), key.privateKey).toString('base64') } }
-}
-
-function registerFrom(ctx: TestApp, remoteAddress: string, body: Record<string, unknown>) {
-  return ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress, payload: { deviceId: 'box-1', ...body } })
-}
-
-/** The status query that lets a keyless record adopt `key`: signed over the poll's own serverId. */
-function adoption(ctx: TestApp, key: BoxKey, serverId: string, signedFor = serverId) {
-  const timestamp = ctx.clock.now().toISOString()
-  const text = boxKeyAdoptionText({ serverId: signedFor, publicKey: key.publicKey, timestamp })
-  const keySignature = sign(null, Buffer.from(text), key.privateKey).toString('base64')
-  return new URLSearchParams({ publicKey: key.publicKey, keyTimestamp: timestamp, keySignature }).toString()
-}
-
-/** The box key each test's polls are signed with, as the agent signs every poll (none: unsigned). */
-const signers = new WeakMap<TestApp, BoxKey>()
-let signedPolls = 0
-
-/**
- * A status poll as the box makes it: signed with its key (when the test has one and names no query
- * of its own), each signature a millisecond newer than the last, as fresh ones are.
- */
-function poll(ctx: TestApp, serverId: string, query = '', headers: Record<string, string> = {}) {
-  const key = signers.get(ctx)
-  if (key === undefined || query !== '') return unsignedPoll(ctx, serverId, query, headers)
-  return unsignedPoll(ctx, serverId, signedQuery(ctx, key, serverId), headers)
-}
-
-function signedQuery(ctx: TestApp, key: BoxKey, serverId: string, signedFor = serverId): string {
-  const timestamp = new Date(ctx.clock.now().getTime() + (signedPolls++ % 60_000)).toISOString()
-  const text = boxKeyAdoptionText({ serverId: signedFor, publicKey: key.publicKey, timestamp })
-  const keySignature = sign(null, Buffer.from(text), key.privateKey).toString('base64')
-  return new URLSearchParams({ publicKey: key.publicKey, keyTimestamp: timestamp, keySignature }).toString()
-}
-
-/** Three poll intervals pass: the address the box polls from is held long enough to adopt a key from it. */
-function holdAddress(ctx: TestApp): void {
-  ctx.clock.advance(3 * ctx.config.REPLAY_POLL_INTERVAL_SECONDS * 1000)
-}
+import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll as unsignedPoll, registeredBox } from './test-helpers.js'
+import {
+  ATTACKER_IP,
+  AUDIENCE,
+  BOX_URL,
+  adminView,
+  adoption,
+  approvedBox,
+  boxKey,
+  decide,
+  holdAddress,
+  poll,
+  proven,
+  registerFrom,
+  signedQuery,
+  signers
+} from '../test-support/box-keys.js'
 
 /** The key text with the same 32 bytes but the unused low bits of its last character set: not canonical. */
 function nonCanonical(publicKey: string): string {
@@ -78,25 +32,6 @@ function nonCanonical(publicKey: string): string {
   const last = alphabet.indexOf(publicKey[42]!)
   return publicKey.slice(0, 42) + alphabet[last ^ 1] + '='
 }
-
-/** An approved box with a camera, a serverUrl and (optionally) a key, as it polls before any claim. */
-async function approvedBox(t: Test, ctx: TestApp, key?: BoxKey) {
-  if (key) signers.set(ctx, key)
-  const admin = await adminOf(ctx)
-  const areaId = await area(ctx)
-  const box = await registeredBox(ctx, key ? proven(ctx, key, { serverUrl: BOX_URL, hostname: 'replay-01' }) : { serverUrl: BOX_URL, hostname: 'replay-01' })
-  t.equal((await approve(ctx, admin, box.id, { areaId, displayName: 'Court 1 box' })).statusCode, 200)
-  t.equal((await putConfig(ctx, admin, box.id, { cameras: [camera()] })).statusCode, 200)
-  const answer = (await poll(ctx, box.serverId)).json()
-  t.match(answer, { status: 'APPROVED', area: { id: areaId }, config: { cameras: [camera()] } })
-  return { ...box, admin, areaId, answer }
-}
-
-const adminView = async (ctx: TestApp, admin: string, id: string) =>
-  (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${id}`, headers: { authorization: admin } })).json()
-
-const decide = (ctx: TestApp, admin: string, id: string, claimId: string, decision: 'approve' | 'reject') =>
-  ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/claims/${claimId}/${decision}`, headers: { authorization: admin } })
 
 t.test('a re-registration of an approved box without its key is a pending claim: the box goes on as it was', async (t) => {
   const ctx = await testApp(t)
@@ -578,82 +513,4 @@ t.test('a keyless box adopts a key only from the address its polls have come fro
   signers.set(ctx, own)
   t.match((await poll(ctx, box.serverId)).json(), { status: 'APPROVED' })
   t.equal((await from(ATTACKER_IP)).statusCode, 401, 'from then on the serverId alone gets nothing')
-})
-
-t.test("a reinstalled box's proven claim outlasts a stranger rotating IPv6 addresses in a /64 or X-Forwarded-For under TRUST_PROXY", async (t) => {
-  const ctx = await testApp(t, { REPLAY_REGISTRATION_RATE_LIMIT_MAX: '1000', TRUST_PROXY: 'true' })
-  const box = await approvedBox(t, ctx)
-  const newKey = boxKey()
-  const reinstalled = await registerFrom(ctx, '198.51.100.7', proven(ctx, newKey, { serverUrl: 'http://10.0.0.6:8080/' }))
-  const genuine = (await adminView(ctx, box.admin, box.id)).claims[0]
-  t.match(genuine, { proof: 'PROVEN' })
-  for (let i = 1; i <= 40; i++) {
-    ctx.clock.advance(1000)
-    t.equal((await registerFrom(ctx, `2001:db8:1:2::${i.toString(16)}`, { serverUrl: `http://attacker.example/${i}` })).statusCode, 200)
-    const forged = await ctx.app.inject({
-      method: 'POST',
-      url: REGISTER,
-      remoteAddress: '127.0.0.1',
-      headers: { 'x-forwarded-for': `192.0.2.${i}` },
-      payload: { deviceId: 'box-1', serverUrl: `http://forged.example/${i}` }
-    })
-    t.equal(forged.statusCode, 200)
-  }
-  const { claims } = await adminView(ctx, box.admin, box.id)
-  t.ok(claims.length <= MAX_CLAIMS_PER_BOX)
-  t.equal(claims.filter((c: { sourceIp: string }) => c.sourceIp.startsWith('2001:db8:1:2:')).length, 1, 'a /64 is one source: one claim without a key')
-  t.equal(claims.filter((c: { sourceIp: string }) => c.sourceIp.endsWith('(forwarded, not verified)')).length, 1, 'so are all forwarded addresses')
-  t.match(claims.find((c: { id: string }) => c.id === genuine.id), { proof: 'PROVEN', sourceIp: '198.51.100.7' }, "the reinstalled box's claim stays, with its id")
-  t.equal((await decide(ctx, box.admin, box.id, genuine.id, 'approve')).statusCode, 200, "so the admin's Accept works")
-  signers.set(ctx, newKey)
-  t.match((await poll(ctx, reinstalled.json().serverId)).json(), { status: 'APPROVED' })
-})
-
-t.test('claims without a proven key never push out claims with one, from however many addresses', async (t) => {
-  const ctx = await testApp(t, { REPLAY_REGISTRATION_RATE_LIMIT_MAX: '1000' })
-  const box = await approvedBox(t, ctx)
-  for (let i = 1; i <= MAX_CLAIMS_PER_BOX; i++) {
-    await registerFrom(ctx, `198.51.100.${i}`, proven(ctx, boxKey()))
-    ctx.clock.advance(1000)
-  }
-  const provenIds = (await adminView(ctx, box.admin, box.id)).claims.map((c: { id: string }) => c.id).sort()
-  t.equal(provenIds.length, MAX_CLAIMS_PER_BOX)
-  for (let i = 1; i <= 20; i++) {
-    const res = await registerFrom(ctx, `203.0.113.${i}`, { serverUrl: 'http://attacker.example/' })
-    t.equal(res.statusCode, 200)
-    t.equal((await poll(ctx, res.json().serverId)).statusCode, 404, 'no room: the unproven claim is dropped, not a proven one')
-    ctx.clock.advance(1000)
-  }
-  t.same((await adminView(ctx, box.admin, box.id)).claims.map((c: { id: string }) => c.id).sort(), provenIds, 'the proven claims stay, ids unchanged')
-})
-
-t.test('boxes never approved are bounded overall, the oldest expiring; their registrations are told a bounded number of times', async (t) => {
-  const ctx = await testApp(t, { REPLAY_REGISTRATION_RATE_LIMIT_MAX: '1000' })
-  const first = (await registerFrom(ctx, '198.51.100.1', { deviceId: 'first-box' })).json()
-  for (let i = 0; i < MAX_WAITING_BOXES + 20; i++) {
-    ctx.clock.advance(1000)
-    t.equal((await registerFrom(ctx, `2001:db8::${i.toString(16)}`, { deviceId: randomUUID() })).statusCode, 200)
-  }
-  const waiting = await ctx.app.db.selectFrom('replay_servers').select('device_id').where('status', '=', 'PENDING').execute()
-  t.equal(waiting.length, MAX_WAITING_BOXES, 'at most this many wait')
-  t.notOk(waiting.some((row) => row.device_id === 'first-box'), 'the oldest expired')
-  t.equal((await poll(ctx, first.serverId)).statusCode, 404, 'its serverId answers 404: a real box registers again')
-  const told = await ctx.app.db.selectFrom('outbox_events').select('id').where('type', '=', 'replay_server.registered').execute()
-  t.equal(told.length, MAX_WAITING_BOXES_TOLD, 'registrations told while few wait, then no more')
-  const admin = await adminOf(ctx)
-  const areaId = await area(ctx)
-  const newest = await ctx.app.db.selectFrom('replay_servers').select('id').orderBy('created_at', 'desc').executeTakeFirstOrThrow()
-  t.equal((await approve(ctx, admin, newest.id, { areaId })).statusCode, 200, 'an admin approves the box they expect as before')
-})
-
-t.test('sourceOf and claimsToDrop: an IPv6 /64 is one source; unproven claims never push out proven ones', async (t) => {
-  t.equal(sourceOf('2001:db8:1:2::1'), sourceOf('2001:0db8:0001:0002:ffff:0:0:9'))
-  t.not(sourceOf('2001:db8:1:2::1'), sourceOf('2001:db8:1:3::1'))
-  t.equal(sourceOf('203.0.113.9'), '203.0.113.9')
-  t.equal(sourceOf('10.0.0.1 (forwarded, not verified)'), sourceOf('10.0.0.2 (forwarded, not verified)'))
-  const claim = (id: string, source: string, proven: boolean, updatedAt: string) => ({ id, source, proven, updatedAt })
-  const others = [claim('a', 's1', true, '1'), claim('b', 's2', false, '2'), claim('c', 's1', false, '3')]
-  t.same(claimsToDrop(claim('new', 's1', false, '9'), others), ['c'], 'from its source, the unproven one')
-  t.same(claimsToDrop(claim('new', 's1', false, '9'), [claim('a', 's1', true, '1'), claim('c', 's1', true, '3')]), ['new'], 'no unproven one to drop: itself')
-  t.same(claimsToDrop(claim('new', 's1', true, '9'), [claim('a', 's1', true, '1'), claim('c', 's1', true, '3')]), ['a'], 'a proven one pushes out the least recent')
 })
