@@ -65,7 +65,10 @@ export class TestServer {
   async start(): Promise<void> {
     this.#database ??= (await createTestPostgresDatabase())?.url
     const database: Record<string, string> = this.#database ? { DATABASE_URL: this.#database } : {}
-    this.app = await buildApp({ config: testConfig(this.dir, { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn', ...database, ...this.env }) })
+    // Known before the app is built: PUBLIC_BASE_URL is the origin a box's key proof must name.
+    if (this.port === 0) this.port = await freePort()
+    const settings = { REPLAY_POLL_INTERVAL_SECONDS: '1', LOG_LEVEL: 'warn', PUBLIC_BASE_URL: this.url, ...database, ...this.env }
+    this.app = await buildApp({ config: testConfig(this.dir, settings) })
     await this.app.listen({ port: this.port, host: '127.0.0.1' })
     this.port = (this.app.server.address() as AddressInfo).port
   }

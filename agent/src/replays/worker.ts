@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs'
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { DeviceReplay } from '@club/contract'
+import { replayClipKey, type DeviceReplay } from '@club/contract'
 import type { Bucket } from '@club/storage'
 import type { Logger } from '../log.js'
 import type { ReplayClient } from './client.js'
@@ -148,7 +148,8 @@ export class ReplayWorker {
     for (let attempt = 1; ; attempt++) {
       try {
         const bucket = await this.options.bucket()
-        return await bucket.upload(clipPath, `${replay.cameraId}/${replay.id}.mp4`)
+        // The one key the server takes as this replay's clip.
+        return await bucket.upload(clipPath, replayClipKey(replay))
       } catch (err) {
         if (attempt >= uploadAttempts) {
           log.error({ replayId: replay.id, attempts: attempt, err: (err as Error).message }, 'a replay could not be uploaded')

@@ -352,12 +352,14 @@ export const replayServerDeviceRoutes = defineRoutes({
       description:
         'No authorization: the serverId is the secret. Records lastSeenAt (to the second) and the reported version, ' +
         'serverUrl and localIp. Answers an ETag; a matching If-None-Match answers 304 with no body. An unknown or ' +
-        'superseded serverId answers 404: register again.',
+        'superseded serverId answers 404: register again. A box whose record holds a box key is answered only in polls ' +
+        'that key signs (publicKey, keyTimestamp, keySignature: boxKeyAdoptionText, within 120 s of the server\'s clock, ' +
+        'each signature once); any other poll of it is 401 and changes nothing.',
       tags: ['replay-servers'],
       security: noSecurity,
       params: ReplayServerStatusParams,
       querystring: ReplayServerStatusQuery,
-      response: { 200: ReplayServerStatusAnswer, 304: Type.Null(), 400: ErrorBody, 404: ErrorBody }
+      response: { 200: ReplayServerStatusAnswer, 304: Type.Null(), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody }
     }
   }
 })

@@ -101,6 +101,14 @@ export const DeviceReplay = Type.Object({
 })
 export type DeviceReplay = Static<typeof DeviceReplay>
 
+/**
+ * The key (below the bucket's prefix) a box stores a replay's clip at, and the only one the server
+ * takes as that replay's READY location: a box never names another replay's (or clip's) object.
+ */
+export function replayClipKey(replay: Pick<DeviceReplay, 'id' | 'cameraId'>): string {
+  return `${replay.cameraId}/${replay.id}.mp4`
+}
+
 export const DeviceReplayStatusChange = Type.Union([
   Type.Object({ status: Type.Literal('EXPORTING') }, { additionalProperties: false }),
   Type.Object({ status: Type.Literal('UPLOADING') }, { additionalProperties: false }),
@@ -259,7 +267,8 @@ export const replayDeviceRoutes = defineRoutes({
         'EXPORTING, UPLOADING, READY (with where the clip is) or FAILED (with a reason). A replay already READY, FAILED or ' +
         'EXPIRED is final: 409. So is a replay taken down meanwhile; a clip it reports READY is deleted from the bucket. ' +
         'READY is 400 unless its location is in the box\'s cloudStorageBucket (for file://, where it really is: a symbolic ' +
-        'link leading out of the folder is refused, as is a location with no file).',
+        'link leading out of the folder is refused, as is a location with no file), and unless it is the replay\'s own key ' +
+        'there, `<cameraId>/<id>.mp4` (replayClipKey): a box never reports, and so never makes the server delete, another object.',
       tags: ['replay-servers'],
       security: bearerSecurity,
       params: IdParams,

@@ -4,7 +4,7 @@
 // through it; the server signs download links and deletes through the same drivers (flydrive's idea,
 // without its framework). Nothing here logs: keys and signatures stay out of every message.
 import { readFile } from 'node:fs/promises'
-import { resolve } from 'node:path'
+import { relative, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { keyOf, type Bucket, type BucketAddress, type GcsCredentials, type S3Credentials } from './bucket.js'
 import { BucketError } from './errors.js'
@@ -53,6 +53,19 @@ export async function checkLocation(bucketUrl: string, location: string): Promis
   }
   await new FileBucket(bucketUrl, address.prefix).realPathOf(location)
 }
+
+/**
+ * The key of `location` below the bucket URL `bucketUrl`'s prefix (what `upload` was given), by its
+ * text once decoded and resolved; a BucketError when it lies outside.
+ */
+export function keyBelow(bucketUrl: string, location: string): string {
+  const address = parseBucketUrl(bucketUrl)
+  if (!locationInBucket(bucketUrl, location)) throw new BucketError(`the location is not in bucket ${bucketUrl}`)
+  if (address.scheme === 'file') return relative(resolve(address.prefix), filePathOf(location)).split(sep).join('/')
+  const key = keyOf(address, location)
+  return address.prefix === '' ? key : key.slice(address.prefix.length + 1)
+}
+
 
 function quoteScheme(url: string): string {
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]

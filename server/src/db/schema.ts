@@ -569,6 +569,8 @@ export interface ReplayServersTable {
   server_url: string | null
   /** The address the box's latest status poll came from; the server calls the box only there (or inside BOX_NETWORKS). */
   poll_address: string | null
+  /** When poll_address became what it is (migration 0036); null: before that was recorded. */
+  poll_address_since: string | null
   area_id: string | null
   /** JSON of a ReplayServerConfig; null until an admin sets one. */
   config: string | null

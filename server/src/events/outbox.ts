@@ -47,12 +47,27 @@ const insertNumberedEvent = compiledInsert('outbox_events', ['seq', 'id', 'type'
 /** PostgreSQL's: seq left to its default, a provisional number the commit replaces (migration 0032). */
 const insertEventToNumber = compiledInsert('outbox_events', ['id', 'type', 'resource_id', 'data', 'created_at'])
 
+/** A URL's password (`rtsp://user:pass@camera`): up to the authority's last `@`, as a URL parser reads it. */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^/?#@\s:"]*):[^/?#\s"]*@/gi
+
+/**
+ * `text` with the password of every URL in it masked (`rtsp://user:***@camera`). Events go to every
+ * webhook endpoint and to the feed's readers, who are integrators, not the club's admins: a camera's
+ * feed URL (a box's configuration), a box's serverUrl or anything else a resource holds reaches them
+ * without its credentials. The admin GET routes still answer them as stored.
+ */
+export function maskUrlPasswords(text: string): string {
+  return text.replace(URL_PASSWORD, '$1:***@')
+}
+
+const maskedStrings = (_key: string, value: unknown): unknown => (typeof value === 'string' ? maskUrlPasswords(value) : value)
+
 /** Writes the event in `trx`, the transaction making the change (a service's DbOrTx, checked); answers its id. */
 export async function recordEvent(trx: DbOrTx, event: NewEvent, now: Date): Promise<{ id: string }> {
   // Outside a transaction the event and its change could part (one written, the other not).
   if (!trx.isTransaction) throw new Error('recordEvent runs inside the transaction of the change it reports')
   const id = `evt_${randomUUID().replaceAll('-', '')}`
-  const row = { seq: undefined, id, type: event.type, resource_id: event.resourceId, data: JSON.stringify(event.data ?? null), created_at: now.toISOString() }
+  const row = { seq: undefined, id, type: event.type, resource_id: event.resourceId, data: JSON.stringify(event.data ?? null, maskedStrings), created_at: now.toISOString() }
   if (eventsNumberedAtCommit(trx)) {
     await insertEventToNumber(trx, row)
   } else {

@@ -2,9 +2,10 @@
 // a replay requested and READY or FAILED, an update the box reports failed. No secret in any payload.
 import t from 'tap'
 import { tellConnectivity } from '../replay-servers/connectivity.js'
-import { ADMIN, approve, poll } from '../replay-servers/test-helpers.js'
+import { ADMIN, approve, camera, poll, putConfig } from '../replay-servers/test-helpers.js'
 import { DEVICE, REPLAYS, SHA, filmedVenue, storedClip } from '../replays/test-helpers.js'
 import { eventReader } from './test-helpers.js'
+import { migrateToLatest, migratorFor } from '../db/database.js'
 
 t.test('a box registered then approved; a replay requested, READY, another FAILED; payloads as GET answers them', async (t) => {
   const { ctx, venue, admin, member, call, serverId, boxId, device, bucketDir } = await filmedVenue(t)
@@ -25,7 +26,7 @@ t.test('a box registered then approved; a replay requested, READY, another FAILE
   await step(created.id, { status: 'EXPORTING' })
   await step(created.id, { status: 'UPLOADING' })
   t.same(await events.next(), [], 'the steps between are not told')
-  t.equal((await step(created.id, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA })).statusCode, 200)
+  t.equal((await step(created.id, { status: 'READY', location: storedClip(bucketDir, `cam-1/${created.id}.mp4`), durationSeconds: 10, sizeBytes: 28, sha256: SHA })).statusCode, 200)
   const ready = await events.next()
   t.same(ready.map((e) => e.type), ['replay.ready'])
   const { downloadUrl: _url, downloadUrlExpiresAt: _expires, ...shown } = (await call('GET', `${REPLAYS}/${created.id}`, { authorization: admin })).json()
@@ -90,7 +91,7 @@ t.test('a box going offline and coming back: offline and online told once each, 
 t.test('replays-cleanup: a READY replay past REPLAY_RETENTION_DAYS is told expired once', async (t) => {
   const { ctx, venue, member, call, device, bucketDir } = await filmedVenue(t, { REPLAY_RETENTION_DAYS: '7' })
   const created = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })).json()
-  for (const body of [{ status: 'EXPORTING' }, { status: 'UPLOADING' }, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA }]) {
+  for (const body of [{ status: 'EXPORTING' }, { status: 'UPLOADING' }, { status: 'READY', location: storedClip(bucketDir, `cam-1/${created.id}.mp4`), durationSeconds: 10, sizeBytes: 28, sha256: SHA }]) {
     await call('PUT', `${DEVICE}/${created.id}/status`, device, body)
   }
   const events = eventReader(ctx.app.db)
@@ -103,4 +104,53 @@ t.test('replays-cleanup: a READY replay past REPLAY_RETENTION_DAYS is told expir
   t.match(expired[0]!.data, { id: created.id, status: 'EXPIRED' })
   await run()
   t.same(await events.next(), [], 'a second run tells nothing')
+})
+
+t.test("no camera's or box's password reaches an event: URLs with credentials are masked in every payload, the admin GET unchanged", async (t) => {
+  const { ctx, admin, serverId, boxId, bucket } = await filmedVenue(t, {}, { serverUrl: 'http://box:b0x-pass@10.0.0.5:8080/' })
+  const feed = 'rtsp://admin:s3cret-Pa55@10.0.0.20:554/stream1'
+  const odd = 'rtsp://viewer:p@ss:w0rd@10.0.0.21/live'
+  const config = { cloudStorageBucket: bucket, cameras: [camera('cam-1', { feed }), camera('cam-2', { feed: odd })] }
+  t.equal((await putConfig(ctx, admin, boxId, config)).statusCode, 200)
+  // A claim beside the box, reporting its own serverUrl with credentials.
+  await ctx.app.inject({ method: 'POST', url: '/apis/v2/replay-servers/device', remoteAddress: '203.0.113.9', payload: { deviceId: 'box-1', serverUrl: 'http://x:claim-pass@10.0.0.9/' } })
+  const events = eventReader(ctx.app.db)
+  await events.next()
+  const interval = ctx.config.REPLAY_POLL_INTERVAL_SECONDS
+  await poll(ctx, serverId)
+  await ctx.app.replayServerPolls.flush()
+  await tellConnectivity(ctx.app.db, ctx.clock.now(), interval)
+  ctx.clock.set(new Date(ctx.clock.now().getTime() + 3 * interval * 1000 + 1000).toISOString())
+  await tellConnectivity(ctx.app.db, ctx.clock.now(), interval)
+  const told = await events.next()
+  t.same(told.map((e) => e.type), ['replay_server.online', 'replay_server.offline'])
+  for (const event of told) {
+    const text = JSON.stringify(event.data)
+    t.notMatch(text, /s3cret|b0x-pass|p@ss|w0rd|claim-pass/, `${event.type}: no password`)
+    t.match(event.data, {
+      serverUrl: 'http://box:***@10.0.0.5:8080/',
+      config: { cameras: [{ feed: 'rtsp://admin:***@10.0.0.20:554/stream1' }, { feed: 'rtsp://viewer:***@10.0.0.21/live' }] },
+      claims: [{ serverUrl: 'http://x:***@10.0.0.9/' }]
+    })
+  }
+  const view = (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${boxId}`, headers: { authorization: admin } })).json()
+  t.match(view, { serverUrl: 'http://box:b0x-pass@10.0.0.5:8080/', config: { cameras: [{ feed }, { feed: odd }] } }, 'an admin still reads them')
+})
+
+t.test('migration 0035 masks the URL passwords of events written before', async (t) => {
+  const { ctx, admin, serverId, boxId, bucket } = await filmedVenue(t)
+  const db = ctx.app.db
+  await migratorFor(db).migrateTo('0034_redemption_delivered')
+  const feed = 'rtsp://admin:s3cret-Pa55@10.0.0.20:554/stream1'
+  t.equal((await putConfig(ctx, admin, boxId, { cloudStorageBucket: bucket, cameras: [camera('cam-1', { feed })] })).statusCode, 200)
+  await poll(ctx, serverId)
+  await ctx.app.replayServerPolls.flush()
+  // An event as the code before wrote it: the payload as the admin's GET answers it.
+  const view = (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${boxId}`, headers: { authorization: admin } })).json()
+  await db.updateTable('outbox_events').set({ data: JSON.stringify(view) }).where('type', '=', 'replay_server.approved').execute()
+  t.match((await eventReader(db).next(['replay_server.approved']))[0]!.data, { config: { cameras: [{ feed }] } }, 'stored with the password before')
+  await migrateToLatest(db)
+  const [approved] = await eventReader(db).next(['replay_server.approved'])
+  t.match(approved!.data, { id: boxId, config: { cameras: [{ feed: 'rtsp://admin:***@10.0.0.20:554/stream1' }] } })
+  t.notMatch(JSON.stringify(approved!.data), /s3cret/)
 })

@@ -84,7 +84,7 @@ t.test('a download link issued is a look: the owner reading a READY replay and s
   await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
   t.equal((await call('GET', `${REPLAYS}/${replay.id}`, member)).statusCode, 200)
   t.equal((await call('GET', LOG, { authorization: admin })).json()._total, 1, 'reading an unfinished replay issues no link')
-  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA })
+  await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, `cam-1/${replay.id}.mp4`), durationSeconds: 10, sizeBytes: 28, sha256: SHA })
 
   ctx.clock.advance(MINUTE)
   t.ok((await call('GET', `${REPLAYS}/${replay.id}`, member)).json().downloadUrl)

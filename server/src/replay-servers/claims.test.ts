@@ -1,50 +1,30 @@
 // A box is who it says it is (issue 32): a known deviceId registered again, by anyone, never
 // disturbs the box; it is a pending claim an admin decides on, unless it proves the box key.
-import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto'
-import t, { type Test } from 'tap'
-import { boxKeyAdoptionText, boxKeyProofText, type ReplayServerRegistrationRequest } from '@club/contract'
+import t from 'tap'
+import { type ReplayServerRegistrationRequest } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import { UnauthorizedError } from '../errors.js'
-import { errorOf, testApp, type TestApp } from '../test-support/app.js'
+import { errorOf, testApp } from '../test-support/app.js'
 import { KEY_PROOF_WINDOW_MS, MAX_CLAIMS_PER_BOX, MAX_CLAIMS_PER_SOURCE } from './claims.js'
 import { authenticateDeviceToken, registerReplayServer, replaceByProof } from './service.js'
 import { adoptPolledKey } from './polls.js'
-import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll, putConfig, registeredBox } from './test-helpers.js'
-
-const ATTACKER_IP = '203.0.113.9'
-const BOX_URL = 'http://10.0.0.5:8080/'
-/** The origin app.inject requests name (Host: localhost:80): the audience a proof must be made for. */
-const AUDIENCE = 'http://localhost'
-
-interface BoxKey {
-  publicKey: string
-  privateKey: KeyObject
-}
-
-function boxKey(): BoxKey {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519')
-  return { publicKey: Buffer.from(publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64'), privateKey }
-}
-
-/** A registration body proving `key`, made at `timestamp` (the server's clock by default). */
-function proven(ctx: TestApp, key: BoxKey, body: Record<string, unknown> = {}, timestamp = ctx.clock.now().toISOString(), audience = AUDIENCE) {
-  const deviceId = (body.deviceId as string | undefined) ?? 'box-1'
-  const serverUrl = body.serverUrl as string | undefined
-  const text = boxKeyProofText({ deviceId, publicKey: key.publicKey, timestamp, serverUrl, audience })
-  return { deviceId, ...body, publicKey: key.publicKey, keyProof: { timestamp, signature: sign(null, Buffer.from(text), key.privateKey).toString('base64') } }
-}
-
-function registerFrom(ctx: TestApp, remoteAddress: string, body: Record<string, unknown>) {
-  return ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress, payload: { deviceId: 'box-1', ...body } })
-}
-
-/** The status query that lets a keyless record adopt `key`: signed over the poll's own serverId. */
-function adoption(ctx: TestApp, key: BoxKey, serverId: string, signedFor = serverId) {
-  const timestamp = ctx.clock.now().toISOString()
-  const text = boxKeyAdoptionText({ serverId: signedFor, publicKey: key.publicKey, timestamp })
-  const keySignature = sign(null, Buffer.from(text), key.privateKey).toString('base64')
-  return new URLSearchParams({ publicKey: key.publicKey, keyTimestamp: timestamp, keySignature }).toString()
-}
+import { ADMIN, REGISTER, adminOf, anotherProcess, approve, area, camera, poll as unsignedPoll, registeredBox } from './test-helpers.js'
+import {
+  ATTACKER_IP,
+  AUDIENCE,
+  BOX_URL,
+  adminView,
+  adoption,
+  approvedBox,
+  boxKey,
+  decide,
+  holdAddress,
+  poll,
+  proven,
+  registerFrom,
+  signedQuery,
+  signers
+} from '../test-support/box-keys.js'
 
 /** The key text with the same 32 bytes but the unused low bits of its last character set: not canonical. */
 function nonCanonical(publicKey: string): string {
@@ -52,24 +32,6 @@ function nonCanonical(publicKey: string): string {
   const last = alphabet.indexOf(publicKey[42]!)
   return publicKey.slice(0, 42) + alphabet[last ^ 1] + '='
 }
-
-/** An approved box with a camera, a serverUrl and (optionally) a key, as it polls before any claim. */
-async function approvedBox(t: Test, ctx: TestApp, key?: BoxKey) {
-  const admin = await adminOf(ctx)
-  const areaId = await area(ctx)
-  const box = await registeredBox(ctx, key ? proven(ctx, key, { serverUrl: BOX_URL, hostname: 'replay-01' }) : { serverUrl: BOX_URL, hostname: 'replay-01' })
-  t.equal((await approve(ctx, admin, box.id, { areaId, displayName: 'Court 1 box' })).statusCode, 200)
-  t.equal((await putConfig(ctx, admin, box.id, { cameras: [camera()] })).statusCode, 200)
-  const answer = (await poll(ctx, box.serverId)).json()
-  t.match(answer, { status: 'APPROVED', area: { id: areaId }, config: { cameras: [camera()] } })
-  return { ...box, admin, areaId, answer }
-}
-
-const adminView = async (ctx: TestApp, admin: string, id: string) =>
-  (await ctx.app.inject({ method: 'GET', url: `${ADMIN}/${id}`, headers: { authorization: admin } })).json()
-
-const decide = (ctx: TestApp, admin: string, id: string, claimId: string, decision: 'approve' | 'reject') =>
-  ctx.app.inject({ method: 'POST', url: `${ADMIN}/${id}/claims/${claimId}/${decision}`, headers: { authorization: admin } })
 
 t.test('a re-registration of an approved box without its key is a pending claim: the box goes on as it was', async (t) => {
   const ctx = await testApp(t)
@@ -124,6 +86,7 @@ t.test('an admin accepting a claim switches the box to it', async (t) => {
 
   const accepted = await decide(ctx, box.admin, box.id, claims[0].id, 'approve')
   t.equal(accepted.statusCode, 200)
+  signers.set(ctx, replacement)
   t.match(accepted.json(), { status: 'APPROVED', serverUrl: 'http://10.0.0.6:8080/', keyFingerprint: claims[0].keyFingerprint, claims: [] })
   const old = await poll(ctx, box.serverId)
   t.equal(old.statusCode, 404, 'the old serverId is refused')
@@ -260,12 +223,43 @@ t.test('a re-registration that proves the box key replaces the serverId at once;
   const moved = { ...proven(ctx, key, { serverUrl: 'http://10.0.0.8:8080/' }), serverUrl: 'http://attacker.example/' }
   await refused('a proof moved to another serverUrl', moved, 400, /signature does not verify/)
   await refused('a proof made for another server', proven(ctx, key, {}, undefined, 'https://other-club.example'), 400, /signature does not verify/)
+  // Nor does it when the request names that other server in Host (or, behind a proxy, X-Forwarded-Host):
+  // the audience is this server's PUBLIC_BASE_URL, never what the sender writes.
+  const forged = async (headers: Record<string, string>) => {
+    ctx.clock.advance(1000)
+    const res = await ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress: ATTACKER_IP, headers, payload: proven(ctx, key, {}, undefined, 'https://other-club.example') })
+    t.equal(res.statusCode, 400, `a proof for another server, with ${JSON.stringify(headers)}`)
+    t.match(errorOf(res).message, /signature does not verify/)
+    t.same((await poll(ctx, fresh)).json(), answer, 'the box kept its serverId')
+  }
+  await forged({ host: 'other-club.example' })
+  await forged({ host: 'other-club.example', 'x-forwarded-host': 'other-club.example', 'x-forwarded-proto': 'https' })
 
   // Signed by another key, however well: a claim, with that key.
   const other = await registerFrom(ctx, ATTACKER_IP, proven(ctx, boxKey()))
   t.equal(other.json().status, 'PENDING')
   t.match((await adminView(ctx, box.admin, box.id)).claims, [{ sameKey: false, proof: 'PROVEN', keyFingerprint: /^SHA256:/ }])
   t.same((await poll(ctx, fresh)).json(), answer, 'the box kept its serverId through all of it')
+})
+
+t.test("the proof's audience is PUBLIC_BASE_URL's origin, whatever Host or X-Forwarded-Host the request names", async (t) => {
+  const ctx = await testApp(t, { TRUST_PROXY: 'true', PUBLIC_BASE_URL: 'https://club.example/base' })
+  const key = boxKey()
+  const register = (audience: string, headers: Record<string, string>) =>
+    ctx.app.inject({ method: 'POST', url: REGISTER, remoteAddress: ATTACKER_IP, headers, payload: proven(ctx, key, {}, undefined, audience) })
+  const box = await register('https://club.example', { host: 'box-lan-name:8080' })
+  signers.set(ctx, key)
+  t.equal(box.statusCode, 200, 'made for this server, it holds whichever name the request came by')
+  t.match((await ctx.app.inject({ method: 'GET', url: `${ADMIN}?deviceId=box-1`, headers: { authorization: await adminOf(ctx) } })).json(), {
+    items: [{ keyFingerprint: /^SHA256:/ }]
+  })
+  for (const headers of [{ host: 'other-club.example' }, { 'x-forwarded-host': 'other-club.example', 'x-forwarded-proto': 'https' }] as Array<Record<string, string>>) {
+    ctx.clock.advance(1000)
+    const res = await register('https://other-club.example', headers)
+    t.equal(res.statusCode, 400, `made for another server, refused with ${JSON.stringify(headers)}`)
+    t.match(errorOf(res).message, /signature does not verify/)
+  }
+  t.equal((await poll(ctx, box.json().serverId)).json().status, 'PENDING', 'the box kept its serverId')
 })
 
 t.test('one proof sent twice at once, to two processes, replaces the serverId once', async (t) => {
@@ -300,6 +294,7 @@ t.test('a proven replacement over a record that moved on since it was read chang
   // Between that read and the proof's write, an admin accepts the claim (another key, another serverId).
   const { claims } = await adminView(ctx, box.admin, box.id)
   t.equal((await decide(ctx, box.admin, box.id, claims[0].id, 'approve')).statusCode, 200)
+  signers.set(ctx, replacement)
   ctx.clock.advance(1000)
   const late = { input: proven(ctx, key) as unknown as ReplayServerRegistrationRequest, serverIdHash: sha256Hex('late'), sourceIp: ATTACKER_IP }
   const written = await replaceByProof(
@@ -356,16 +351,17 @@ t.test('a box registered before it had a key adopts the one its own poll proves,
   t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'a key named in a poll is not enough: it is public')
   await poll(ctx, box.serverId, adoption(ctx, key, box.serverId, 'another-server-id'))
   t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'nor one signed for another serverId')
+  const bad = await poll(ctx, box.serverId, 'publicKey=abc')
+  t.equal(bad.statusCode, 400)
+  t.match(errorOf(bad).message, /publicKey/)
 
-  ctx.clock.advance(1000)
+  holdAddress(ctx)
   t.match((await poll(ctx, box.serverId, adoption(ctx, key, box.serverId))).json(), { status: 'APPROVED' })
+  signers.set(ctx, key)
   const view = await adminView(ctx, box.admin, box.id)
   t.match(view, { keyFingerprint: /^SHA256:/, keyAdoptedDate: ctx.clock.now().toISOString(), keyAdoptedFrom: '127.0.0.1' }, 'adopted, when and from where')
   await poll(ctx, box.serverId, adoption(ctx, boxKey(), box.serverId))
   t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, view.keyFingerprint, 'a poll never replaces a key')
-  const bad = await poll(ctx, box.serverId, 'publicKey=abc')
-  t.equal(bad.statusCode, 400)
-  t.match(errorOf(bad).message, /publicKey/)
 
   ctx.clock.advance(1000)
   const res = await registerFrom(ctx, '10.0.0.5', proven(ctx, key, { serverUrl: BOX_URL }))
@@ -379,6 +375,7 @@ t.test('adoption is one conditional write: a poll read before another adopted a 
   const box = await approvedBox(t, ctx)
   const read = await other.stored(box.id)
   const [first, second] = [boxKey(), boxKey()]
+  holdAddress(ctx)
   await poll(ctx, box.serverId, adoption(ctx, first, box.serverId))
   t.equal(await adoptPolledKey(other.db, read, second.publicKey, ATTACKER_IP, ctx.clock.now()), false)
   const stored = await other.stored(box.id)
@@ -392,7 +389,9 @@ t.test('a claim with the box key a poll adopted later cannot be accepted: the bo
   const key = boxKey()
   // Someone holding the key registers first (a claim), then the box's own poll adopts the same key.
   await registerFrom(ctx, ATTACKER_IP, proven(ctx, key))
+  holdAddress(ctx)
   await poll(ctx, box.serverId, adoption(ctx, key, box.serverId))
+  signers.set(ctx, key)
   const { claims } = await adminView(ctx, box.admin, box.id)
   t.match(claims, [{ sameKey: true, proof: 'PROVEN' }])
   const res = await decide(ctx, box.admin, box.id, claims[0].id, 'approve')
@@ -451,4 +450,67 @@ t.test('a new record keeps only a key its registration proved', async (t) => {
   const box = await registeredBox(ctx, proven(ctx, key, { deviceId: 'box-b' }))
   t.match((await adminView(ctx, admin, box.id)).keyFingerprint, /^SHA256:/)
   t.equal((await registerFrom(ctx, ATTACKER_IP, proven(ctx, key, { deviceId: 'box-b' }))).statusCode, 409, 'its first proof is used up')
+})
+
+t.test("a box with a key answers only polls its key signs: a serverId read in a proxy's log yields no token, configuration or report", async (t) => {
+  const ctx = await testApp(t)
+  const key = boxKey()
+  const box = await approvedBox(t, ctx, key)
+  const viewBefore = await adminView(ctx, box.admin, box.id)
+  const stolen = (query: string, headers: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'GET', url: `${REGISTER}/${box.serverId}/status${query ? `?${query}` : ''}`, remoteAddress: ATTACKER_IP, headers })
+
+  for (const [name, query] of [
+    ['the serverId alone', ''],
+    ['a report of its own', 'serverUrl=http%3A%2F%2Fattacker.example%2F'],
+    ['the box key named, unsigned', `publicKey=${encodeURIComponent(key.publicKey)}`],
+    ["another key's signature", signedQuery(ctx, boxKey(), box.serverId)]
+  ]) {
+    const res = await stolen(query!)
+    t.equal(res.statusCode, 401, name)
+    t.notMatch(res.body, /accessToken|cameras/, `${name}: no token, no configuration`)
+    t.match(errorOf(res).message, /signed by it/)
+  }
+  t.equal((await stolen('', { 'if-none-match': '*' })).statusCode, 401, 'nor a "not modified" for an unsigned poll')
+  // A signed poll copied from a log and sent again: each signature counts once.
+  const signed = signedQuery(ctx, key, box.serverId)
+  t.equal((await unsignedPoll(ctx, box.serverId, signed)).statusCode, 200, 'the box signs its poll')
+  const replayed = await stolen(signed)
+  t.equal(replayed.statusCode, 401, 'the same signed query again')
+  t.match(errorOf(replayed).message, /already used/)
+
+  const view = await adminView(ctx, box.admin, box.id)
+  t.equal(view.serverUrl, viewBefore.serverUrl, 'the serverUrl the server calls is unchanged')
+  t.match((await poll(ctx, box.serverId)).json(), { status: 'APPROVED', accessToken: box.answer.accessToken }, 'the box goes on as it was')
+})
+
+t.test('a keyless box adopts a key only from the address its polls have come from for a while, not from one a serverId holder just polled from', async (t) => {
+  const ctx = await testApp(t, { TRUST_PROXY: 'true' })
+  const box = await approvedBox(t, ctx)
+  const attacker = boxKey()
+  holdAddress(ctx)
+  const from = (remoteAddress: string, query = '', headers: Record<string, string> = {}) =>
+    ctx.app.inject({ method: 'GET', url: `${REGISTER}/${box.serverId}/status${query ? `?${query}` : ''}`, remoteAddress, headers })
+
+  // The holder of the serverId polls once from elsewhere (its address becomes the recorded one), then offers its key.
+  t.equal((await from(ATTACKER_IP)).statusCode, 200)
+  t.equal((await from(ATTACKER_IP, adoption(ctx, attacker, box.serverId))).statusCode, 200)
+  t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'not adopted from an address just taken')
+  ctx.clock.advance(1000)
+  // Nor through a header it writes itself.
+  const forwarded = { 'x-forwarded-for': '127.0.0.1' }
+  t.equal((await from('127.0.0.1', '', forwarded)).statusCode, 200)
+  holdAddress(ctx)
+  t.equal((await from('127.0.0.1', adoption(ctx, attacker, box.serverId), forwarded)).statusCode, 200)
+  t.equal((await adminView(ctx, box.admin, box.id)).keyFingerprint, null, 'nor from a forwarded address no one vouches for')
+
+  // The box, polling from its own address for three poll intervals, adopts its key.
+  const own = boxKey()
+  await from('127.0.0.1')
+  holdAddress(ctx)
+  await from('127.0.0.1', adoption(ctx, own, box.serverId))
+  t.match(await adminView(ctx, box.admin, box.id), { keyFingerprint: /^SHA256:/, keyAdoptedFrom: '127.0.0.1' })
+  signers.set(ctx, own)
+  t.match((await poll(ctx, box.serverId)).json(), { status: 'APPROVED' })
+  t.equal((await from(ATTACKER_IP)).statusCode, 401, 'from then on the serverId alone gets nothing')
 })

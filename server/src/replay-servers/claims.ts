@@ -2,7 +2,8 @@
 // carry of it, and the pending claims a known deviceId registered again without that proof leaves
 // beside its record (Mender's "authentication sets": nothing a stranger sends changes a known box).
 import { createHash, createPublicKey, randomUUID, verify, type KeyObject } from 'node:crypto'
-import { sql, type ExpressionBuilder } from 'kysely'
+import { isIP } from 'node:net'
+import { sql } from 'kysely'
 import {
   boxKeyAdoptionText,
   boxKeyProofText,
@@ -11,7 +12,7 @@ import {
   type ReplayServerStatusQuery
 } from '@club/contract'
 import type { DbOrTx } from '../db/database.js'
-import type { Database, ReplayServerClaimsTable } from '../db/schema.js'
+import type { ReplayServerClaimsTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 
 /** How far a proof's timestamp may be from the server's clock, either way. */
@@ -52,7 +53,7 @@ const outOfWindow = (timestamp: string, now: Date): boolean => {
 }
 
 export const STALE = `the proof's timestamp is not within ${KEY_PROOF_WINDOW_MS / 1000} s of the server's clock: set the box's clock (NTP)`
-export const BAD_SIGNATURE = 'the signature does not verify with the key sent (signed for another deviceId, serverUrl or server?)'
+export const BAD_SIGNATURE = "the signature does not verify with the key sent (signed for another deviceId, serverUrl or server? A box registers at this server's PUBLIC_BASE_URL)"
 export const REPLAYED = 'this proof, or a newer one, was already used'
 
 /**
@@ -85,17 +86,83 @@ export function provesPolledKey(serverId: string, reported: ReplayServerStatusQu
   return verify(null, Buffer.from(text), boxPublicKey(publicKey, 'querystring.publicKey'), Buffer.from(keySignature, 'base64'))
 }
 
-/** Open claims kept per box from one source address: one address alone cannot push the others out. */
+/** Open claims kept per box from one source (see sourceOf): one source alone cannot push the others out. */
 export const MAX_CLAIMS_PER_SOURCE = 2
+
+/**
+ * The source a claim counts against, from the address a registration came from (pollAddressOf): an
+ * IPv6 address by its /64 (one subscriber's whole network: a host there picks any of 2^64 addresses),
+ * and every address the server cannot vouch for as one source (under TRUST_PROXY=true the sender
+ * writes its own X-Forwarded-For, a new one per request). An IPv4 address is itself.
+ */
+export function sourceOf(address: string): string {
+  if (address.endsWith('(forwarded, not verified)')) return 'forwarded'
+  if (isIP(address) !== 6) return address
+  // The /64 written out: the first four groups of the expanded address.
+  const groups = expandIpv6(address)
+  if (groups === null) return address
+  return `${groups.slice(0, 4).join(':')}::/64`
+}
+
+/** The eight groups of an IPv6 address (an IPv4-mapped tail as two), or null when it is not one. */
+function expandIpv6(address: string): string[] | null {
+  let text = address.toLowerCase().split('%')[0]!
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (v4) {
+    const [a, b, c, d] = v4.slice(1).map(Number) as [number, number, number, number]
+    text = `${text.slice(0, v4.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`
+  }
+  const [head, tail] = text.split('::') as [string, string | undefined]
+  const left = head ? head.split(':') : []
+  const right = tail ? tail.split(':') : []
+  const missing = 8 - left.length - right.length
+  if (tail === undefined ? missing !== 0 : missing < 1) return null
+  return [...left, ...Array<string>(tail === undefined ? 0 : missing).fill('0'), ...right].map((g) => g.replace(/^0+(?=.)/, ''))
+}
+
+/** A claim as the caps weigh it: its source, whether it proved a key, how recent it is. */
+export interface WeighedClaim {
+  id: string
+  source: string
+  proven: boolean
+  updatedAt: string
+}
+
+/**
+ * Which claims go so that the caps hold after `recorded` (the claim just written) is counted: at most
+ * MAX_CLAIMS_PER_SOURCE from its source and MAX_CLAIMS_PER_BOX per box. Claims without a proven key
+ * go before those with one, the least recent first; a claim without a proven key never pushes out one
+ * with a key (a reinstalled box's proven claim stays, whatever a stranger sends from however many
+ * addresses): when only such claims are left to drop, the recorded claim itself goes instead.
+ * `others`: the box's other claims. Pure.
+ */
+export function claimsToDrop(recorded: WeighedClaim, others: readonly WeighedClaim[]): string[] {
+  const order = (a: WeighedClaim, b: WeighedClaim) => Number(a.proven) - Number(b.proven) || (a.updatedAt < b.updatedAt ? -1 : a.updatedAt > b.updatedAt ? 1 : a.id < b.id ? -1 : 1)
+  const dropped = new Set<string>()
+  let kept = [...others]
+  const cap = (within: WeighedClaim[], max: number) => {
+    const excess = within.length + 1 - max
+    if (excess <= 0) return true
+    const candidates = within.filter((claim) => recorded.proven || !claim.proven).sort(order)
+    if (candidates.length < excess) return false
+    for (const claim of candidates.slice(0, excess)) dropped.add(claim.id)
+    kept = kept.filter((claim) => !dropped.has(claim.id))
+    return true
+  }
+  if (!cap(kept.filter((claim) => claim.source === recorded.source), MAX_CLAIMS_PER_SOURCE) || !cap(kept, MAX_CLAIMS_PER_BOX)) {
+    // No room without pushing out a proven claim: the unproven one just recorded goes, and only it.
+    return [recorded.id]
+  }
+  return [...dropped]
+}
 
 /**
  * Records a registration that did not prove the box key as a claim beside the record. Its key is
  * kept only when the registration proved it holds it (then one row per box and key); a claim
- * without a proven key is one row per box and source address. A repeat replaces the row's serverId,
- * counts, and gives the claim a new id, so an admin's Accept of what they saw before answers 404.
- * At most MAX_CLAIMS_PER_SOURCE per source address and MAX_CLAIMS_PER_BOX per box are kept: the
- * least recent go first, claims without a proven key before those with one (the sender of a dropped
- * claim finds its serverId answers 404 and registers again).
+ * without a proven key is one row per box and source (sourceOf). A repeat replaces the row's
+ * serverId, counts, and gives the claim a new id, so an admin's Accept of what they saw before
+ * answers 404. The caps then hold (claimsToDrop): the sender of a dropped claim finds its serverId
+ * answers 404 and registers again.
  */
 export async function recordClaim(
   tx: DbOrTx,
@@ -107,6 +174,7 @@ export async function recordClaim(
   now: string
 ): Promise<void> {
   const publicKey = verdict.proven ? input.publicKey! : null
+  const source = sourceOf(sourceIp)
   const reported = {
     id: randomUUID(),
     server_id_hash: serverIdHash,
@@ -125,7 +193,7 @@ export async function recordClaim(
     .insertInto('replay_server_claims')
     .values({
       replay_server_id: replayServerId,
-      key_id: publicKey === null ? `none:${sourceIp}` : keyFingerprint(publicKey),
+      key_id: publicKey === null ? `none:${source}` : keyFingerprint(publicKey),
       registrations: 1,
       created_at: now,
       ...reported
@@ -134,38 +202,16 @@ export async function recordClaim(
       oc.columns(['replay_server_id', 'key_id']).doUpdateSet({ ...reported, registrations: sql`replay_server_claims.registrations + 1` })
     )
     .execute()
-  // The claim just recorded always stays; of the others, the most recent (proven keys first) fill the rest.
-  const others = (eb: ExpressionBuilder<Database, 'replay_server_claims'>) =>
-    eb.and([eb('replay_server_id', '=', replayServerId), eb('server_id_hash', '<>', serverIdHash)])
-  await tx
-    .deleteFrom('replay_server_claims')
-    .where(others)
-    .where('source_ip', '=', sourceIp)
-    .where('id', 'not in', (eb) =>
-      eb
-        .selectFrom('replay_server_claims')
-        .select('id')
-        .where(others)
-        .where('source_ip', '=', sourceIp)
-        .orderBy('updated_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(MAX_CLAIMS_PER_SOURCE - 1)
-    )
+  // At most MAX_CLAIMS_PER_BOX rows: weighed here, whatever the database.
+  const rows = await tx
+    .selectFrom('replay_server_claims')
+    .select(['id', 'server_id_hash', 'source_ip', 'public_key', 'updated_at'])
+    .where('replay_server_id', '=', replayServerId)
     .execute()
-  await tx
-    .deleteFrom('replay_server_claims')
-    .where(others)
-    .where('id', 'not in', (eb) =>
-      eb
-        .selectFrom('replay_server_claims')
-        .select('id')
-        .where(others)
-        .orderBy(sql`public_key is null`)
-        .orderBy('updated_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(MAX_CLAIMS_PER_BOX - 1)
-    )
-    .execute()
+  const weighed = rows.map((row) => ({ id: row.id, source: sourceOf(row.source_ip), proven: row.public_key !== null, updatedAt: row.updated_at, serverIdHash: row.server_id_hash }))
+  const recorded = weighed.find((claim) => claim.serverIdHash === serverIdHash)!
+  const drop = claimsToDrop(recorded, weighed.filter((claim) => claim !== recorded))
+  if (drop.length > 0) await tx.deleteFrom('replay_server_claims').where('id', 'in', drop).execute()
 }
 
 /** Whether a serverId (by its hash) is a pending claim's: its polls answer PENDING, nothing more. */

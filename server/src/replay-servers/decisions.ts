@@ -116,7 +116,8 @@ export async function approveReplayServerClaim(db: Db, id: string, claimId: stri
       local_ip: claim.local_ip ?? row.local_ip,
       server_url: claim.server_url ?? row.server_url,
       // The accepted claim is where the box now is: the server calls it only there (box-call.ts).
-      poll_address: claim.source_ip
+      poll_address: claim.source_ip,
+      poll_address_since: deps.clock.now().toISOString()
     }
   })
 }

@@ -26,6 +26,7 @@ const pollLookup = (db: DbOrTx, serverIdHash: string) =>
       'server_url',
       'local_ip',
       'poll_address',
+      'poll_address_since',
       'area_id',
       'config',
       'target_version',
@@ -151,7 +152,8 @@ export async function recordReport(db: Db, row: SightedReplayServer, changes: Po
   await rowLocked(db, async (tx) => {
     const done = await tx
       .updateTable('replay_servers')
-      .set({ ...changes, last_seen_at: seenAt.toISOString() })
+      // A new address is held from now (a record without a key adopts one only from an address held a while).
+      .set({ ...changes, ...(changes.poll_address !== undefined ? { poll_address_since: seenAt.toISOString() } : {}), last_seen_at: seenAt.toISOString() })
       .where('id', '=', row.id)
       // An admin's change between the read and this write (rotation, re-registration) wins: this poll's
       // report is dropped rather than bringing back the token hash it replaced.

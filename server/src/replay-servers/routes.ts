@@ -52,21 +52,18 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   connectivity.unref()
   app.addHook('onClose', async () => clearInterval(connectivity))
 
+  const audience = new URL(app.config.PUBLIC_BASE_URL).origin
   // Where a box's requests come from, as far as the server can vouch for it (box-call.ts).
   const trustProxy = parseTrustProxy(app.config.TRUST_PROXY)
   app.route({
     ...replayServerDeviceRoutes.register,
     config: routeRateLimit({ max: app.config.REPLAY_REGISTRATION_RATE_LIMIT_MAX, timeWindowMs: 60_000, what: 'replay-server registrations' }),
-    // The audience a key proof must name: this server's origin as the box addressed it (behind a
-    // proxy, what TRUST_PROXY lets the forwarded headers say). The source counts as the box's address
-    // only as pollAddressOf allows (box-call.ts).
+    // The audience a key proof must name: this server's configured origin (PUBLIC_BASE_URL), never
+    // the request's Host or X-Forwarded-Host, which the sender chooses: a proof made for another
+    // server, sent here with that server's name in Host, would verify. The source counts as the box's
+    // address only as pollAddressOf allows (box-call.ts).
     handler: async (request) =>
-      registerReplayServer(
-        app.db,
-        request.body,
-        { sourceIp: pollAddressOf(request, trustProxy), audience: new URL(`${request.protocol}://${request.host}`).origin },
-        deps
-      )
+      registerReplayServer(app.db, request.body, { sourceIp: pollAddressOf(request, trustProxy), audience }, deps)
   })
 
   app.route({

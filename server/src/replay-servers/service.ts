@@ -18,7 +18,8 @@ import { hmacSha256Hex, randomToken, sha256Hex } from '../crypto.js'
 import { serverKey } from '../server-keys.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import { forUpdate } from '../db/sql.js'
-import type { ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
+import type { ExpressionBuilder } from 'kysely'
+import type { Database, ReplayServerClaimsTable, ReplayServersTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { recordEvent } from '../events/outbox.js'
 import { checkKeyInput, checkKeyProof, claimsOf, keyFingerprint, recordClaim, REPLAYED, toReplayServerClaim } from './claims.js'
@@ -114,7 +115,7 @@ export function onlineSince(now: Date, pollIntervalSeconds: number): string {
 export interface RegistrationOrigin {
   /** The client's address: a claim's source, and the address a proven box now polls from (see reportedChanges). */
   sourceIp: string
-  /** This server's origin as the box addressed it (`https://club.example`): what a key proof must name. */
+  /** This server's origin, PUBLIC_BASE_URL's (`https://club.example`): what a key proof must name. */
   audience: string
 }
 
@@ -160,6 +161,7 @@ export async function registerReplayServer(
           local_ip: input.localIp ?? null,
           server_url: input.serverUrl ?? null,
           poll_address: sourceIp,
+          poll_address_since: now,
           area_id: null,
           config: null,
           target_version: null,
@@ -182,7 +184,9 @@ export async function registerReplayServer(
         .onConflict((oc) => oc.column('device_id').doNothing())
         .executeTakeFirst()
       if (Number(inserted.numInsertedOrUpdatedRows) === 1) {
-        await recordReplayServerEvent(tx, id, 'replay_server.registered', clockNow, deps.pollIntervalSeconds)
+        const waiting = await boundWaitingBoxes(tx, id)
+        // Told while few wait: a flood of new deviceIds is one burst of events, not one per registration.
+        if (waiting <= MAX_WAITING_BOXES_TOLD) await recordReplayServerEvent(tx, id, 'replay_server.registered', clockNow, deps.pollIntervalSeconds)
         return { status: 'PENDING' as const, displayName: input.displayName ?? null }
       }
       existing = (await known())!
@@ -202,6 +206,27 @@ export async function registerReplayServer(
     return { status, displayName }
   })
   return { serverId, status, pollInterval: deps.pollIntervalSeconds, ...(displayName !== null ? { displayName } : {}) }
+}
+
+/** Boxes registered and never approved (PENDING, no area) kept at most: the oldest beyond it expire. */
+export const MAX_WAITING_BOXES = 100
+/** While more than this many wait, a new one is not told to integrators (replay_server.registered). */
+export const MAX_WAITING_BOXES_TOLD = 10
+
+/**
+ * After a new record `id`: drops the oldest boxes never approved beyond MAX_WAITING_BOXES (anyone may
+ * register any number of deviceIds; a real box whose record expired registers again and is a new
+ * record) and answers how many wait, the new one included.
+ */
+async function boundWaitingBoxes(tx: DbOrTx, id: string): Promise<number> {
+  const waiting = (eb: ExpressionBuilder<Database, 'replay_servers'>) => eb.and([eb('status', '=', 'PENDING'), eb('area_id', 'is', null)])
+  const { count } = await tx.selectFrom('replay_servers').select((eb) => eb.fn.countAll<number>().as('count')).where(waiting).executeTakeFirstOrThrow()
+  const excess = Number(count) - MAX_WAITING_BOXES
+  if (excess > 0) {
+    const oldest = await tx.selectFrom('replay_servers').select('id').where(waiting).where('id', '<>', id).orderBy('created_at').orderBy('id').limit(excess).execute()
+    await tx.deleteFrom('replay_servers').where('id', 'in', oldest.map((row) => row.id)).execute()
+  }
+  return Number(count)
 }
 
 /**
@@ -233,6 +258,7 @@ export async function replaceByProof(
       local_ip: input.localIp ?? existing.local_ip,
       server_url: input.serverUrl ?? existing.server_url,
       poll_address: proven.sourceIp,
+      poll_address_since: proven.sourceIp === existing.poll_address ? existing.poll_address_since : now,
       key_proof_at: proofAt,
       last_seen_at: now,
       updated_at: now

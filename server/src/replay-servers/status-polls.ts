@@ -9,6 +9,7 @@ import type { ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/co
 import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import { type ReplayServerDeps } from './service.js'
+import { UnauthorizedError } from '../errors.js'
 import { adoptPolledKey, findPolledReplayServer, recordReport, recordSightings, replayServerStatusChanges, reportedChanges, statusAnswerOf, type PollRow } from './polls.js'
 import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
@@ -49,6 +50,21 @@ const REPORTED_FIELDS = new Set([
 /** Whether a poll offers a key its record may adopt: the record has none and the poll signed one. */
 const offersKey = (row: PollRow, reported: ReplayServerStatusQuery): boolean => row.public_key === null && reported.keySignature !== undefined
 
+/**
+ * Whether a poll of a record with a box key is signed by that key (the agent signs every poll:
+ * boxKeyAdoptionText over the serverId, a fresh timestamp). The serverId alone is no longer enough:
+ * it is in the status path, so a proxy's access log shows it.
+ */
+const signedByBoxKey = (row: PollRow, serverId: string, reported: ReplayServerStatusQuery, now: Date): boolean =>
+  reported.publicKey === row.public_key && provesPolledKey(serverId, reported, now)
+
+export const UNSIGNED_POLL =
+  "this box has a key: its polls are signed by it (publicKey, keyTimestamp, keySignature), and this one is not, or not within 120 s of the server's clock (set the box's clock: NTP)"
+export const REPLAYED_POLL = "this poll's signature was already used: each poll is signed afresh"
+
+/** How many boxes' last signed poll times are kept to refuse a signed poll sent again (a query copied from a log). */
+const SIGNED_POLLS_KEPT = 100_000
+
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
@@ -71,6 +87,8 @@ export class StatusPolls {
   private readonly entries = new Map<string, Entry>()
   /** The status change counter last read; when it moves, every entry is out of date. */
   private changes = -1
+  /** By record id, the timestamp of the last signed poll taken (epoch ms), oldest first. */
+  private readonly signedPolls = new Map<string, number>()
   /** By record id, the latest poll of each box polled since the last flush. */
   private readonly unrecorded = new Map<string, Entry>()
   /** The status change count read that polls arriving now will share, until it starts. */
@@ -107,9 +125,16 @@ export class StatusPolls {
     // A pending claim's serverId: PENDING and nothing else until an admin decides (never kept: rare).
     if (entry === null) return { answer: CLAIM_ANSWER, changed }
     const now = this.deps.clock.now()
-    // A record from before the box had a key adopts the one this poll proves it holds, once. The key
-    // is no part of the answer and moves no counter: the kept entry goes, so the next poll sees it.
-    if (offersKey(entry.row, reported) && provesPolledKey(serverId, reported, now)) {
+    // A box with a key is answered (its token, its configuration) and heard (its serverUrl, its
+    // address) only in polls its key signs, each signature once.
+    if (entry.row.public_key !== null) {
+      if (!signedByBoxKey(entry.row, serverId, reported, now)) throw new UnauthorizedError(UNSIGNED_POLL, 'BoxKey')
+      this.checkFresh(entry.row.id, reported.keyTimestamp!)
+    }
+    // A record from before the box had a key adopts the one this poll proves it holds, once, and only
+    // from the address its polls have come from for a while (adoptsFrom). The key is no part of the
+    // answer and moves no counter: the kept entry goes, so the next poll sees it.
+    if (offersKey(entry.row, reported) && this.adoptsFrom(entry.row, address, now) && provesPolledKey(serverId, reported, now)) {
       if (await adoptPolledKey(this.db, entry.row, reported.publicKey!, address, now)) {
         this.entries.delete(serverId)
         changed = true
@@ -139,6 +164,30 @@ export class StatusPolls {
   }
 
   /**
+   * Whether a keyless record may adopt a key from a poll from `address`: the address its polls come
+   * from, vouched for (not a forwarded one), and held for three poll intervals. Whoever read the
+   * serverId (it is in the status path, so in a proxy's access log) could otherwise poll once from
+   * anywhere, so that their address is the recorded one, and adopt their own key with the next poll;
+   * the box itself, polling meanwhile, moves the address back. An admin can still give a record a
+   * key: the box registers with a proof, and the claim it leaves is accepted.
+   */
+  private adoptsFrom(row: PollRow, address: string, now: Date): boolean {
+    if (address !== row.poll_address || address.endsWith('(forwarded, not verified)')) return false
+    const since = row.poll_address_since === null ? 0 : Date.parse(row.poll_address_since)
+    return since <= now.getTime() - 3 * this.deps.pollIntervalSeconds * 1000
+  }
+
+  /** Refuses a signed poll not newer than the last one this process took from the box (a query copied and sent again). */
+  private checkFresh(replayServerId: string, keyTimestamp: string): void {
+    const at = Date.parse(keyTimestamp)
+    const last = this.signedPolls.get(replayServerId)
+    if (last !== undefined && at <= last) throw new UnauthorizedError(REPLAYED_POLL, 'BoxKey')
+    this.signedPolls.delete(replayServerId)
+    if (this.signedPolls.size >= SIGNED_POLLS_KEPT) this.signedPolls.delete(this.signedPolls.keys().next().value!)
+    this.signedPolls.set(replayServerId, at)
+  }
+
+  /**
    * The kept answer of a poll that may be answered "not modified" before the route validates
    * anything, or undefined when the poll needs the full route. Most polls carry the ETag of what the
    * box already has and report what is already recorded; the route compares the ETag the kept answer
@@ -154,8 +203,10 @@ export class StatusPolls {
     }
     const entry = this.kept(serverId, await this.statusChanges())
     if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
-    // A key to adopt goes to the full route, which checks its signature.
+    // A key to adopt goes to the full route, which checks its signature, as does a poll its box's key
+    // does not sign (refused there): nothing unsigned counts as a sighting of a box with a key.
     if (offersKey(entry.row, reported as ReplayServerStatusQuery)) return undefined
+    if (entry.row.public_key !== null && !signedByBoxKey(entry.row, serverId, reported as ReplayServerStatusQuery, this.deps.clock.now())) return undefined
     // A box with an update pending goes to the full route: its answer is made per poll.
     if (updateTargetOf(entry.row, reported.version as string | undefined)) return undefined
     return entry.answer

@@ -1,6 +1,6 @@
 // Replays, the box's side: what a box must still cut or upload, and its reports of each replay's
 // progress (only forward, only into its own bucket).
-import { replayDeviceRoutes } from '@club/contract'
+import { replayClipKey, replayDeviceRoutes } from '@club/contract'
 import type { DeviceReplay, DeviceReplayCollection, DeviceReplayStatusChange, ReplayStatus } from '@club/contract'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
@@ -8,7 +8,7 @@ import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.
 import { collection } from '../paging.js'
 import { markDelivered } from '../packages/redemptions.js'
 import { parseConfig } from '../replay-servers/service.js'
-import { BucketError, checkLocation } from '@club/storage'
+import { BucketError, checkLocation, keyBelow } from '@club/storage'
 import { FINAL, IN_PROGRESS, giveBack, recordReplayEvent, removeClip, type ReplayDeps } from './replay.js'
 import { failUnansweredReplays } from './service.js'
 
@@ -38,19 +38,37 @@ export async function listDeviceReplays(db: Db, replayServerId: string, deps: Re
   return collection(rows.map(toDeviceReplay), replayDeviceRoutes.list.url)
 }
 
+/** A READY location that is not the replay's own clip: the box's error (400), and worth a line in the log. */
+export class NotTheReplaysClipError extends BadRequestError {
+  override name = 'NotTheReplaysClipError'
+}
+
 /**
- * Refuses, as a 400 naming why, a READY location outside the box's bucket: by its text for s3:// and
- * gs://, by where it really is for file:// (a symbolic link in the folder may point anywhere).
+ * Refuses, as a 400 naming why, a READY location outside the box's bucket (by its text for s3:// and
+ * gs://, by where it really is for file://: a symbolic link in the folder may point anywhere), or one
+ * that is not the replay's own key there (replayClipKey): the server deletes what a replay's location
+ * names (a takedown, a late READY, the cleanup), and a bucket is shared by boxes, so a box that could
+ * report any object would make the server delete other people's clips. For a replay this box no
+ * longer has (an orphan, see removeOrphanClip), the key of that id under one of its own cameras.
  */
-async function checkReadyLocation(db: DbOrTx, replayServerId: string, location: string): Promise<string> {
+async function checkReadyLocation(db: DbOrTx, replayServerId: string, id: string, location: string): Promise<string> {
   const box = await db.selectFrom('replay_servers').select('config').where('id', '=', replayServerId).executeTakeFirstOrThrow()
-  const bucket = parseConfig(box.config)?.cloudStorageBucket
+  const config = parseConfig(box.config)
+  const bucket = config?.cloudStorageBucket
   if (bucket === undefined) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket: it has none`)
+  let key: string
   try {
     await checkLocation(bucket, location)
+    key = keyBelow(bucket, location)
   } catch (err) {
     if (err instanceof BucketError) throw new BadRequestError(`body.location is not in the box's cloudStorageBucket: ${err.message}`)
     throw err
+  }
+  const replay = await db.selectFrom('replays').select('camera_id').where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
+  const cameraIds = replay ? [replay.camera_id] : (config?.cameras ?? []).map((camera) => camera.id)
+  if (!cameraIds.some((cameraId) => key === replayClipKey({ id, cameraId }))) {
+    const own = replay ? quote(replayClipKey({ id, cameraId: replay.camera_id }), { limit: 300 }) : `<cameraId>/${id}.mp4`
+    throw new NotTheReplaysClipError(`body.location is not this replay's clip: a box stores replay ${quote(id)} at ${own} in its bucket, and reports only that`)
   }
   return bucket
 }
@@ -58,17 +76,10 @@ async function checkReadyLocation(db: DbOrTx, replayServerId: string, location: 
 /**
  * A clip a box stored for a replay its player deleted meanwhile (DELETE while UPLOADING): no row names
  * it any more, so neither a takedown nor replays/cleanup would ever delete it; it goes now. Only a
- * clip in the box's bucket (checked already) named after the replay (`<camera>/<id>.mp4`, as boxes
- * store them) of an id no replay has, so a box never makes the server delete anything else.
+ * clip in the box's bucket under the replay's own key (checked already) of an id no replay has, so a
+ * box never makes the server delete anything else.
  */
 async function removeOrphanClip(db: Db, id: string, location: string, bucket: string, deps: ReplayDeps): Promise<void> {
-  let name: string | undefined
-  try {
-    name = decodeURIComponent(new URL(location).pathname).split('/').pop()
-  } catch {
-    return
-  }
-  if (name !== `${id}.mp4`) return
   if (await db.selectFrom('replays').select('id').where('id', '=', id).executeTakeFirst()) return
   await removeClip(db, { id, location, bucket, replay_server_id: null }, deps)
 }
@@ -78,7 +89,7 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
   const now = deps.clock.now().toISOString()
   // The server signs links to, serves and deletes whatever is here: only what lies in the box's own
   // bucket once decoded (`%2e%2e` is `..`) and resolved, checked before the transaction (file system work).
-  const bucket = change.status === 'READY' ? await checkReadyLocation(db, replayServerId, change.location) : null
+  const bucket = change.status === 'READY' ? await checkReadyLocation(db, replayServerId, id, change.location) : null
   const row = await db.transaction().execute(async (tx) => {
     const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).where('replay_server_id', '=', replayServerId).executeTakeFirst()
     if (!row) return null

@@ -105,9 +105,15 @@ export async function clipBucket(db: DbOrTx, row: Pick<ReplaysTable, 'bucket' | 
   return parseConfig(box?.config ?? null)?.cloudStorageBucket ?? null
 }
 
-/** Deletes a replay's stored clip now, or a 502 that says the bucket would not (nothing else changed). */
+/**
+ * Deletes a replay's stored clip now, or a 502 that says the bucket would not (nothing else changed).
+ * Never an object another replay's row names (rows from before locations were checked against the
+ * replay's own key may share one): that clip is its owner's.
+ */
 export async function removeClip(db: DbOrTx, row: Pick<ReplaysTable, 'id' | 'location' | 'bucket' | 'replay_server_id'>, deps: ReplayDeps): Promise<void> {
   if (row.location === null) return
+  const another = await db.selectFrom('replays').select('id').where('location', '=', row.location).where('id', '<>', row.id).executeTakeFirst()
+  if (another) return
   try {
     await deps.storage.remove(row.location, await clipBucket(db, row))
   } catch (err) {

@@ -124,7 +124,7 @@ t.test('a replay from request to READY: the status poll, each transition, the do
   t.equal((await step({ status: 'READY', location: escaping, durationSeconds: 10, sizeBytes: 5, sha256: SHA })).statusCode, 400, 'an escape through %2e%2e is refused')
   const malformed = `${pathToFileURL(bucketDir).href}/%E0%A4%A`
   t.equal((await step({ status: 'READY', location: malformed, durationSeconds: 10, sizeBytes: 5, sha256: SHA })).statusCode, 400, 'a malformed percent-escape is a 400, not a 500 later')
-  const location = storedClip(bucketDir)
+  const location = storedClip(bucketDir, `cam-1/${replay.id}.mp4`)
   t.equal((await step({ status: 'READY', location, durationSeconds: 10.02, sizeBytes: 28, sha256: SHA })).statusCode, 200)
   t.equal((await step({ status: 'FAILED', reason: 'camera_error' })).statusCode, 409, 'READY is final')
 
@@ -152,7 +152,7 @@ t.test('a replay from request to READY: the status poll, each transition, the do
   t.equal((await call('GET', `${REPLAYS}?user=${other.id}`, member)).statusCode, 400)
 
   t.equal((await call('DELETE', `${REPLAYS}/${replay.id}`, member)).statusCode, 204)
-  t.notOk(existsSync(join(bucketDir, 'cam-1/clip.mp4')), 'the stored clip is removed')
+  t.notOk(existsSync(join(bucketDir, `cam-1/${replay.id}.mp4`)), 'the stored clip is removed')
   t.equal((await call('GET', `${REPLAYS}/${replay.id}`, member)).statusCode, 404, 'and the record')
 })
 
@@ -182,7 +182,7 @@ t.test('REPLAYS_REQUIRE_PACKAGE: an item per replay, 402 when none is left, give
   // Deleting: a replay still being made gives its item back; a delivered or failed one does not (again).
   const made = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
   await call('PUT', `${DEVICE}/${made.id}/status`, device, { status: 'EXPORTING' })
-  await call('PUT', `${DEVICE}/${made.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  await call('PUT', `${DEVICE}/${made.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, `cam-1/${made.id}.mp4`), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
   const pending = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
   t.equal(await remaining(), 1)
   t.equal((await call('DELETE', `${REPLAYS}/${made.id}`, member)).statusCode, 204)
@@ -205,7 +205,7 @@ t.test("spent is spent: a delivered replay's redemption cannot be cancelled; one
 
   const delivered = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
   await call('PUT', `${DEVICE}/${delivered.id}/status`, device, { status: 'EXPORTING' })
-  await call('PUT', `${DEVICE}/${delivered.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  await call('PUT', `${DEVICE}/${delivered.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, `cam-1/${delivered.id}.mp4`), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
   const refused = await call('DELETE', await redemptionOf(delivered.id), member)
   t.equal(refused.statusCode, 409)
   t.match(errorOf(refused).message, new RegExp(`replay ${delivered.id} it paid for was delivered on \\S+, whatever became of it since: its item stays spent`))
@@ -219,7 +219,7 @@ t.test("spent is spent: a delivered replay's redemption cannot be cancelled; one
   t.equal(cancelled.statusCode, 200)
   t.equal(await remaining(), 2, 'the item is back')
   t.match((await call('GET', `${REPLAYS}/${making.id}`, member)).json(), { status: 'FAILED', reason: 'redemption_cancelled' })
-  const late = await call('PUT', `${DEVICE}/${making.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, 'cam-1/late.mp4'), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
+  const late = await call('PUT', `${DEVICE}/${making.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, `cam-1/${making.id}.mp4`), durationSeconds: 30, sizeBytes: 28, sha256: SHA })
   t.equal(late.statusCode, 409, 'the box can no longer deliver what was given back')
 
   // Staff give an item back on purpose, recorded with who and why.
@@ -272,14 +272,14 @@ t.test('the replay notice goes only to an address the box could own: not to the 
 t.test('deleteExpiredReplays (replays/cleanup): the file:// clip and the replay expire after the retention', async (t) => {
   const { ctx, venue, member, call, device, bucketDir } = await setup(t)
   const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
-  const location = storedClip(bucketDir)
+  const location = storedClip(bucketDir, `cam-1/${replay.id}.mp4`)
   await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
   await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location, durationSeconds: 30, sizeBytes: 28, sha256: SHA })
   const storage = new ReplayStorage({ credentialsPath: '', linkKey: 'k', publicBaseUrl: 'http://x' })
   t.equal(await deleteExpiredReplays(ctx.app.db, storage, new Date(ctx.clock.now().getTime() + 29 * 86_400_000), 30), 0, 'kept within the retention')
-  t.ok(existsSync(join(bucketDir, 'cam-1/clip.mp4')))
+  t.ok(existsSync(join(bucketDir, `cam-1/${replay.id}.mp4`)))
   t.equal(await deleteExpiredReplays(ctx.app.db, storage, new Date(ctx.clock.now().getTime() + 31 * 86_400_000), 30), 1)
-  t.notOk(existsSync(join(bucketDir, 'cam-1/clip.mp4')), 'the clip is deleted')
+  t.notOk(existsSync(join(bucketDir, `cam-1/${replay.id}.mp4`)), 'the clip is deleted')
   const expired = (await call('GET', `${REPLAYS}/${replay.id}`, member)).json()
   t.equal(expired.status, 'EXPIRED')
   t.notOk('downloadUrl' in expired)

@@ -10,7 +10,7 @@ import { deviceTokenKey } from '../replay-servers/service.js'
 import { notifyReplayServer } from './notify.js'
 import { boxCallDeps } from '../replay-servers/box-call.js'
 import { createReplay, deleteReplay, failUnansweredReplays, getReplay, listReplays, presentNewReplay, takeDownReplay } from './service.js'
-import { listDeviceReplays, setDeviceReplayStatus } from './device.js'
+import { NotTheReplaysClipError, listDeviceReplays, setDeviceReplayStatus } from './device.js'
 import { openReplayDownload } from './clips.js'
 import type { Requester } from './replay.js'
 import { replayDeps } from './deps.js'
@@ -129,7 +129,16 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
   app.route({
     ...replayDeviceRoutes.setStatus,
     onRequest: device,
-    handler: async (request) => setDeviceReplayStatus(app.db, deviceOf(request), request.params.id, request.body, deps)
+    handler: async (request) => {
+      const replayServerId = deviceOf(request)
+      try {
+        return await setDeviceReplayStatus(app.db, replayServerId, request.params.id, request.body, deps)
+      } catch (err) {
+        // A box naming another object than its replay's clip is broken or hostile: an admin should hear of it.
+        if (err instanceof NotTheReplaysClipError) request.log.warn({ replayServerId, replayId: request.params.id, err: err.message }, 'a box reported a clip that is not its replay\'s')
+        throw err
+      }
+    }
   })
 }
 

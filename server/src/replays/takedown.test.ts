@@ -22,15 +22,15 @@ const SHA = 'a'.repeat(64)
 const SECRET = 'root:x:0:0:a file outside the bucket\n'
 
 /** A member's replay taken to READY with a clip in the bucket folder; its download link path. */
-async function readyReplay(s: Awaited<ReturnType<typeof setup>>, name = 'cam-1/clip.mp4') {
+async function readyReplay(s: Awaited<ReturnType<typeof setup>>) {
   const replay = (await s.call('POST', REPLAYS, s.member, { court: { id: s.venue.court1.id }, seconds: 10 })).json()
   await s.call('PUT', `${DEVICE}/${replay.id}/status`, s.device, { status: 'EXPORTING' })
-  const location = storedClip(s.bucketDir, name)
+  const location = storedClip(s.bucketDir, `cam-1/${replay.id}.mp4`)
   const res = await s.call('PUT', `${DEVICE}/${replay.id}/status`, s.device, { status: 'READY', location, durationSeconds: 10, sizeBytes: 28, sha256: SHA })
   if (res.statusCode !== 200) throw new Error(res.body)
   const ready = (await s.call('GET', `${REPLAYS}/${replay.id}`, s.member)).json()
   const link = new URL(ready.downloadUrl)
-  return { id: replay.id as string, path: join(s.bucketDir, name), link: `${link.pathname}${link.search}` }
+  return { id: replay.id as string, path: join(s.bucketDir, `cam-1/${replay.id}.mp4`), link: `${link.pathname}${link.search}` }
 }
 
 /** A file outside every bucket, as /etc/passwd would be. */
@@ -139,7 +139,7 @@ t.test("a player's DELETE while the box uploads: the clip the box stores anyway 
   const kept = storedClip(s.bucketDir, 'cam-1/kept.mp4')
   const other = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
   await call('DELETE', `${REPLAYS}/${other.id}`, member)
-  t.equal((await call('PUT', `${DEVICE}/${other.id}/status`, device, { status: 'READY', location: kept, durationSeconds: 30, sizeBytes: 28, sha256: SHA })).statusCode, 404)
+  t.equal((await call('PUT', `${DEVICE}/${other.id}/status`, device, { status: 'READY', location: kept, durationSeconds: 30, sizeBytes: 28, sha256: SHA })).statusCode, 400)
   t.ok(existsSync(join(s.bucketDir, 'cam-1/kept.mp4')), 'a clip not named after the replay stays')
 })
 
@@ -195,7 +195,7 @@ t.test('a symbolic link in the bucket pointing outside it: refused at READY and 
   t.equal((await call('GET', `${REPLAYS}/${replay.id}`, member)).json().status, 'EXPORTING', 'nothing was recorded')
 
   // A clip reported READY, then replaced by a link (the box, or anyone who can write the share).
-  const clip = await readyReplay(s, 'cam-1/real.mp4')
+  const clip = await readyReplay(s)
   unlinkSync(clip.path)
   symlinkSync(secret, clip.path)
   const served = await ctx.app.inject({ url: clip.link })
@@ -219,4 +219,48 @@ t.test("a guest's token takes nothing down and marks no court, not even for the 
   const mark = await call('POST', `/apis/v2/admin/courts/${venue.court1.id}/do-not-film`, guest, { start: '2026-03-01T10:00:00Z', end: '2026-03-01T11:00:00Z', reason: 'x' })
   t.ok([401, 403].includes(mark.statusCode), `do not film: ${mark.statusCode}`)
   t.equal((await call('GET', `${REPLAYS}/${replay.id}`, guest)).json().status, 'REQUESTED', 'nothing changed')
+})
+
+t.test("a box cannot make the server delete another replay's clip: READY names only the replay's own key", async (t) => {
+  const s = await setup(t)
+  const { ctx, call, member, device, venue } = s
+  const victim = await readyReplay(s)
+  t.equal((await ctx.app.inject({ url: victim.link })).statusCode, 200, "the victim's link works before")
+  const step = (id: string, body: object) => call('PUT', `${DEVICE}/${id}/status`, device, body)
+  const victimLocation = pathToFileURL(victim.path).href
+
+  // The attack: one of the box's own replays FAILED, then READY with the other's location (a final
+  // status answered 409 and deleted "its" clip).
+  const failed = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await step(failed.id, { status: 'EXPORTING' })
+  t.equal((await step(failed.id, { status: 'FAILED', reason: 'camera_error' })).statusCode, 200)
+  const late = await step(failed.id, { status: 'READY', location: victimLocation, durationSeconds: 10, sizeBytes: 28, sha256: SHA })
+  t.equal(late.statusCode, 400, "another replay's clip is the box's error")
+  t.match(errorOf(late).message, `cam-1/${failed.id}.mp4`, 'naming the key the box must use')
+  t.ok(existsSync(victim.path), "and the victim's clip stays")
+
+  // Nor can a replay under way take the other's clip as its own (deleting it would delete the victim's).
+  const making = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id } })).json()
+  await step(making.id, { status: 'EXPORTING' })
+  t.equal((await step(making.id, { status: 'READY', location: victimLocation, durationSeconds: 10, sizeBytes: 28, sha256: SHA })).statusCode, 400)
+  t.equal((await call('GET', `${REPLAYS}/${making.id}`, member)).json().status, 'EXPORTING', 'nothing was recorded')
+  // Nor one of the box's own clips under another camera's folder.
+  const otherCamera = storedClip(s.bucketDir, `cam-2/${making.id}.mp4`)
+  t.equal((await step(making.id, { status: 'READY', location: otherCamera, durationSeconds: 10, sizeBytes: 28, sha256: SHA })).statusCode, 400)
+
+  t.ok(existsSync(victim.path), "the victim's clip is still there")
+  t.equal((await ctx.app.inject({ url: victim.link })).statusCode, 200, 'and its link still works')
+  t.match(ctx.logs(), /a box reported a clip that is not its replay's/, 'the refusal is logged')
+})
+
+t.test("deleting a replay never deletes a clip another replay's row names (rows from before the key was checked)", async (t) => {
+  const s = await setup(t)
+  const { ctx, call, member } = s
+  const victim = await readyReplay(s)
+  const sharing = await readyReplay(s)
+  // A row written before locations were checked against the replay's own key.
+  await ctx.app.db.updateTable('replays').set({ location: pathToFileURL(victim.path).href }).where('id', '=', sharing.id).execute()
+  t.equal((await call('DELETE', `${REPLAYS}/${sharing.id}`, member)).statusCode, 204)
+  t.ok(existsSync(victim.path), "the other replay's clip stays")
+  t.equal((await ctx.app.inject({ url: victim.link })).statusCode, 200, 'and its link works')
 })

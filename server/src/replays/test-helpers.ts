@@ -31,7 +31,7 @@ export async function filmedVenue(t: Teardown, env: Record<string, string> = {},
 }
 
 /** A clip as the box would have stored it in the bucket folder. */
-export function storedClip(bucketDir: string, name = 'cam-1/clip.mp4'): string {
+export function storedClip(bucketDir: string, name: string): string {
   const path = join(bucketDir, name)
   mkdirSync(join(path, '..'), { recursive: true })
   writeFileSync(path, Buffer.from('not really an mp4, but bytes'))

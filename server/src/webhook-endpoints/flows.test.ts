@@ -89,7 +89,7 @@ tap.test('a recording box approved; a replay READY', async (t) => {
   const replay = (await call('POST', REPLAYS, member, { court: { id: venue.court1.id }, seconds: 10 })).json()
   t.same(await delivered(), ['replay.requested'])
   await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'EXPORTING' })
-  const ready = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(bucketDir), durationSeconds: 10, sizeBytes: 28, sha256: SHA })
+  const ready = await call('PUT', `${DEVICE}/${replay.id}/status`, device, { status: 'READY', location: storedClip(bucketDir, `cam-1/${replay.id}.mp4`), durationSeconds: 10, sizeBytes: 28, sha256: SHA })
   t.equal(ready.statusCode, 200)
   t.same(await delivered(), ['replay.ready'])
 })

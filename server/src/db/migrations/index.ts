@@ -34,6 +34,8 @@ import * as m0031 from './0031_template_list_order.js'
 import * as m0032 from './0032_events_numbered_at_commit.js'
 import * as m0033 from './0033_footage_takedowns.js'
 import * as m0034 from './0034_redemption_delivered.js'
+import * as m0035 from './0035_events_without_url_passwords.js'
+import * as m0036 from './0036_poll_address_since.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -69,5 +71,7 @@ export const migrations: Record<string, Migration> = {
   '0031_template_list_order': m0031,
   '0032_events_numbered_at_commit': m0032,
   '0033_footage_takedowns': m0033,
-  '0034_redemption_delivered': m0034
+  '0034_redemption_delivered': m0034,
+  '0035_events_without_url_passwords': m0035,
+  '0036_poll_address_since': m0036
 }
