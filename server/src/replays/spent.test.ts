@@ -21,14 +21,14 @@ async function replayPackage(s: Setup, member: Who) {
 }
 
 /** A replay asked for by `member` and delivered by the box, with the path of its redemption. */
-async function deliveredReplay(s: Setup, member: Who, packageId: string, name: string) {
+async function deliveredReplay(s: Setup, member: Who, packageId: string) {
   const asked = await s.call('POST', REPLAYS, member, { court: { id: s.venue.court1.id } })
   if (asked.statusCode !== 201) throw new Error(`replay: ${asked.statusCode} ${asked.body}`)
   const replay = asked.json()
   await s.call('PUT', `${DEVICE}/${replay.id}/status`, s.device, { status: 'EXPORTING' })
   const ready = await s.call('PUT', `${DEVICE}/${replay.id}/status`, s.device, {
     status: 'READY',
-    location: storedClip(s.bucketDir, `cam-1/${name}.mp4`),
+    location: storedClip(s.bucketDir, `cam-1/${replay.id}.mp4`),
     durationSeconds: 30,
     sizeBytes: 28,
     sha256: SHA
@@ -43,7 +43,7 @@ t.test('a READY replay deleted by its member: its redemption cannot be cancelled
   const { pkg, remaining, staff } = await replayPackage(s, s.member)
   let last = ''
   for (let round = 1; round <= 3; round++) {
-    const replay = await deliveredReplay(s, s.member, pkg.id, `round-${round}`)
+    const replay = await deliveredReplay(s, s.member, pkg.id)
     t.equal((await s.call('DELETE', `${REPLAYS}/${replay.id}`, s.member)).statusCode, 204, `round ${round}: the member deletes the replay`)
     const refused = await s.call('DELETE', replay.redemption, s.member)
     t.equal(refused.statusCode, 409, `round ${round}: the cancellation is refused`)
@@ -61,13 +61,13 @@ t.test('a READY replay deleted by its member: its redemption cannot be cancelled
 t.test('a READY replay expired and then deleted, or taken down: its item stays spent', async (t) => {
   const s = await setup(t, { REPLAYS_REQUIRE_PACKAGE: 'true' })
   const { pkg, remaining, staff } = await replayPackage(s, s.member)
-  const expired = await deliveredReplay(s, s.member, pkg.id, 'expired')
+  const expired = await deliveredReplay(s, s.member, pkg.id)
   const storage = new ReplayStorage({ credentialsPath: '', linkKey: 'k', publicBaseUrl: 'http://x' })
   t.equal(await deleteExpiredReplays(s.ctx.app.db, storage, new Date(s.ctx.clock.now().getTime() + 31 * 86_400_000), 30), 1)
   t.equal((await s.call('DELETE', `${REPLAYS}/${expired.id}`, s.member)).statusCode, 204)
   t.equal((await s.call('DELETE', expired.redemption, s.member)).statusCode, 409, 'expired then deleted: refused')
 
-  const takenDown = await deliveredReplay(s, s.member, pkg.id, 'taken-down')
+  const takenDown = await deliveredReplay(s, s.member, pkg.id)
   t.equal((await s.call('POST', `/apis/v2/admin/replays/${takenDown.id}/takedown`, staff, { reason: 'a parent asked' })).statusCode, 200)
   t.equal((await s.call('DELETE', takenDown.redemption, s.member)).statusCode, 409, 'taken down: refused')
   t.equal(await remaining(), 1, 'both items stay spent')
@@ -82,7 +82,7 @@ t.test("two processes: the member's delete of a READY replay racing the cancella
   const { pkg, remaining } = await replayPackage(s, member)
   const other = await secondServer(t, s.ctx.config.DATABASE_URL)
   for (let round = 0; round < ROUNDS; round++) {
-    const replay = await deliveredReplay(s, member, pkg.id, `race-${round}`)
+    const replay = await deliveredReplay(s, member, pkg.id)
     const cancelThere = () => fetch(`${other}${replay.redemption}`, { method: 'DELETE', headers: { authorization: member.authorization } }).then((r) => r.status)
     const deleteHere = () => s.call('DELETE', `${REPLAYS}/${replay.id}`, member).then((r) => r.statusCode)
     // Even rounds: both at once; odd rounds: the delete first, so the cancellation finds no replay row.
