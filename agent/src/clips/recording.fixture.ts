@@ -1,12 +1,13 @@
 // Test support: a camera recorded as the agent records it (real ffmpeg, fragmented MP4 segments from a
 // camera stand-in), an exporter over its folder, and bounded waits for what the recording does.
 import { execFile } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { promisify } from 'node:util'
 import type { Camera, ReplayServerConfig } from '@club/contract'
+import { ManualClock } from '../clock.js'
 import { createLogger } from '../log.js'
 import { recordingArgs } from '../recorder/pipeline.js'
 import { FfmpegRunner } from '../recorder/runner.js'
@@ -81,6 +82,41 @@ export async function recording(t: { teardown(fn: () => unknown): void }, pictur
     /** Stops the recording as the agent does (ffmpeg finishes and lists its last segment). */
     stop: () => recorder.stop()
   }
+}
+
+/** A segment's file name as the recorder writes it (the UTC second it began, then the run). */
+function segmentName(start: Date, runId: string): string {
+  return `${start.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '')}_${runId}.mp4`
+}
+
+/**
+ * A camera's folder as the recorder leaves it just after a segment boundary, written by the test and
+ * held as long as it needs, with a clock stopped half a second after the boundary: a finished segment
+ * of the camera's footage (listed), and the next one just opened, which holds only the ftyp box that
+ * ffmpeg writes first (a low bitrate's segment is flushed only when finished). A real recording's
+ * boundary is gone on a loaded machine before a test can ask about it; this one stays.
+ */
+export async function justOpenedFolder(segmentsDir: string, camera: Camera): Promise<{ clock: ManualClock; openedAt: number; writing: Segment; finished: Segment }> {
+  const clock = new ManualClock()
+  const openedAt = clock.now().getTime()
+  clock.advance(500)
+  mkdirSync(segmentsDir, { recursive: true })
+  const finishedName = segmentName(new Date(openedAt - SEGMENT_SECONDS * 1000), 'held')
+  const finishedPath = join(segmentsDir, finishedName)
+  const writingPath = join(segmentsDir, segmentName(new Date(openedAt), 'held'))
+  // Cut from the camera's feed as the recorder cuts: copied, fragmented, one fragment per keyframe.
+  await execFileAsync('ffmpeg', [
+    '-hide_banner', '-loglevel', 'error', '-i', fileURLToPath(camera.feed), '-t', String(SEGMENT_SECONDS), '-map', '0:v:0', '-c:v', 'copy',
+    '-movflags', '+frag_keyframe+empty_moov+default_base_moof', '-f', 'mp4', finishedPath
+  ])
+  const whole = readFileSync(finishedPath)
+  writeFileSync(writingPath, whole.subarray(0, whole.readUInt32BE(0)))
+  writeFileSync(join(segmentsDir, 'segments_held.csv'), `${finishedName},0.000000,${SEGMENT_SECONDS}.000000\n`)
+  // Their times on the test's clock, for the rules that read a file's age.
+  utimesSync(finishedPath, new Date(openedAt), new Date(openedAt))
+  utimesSync(writingPath, clock.now(), clock.now())
+  const [finished, writing] = listSegments(segmentsDir)
+  return { clock, openedAt, finished: finished!, writing: writing! }
 }
 
 /** The segment being written, once ffmpeg has just opened it: the newest, unlisted, after a finished one. */
