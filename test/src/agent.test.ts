@@ -254,7 +254,8 @@ t.test('a recording box from registration to shutdown', async (t) => {
     const live = await post({ cameraId: 'cam-b', start: new Date(now - asked * 1000).toISOString(), end: new Date(now).toISOString() })
     const liveClip = (await live.json()) as any
     t.equal(live.status, 200, JSON.stringify(liveClip))
-    t.ok(liveClip.duration > 2 && liveClip.duration < asked + 1, `the footage on disk and 1 s of postroll (${liveClip.duration} s)`)
+    // At most the whole interval (when the look fell right after a boundary) and the postroll, a frame's rounding aside.
+    t.ok(liveClip.duration > 2 && liveClip.duration < asked + 1.2, `the footage on disk and 1 s of postroll (${liveClip.duration} s)`)
     t.equal(await decodeErrors(new URL(liveClip.location).pathname), '', 'the clip of the last seconds decodes cleanly')
   })
 
