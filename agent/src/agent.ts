@@ -125,7 +125,8 @@ export class Agent {
       filterThreads: availableParallelism(),
       leases,
       bucket: () => this.openBucket(),
-      log
+      log,
+      clock
     })
     this.decoders = new Decoders({
       limits: { maxDecoders: config.maxDecoders, maxExports: config.maxExports, maxQueuedExports: config.maxQueuedExports, snapshotReuseMs: 1000 },

@@ -173,8 +173,9 @@ t.test('a recording box from registration to shutdown', async (t) => {
     const health = await agent.health()
     t.same(health.cameras.map((c: any) => c.state), ['recording', 'recording'])
     await server.start()
-    // Backoff starts at 2 s and doubles: give it a few rounds.
-    await waitFor('the agent back in touch', async () => (await agent.health()).connected === true, 45_000)
+    // Backoff starts at 2 s and doubles, so the next try comes at most about as long after the restart
+    // as the server was away, which a loaded machine stretches: bounded generously.
+    await waitFor('the agent back in touch', async () => (await agent.health()).connected === true, 120_000)
     const box = await server.call('GET', `${ADMIN}/${boxId}`, admin)
     t.equal(box.json.status, 'APPROVED', 'still the same approved box: no new registration')
   })
@@ -247,12 +248,14 @@ t.test('a recording box from registration to shutdown', async (t) => {
 
     // "The last seconds", asked without waiting: the interval reaches into the segment being written,
     // which holds no frame yet at this camera's bitrate. The clip is cut up to the footage on disk.
-    const asked = 6
+    // Ten seconds: more than a segment and however late a loaded machine's ffmpeg finishes the last one.
+    const asked = 10
     const now = Date.now()
     const live = await post({ cameraId: 'cam-b', start: new Date(now - asked * 1000).toISOString(), end: new Date(now).toISOString() })
     const liveClip = (await live.json()) as any
     t.equal(live.status, 200, JSON.stringify(liveClip))
-    t.ok(liveClip.duration > 2 && liveClip.duration < asked + 1, `the footage on disk and 1 s of postroll (${liveClip.duration} s)`)
+    // At most the whole interval (when the look fell right after a boundary) and the postroll, a frame's rounding aside.
+    t.ok(liveClip.duration > 2 && liveClip.duration < asked + 1.2, `the footage on disk and 1 s of postroll (${liveClip.duration} s)`)
     t.equal(await decodeErrors(new URL(liveClip.location).pathname), '', 'the clip of the last seconds decodes cleanly')
   })
 

@@ -187,8 +187,11 @@ export async function decodeErrors(path: string): Promise<string> {
   return stderr.trim()
 }
 
-/** Polls `check` until it answers a value (not undefined, null or false). */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000): Promise<T> {
+/**
+ * Polls `check` until it answers a value (not undefined, null or false). The bound is for what never
+ * comes: beside the suite's other stage a box took over 30 s to register, so it is two minutes.
+ */
+export async function waitFor<T>(what: string, check: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 120_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
   let lastError: unknown
   while (Date.now() < deadline) {
@@ -241,7 +244,9 @@ export class TestAgent {
       httpHost: '127.0.0.1',
       httpPort: settings.httpPort,
       segmentSeconds: 2,
-      requestTimeoutSeconds: 2,
+      // A call to the server in this test process: on a loaded machine it can take seconds, and each
+      // one cut short doubles the wait before the next (2, 4, 8 s...). No test waits for it to expire.
+      requestTimeoutSeconds: 30,
       ...settings.extra
     }))
   }

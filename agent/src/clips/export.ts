@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Bucket } from '@club/storage'
 import type { Camera, LogoPlacement, ReplayServerConfig } from '@club/contract'
+import { systemClock, type Clock } from '../clock.js'
 import type { Logger } from '../log.js'
 import { audioEncoder, correctedSize, correctedVideo, MAP_INPUT, videoEncoder } from '../recorder/pipeline.js'
 import { correctionMapFiles } from '../recorder/correction-map-files.js'
@@ -156,6 +157,8 @@ export interface ClipExporterOptions {
    */
   bucket(): Promise<Bucket>
   log: Logger
+  /** What "now" is for a segment still being written (how much it can hold, when to ask again); the system's by default. */
+  clock?: Clock
 }
 
 export class ClipExporter {
@@ -188,7 +191,7 @@ export class ClipExporter {
       throw new ClipError(422, (err as Error).message)
     }
 
-    const now = Date.now()
+    const now = (this.options.clock ?? systemClock).now().getTime()
     const segments = listSegments(join(this.options.recordingsDir, camera.id))
     // A segment ffmpeg has not finished holds less than the clock says, often nothing yet: the ones
     // the clock puts in the interval are measured, and count for what ffprobe can read of them.

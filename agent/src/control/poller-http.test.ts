@@ -39,7 +39,8 @@ async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handle
   const state = new StateStore(dir)
   const statuses: ReplayServerStatusAnswer[] = []
   const poller = new StatusPoller({
-    client: new ControlClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 2000 }),
+    // No test here waits for the timeout: it only bounds a hung answer, so it can be generous on a loaded machine.
+    client: new ControlClient({ baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, timeoutMs: 30_000 }),
     state,
     identity: { deviceId: 'box-1', hostname: 'box', localIp: '10.0.0.5', version: '1.2.3', architecture: 'amd64' },
     publicUrl: 'http://10.0.0.5:8090',

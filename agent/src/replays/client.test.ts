@@ -14,7 +14,8 @@ async function serverAnswering(t: { teardown(fn: () => unknown): void }, body: u
   })
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
   t.teardown(() => new Promise((r) => server.close(r)))
-  const client = new ReplayClient({ baseUrl: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`, accessToken: () => 'device-token', timeoutMs: 5000 })
+  // No test here waits for the timeout: it only bounds a hung answer, so it can be generous on a loaded machine.
+  const client = new ReplayClient({ baseUrl: () => `http://127.0.0.1:${(server.address() as AddressInfo).port}`, accessToken: () => 'device-token', timeoutMs: 30_000 })
   return { client, seen }
 }
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 import { Writable } from 'node:stream'
 import type { DeviceReplay, DeviceReplayStatusChange } from '@club/contract'
 import { openBucket } from '@club/storage'
-import { boundary, LOW_BITRATE, recording } from '../clips/recording.fixture.js'
+import { boundary, LOW_BITRATE, recording, waitFor } from '../clips/recording.fixture.js'
 import { createLogger } from '../log.js'
 import { tempDir } from '../temp-dir.fixture.js'
 import { ReplayWorker } from './worker.js'
@@ -59,11 +59,13 @@ t.test('a replay ending in the segment being written waits for it, and comes out
 
 t.test('a camera stopped before the replay ends: the replay is reported failed, not READY with a short clip', async (t) => {
   const camera = await recording(t, LOW_BITRATE)
-  await boundary(camera)
+  await waitFor('a finished segment', () => camera.segments().some((s) => s.duration !== undefined))
   await camera.stop()
-  const stoppedAt = Date.now()
-  // Half its interval was recorded; the other half never will be.
-  const { reports, logs } = await takeUp(t, camera, stoppedAt - 1_500, stoppedAt + 1_500)
+  // Half its interval is on disk, the other half never will be: reckoned from where the footage ends,
+  // not from when the stop returned (a loaded machine takes seconds to stop ffmpeg).
+  const last = camera.segments().findLast((s) => s.duration !== undefined)!
+  const footageEnd = last.start.getTime() + last.duration! * 1000
+  const { reports, logs } = await takeUp(t, camera, footageEnd - 1_500, footageEnd + 1_500)
   t.same(reports.map((r) => r.status), ['EXPORTING', 'FAILED'])
   t.match(reports.at(-1), {
     status: 'FAILED',

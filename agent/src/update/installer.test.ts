@@ -4,7 +4,7 @@
 // one never reaches the server. The packages are real (dpkg-deb reads their control files), if tiny.
 import { execFileSync } from 'node:child_process'
 import { createHash, generateKeyPairSync, sign } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, join } from 'node:path'
 import t from 'tap'
@@ -192,8 +192,11 @@ t.test('a crash mid-install still lets the installer go back; a rollback restore
   const { base, files, current, next, installerStateDir } = setUp(t)
   const recordFile = join(installerStateDir, 'installed.json')
   // The power goes out while apt-get runs: the install never ends, nothing after it happens.
-  void new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: () => new Promise<void>(() => {}) } }).run('1.1.0')
-  for (let i = 0; i < 200 && !existsSync(recordFile); i++) await new Promise((r) => setTimeout(r, 25))
+  // Waited for as the install starting, not for a while: however slow the machine, the record is due by then.
+  let installing!: () => void
+  const installStarted = new Promise<void>((resolve) => (installing = resolve))
+  void new UpdateInstaller({ ...base, clock: manualClock(), packages: { install: () => (installing(), new Promise<void>(() => {})) } }).run('1.1.0')
+  await installStarted
   t.same(JSON.parse(readFileSync(recordFile, 'utf8')), { installed: '1.1.0', previous: '1.0.0' }, 'written before the install')
 
   // After the restart 1.1.0 is installed and fails; the agent asks for 1.0.0 back, and gets it.

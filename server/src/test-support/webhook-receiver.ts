@@ -98,8 +98,11 @@ export class WebhookReceiver {
     return delivery
   }
 
-  /** Resolves once `done()` holds after some delivery; rejects after `timeoutMs` saying what arrived. */
-  waitFor(done: (received: ReceivedDelivery[]) => boolean, timeoutMs = 10_000): Promise<ReceivedDelivery[]> {
+  /**
+   * Resolves once `done()` holds after some delivery; rejects after `timeoutMs` saying what arrived.
+   * The bound is for a delivery that never comes: a loaded machine's worker takes seconds.
+   */
+  waitFor(done: (received: ReceivedDelivery[]) => boolean, timeoutMs = 30_000): Promise<ReceivedDelivery[]> {
     if (done(this.received)) return Promise.resolve(this.received)
     return new Promise((resolve, reject) => {
       const check = () => {
