@@ -103,7 +103,10 @@ function runPrefixed(label, command, args, options) {
 function loadProcesses(asked) {
   const count = asked === '' ? availableParallelism() : Number(asked)
   if (!Number.isInteger(count) || count < 1) throw new Error(`--load takes a number of busy processes, not ${asked}`)
-  return Array.from({ length: count }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }))
+  // Each spins in slices of 100 ms and ends itself once the run that started it is gone (a runner
+  // killed outright runs no cleanup).
+  const spin = 'const parent = process.ppid; (function spin() { const until = Date.now() + 100; while (Date.now() < until); if (process.ppid !== parent) process.exit(); setImmediate(spin) })()'
+  return Array.from({ length: count }, () => spawn(process.execPath, ['-e', spin], { stdio: 'ignore' }))
 }
 
 const seconds = (since) => ((Date.now() - since) / 1000).toFixed(0)
