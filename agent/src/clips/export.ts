@@ -256,12 +256,22 @@ export class ClipExporter {
         ? matchingEncoder(video)
         : undefined
       log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration, copy: !!encoder }, 'exporting clip')
+      const encodeWhole = async () => {
+        await writeFile(plan.concatListPath, concatList(sources))
+        await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+      }
       try {
         if (encoder) {
-          await this.cutByCopy(plan, encoder, work)
+          try {
+            await this.cutByCopy(plan, encoder, work)
+          } catch (err) {
+            // The copy is a shortcut: footage it cannot continue (keyframes ffprobe cannot read, an end
+            // ffmpeg refuses to join) is encoded whole, as every clip was before, and the reason logged.
+            log.warn({ err, clipId: id, cameraId: camera.id }, 'cutting the clip by copy failed; encoding it whole')
+            await encodeWhole()
+          }
         } else {
-          await writeFile(plan.concatListPath, concatList(sources))
-          await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
+          await encodeWhole()
         }
       } catch (err) {
         // Footage measured a moment ago and still being written is the one thing here that can change

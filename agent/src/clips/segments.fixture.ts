@@ -31,7 +31,7 @@ export const RECORDED_AT = Date.UTC(2026, 2, 1, 10, 0, 0)
 export const pattern = (footage: Pick<Footage, 'size' | 'rate'>) => `testsrc2=size=${footage.size}:rate=${footage.rate}`
 
 /** Records `footage` into `dir`/recordings/cam-1 and answers an exporter over it. */
-export async function recorded(dir: string, footage: Footage) {
+export async function recorded(dir: string, footage: Footage, options: { runner?: FfmpegRunner } = {}) {
   const folder = join(dir, 'recordings', 'cam-1')
   mkdirSync(folder, { recursive: true })
   mkdirSync(join(dir, 'clips'), { recursive: true })
@@ -57,7 +57,7 @@ export async function recorded(dir: string, footage: Footage) {
   }
   writeFileSync(join(folder, 'segments_r1.csv'), `${lines.join('\n')}\n`)
   const camera: Camera = { id: 'cam-1', feed: 'rtsp://camera/stream', isEnabled: true, audioCodec: footage.audio ? 'aac' : 'none' }
-  const runner = new FfmpegRunner({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' })
+  const runner = options.runner ?? new FfmpegRunner({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' })
   const exporter = new ClipExporter({
     runner,
     recordingsDir: join(dir, 'recordings'),

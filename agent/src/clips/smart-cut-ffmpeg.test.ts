@@ -4,6 +4,7 @@ import t from 'tap'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { tempDir } from '../temp-dir.fixture.js'
+import { FfmpegRunner } from '../recorder/runner.js'
 import { pattern, recorded, type Footage } from './segments.fixture.js'
 
 const run = promisify(execFile)
@@ -98,4 +99,23 @@ t.test('with a correction the clip is encoded whole, as before', async (t) => {
   const copied = await innerPackets(recording.segments()[1]!.path)
   const inClip = await innerPackets(clip)
   t.equal(copied.filter((hash) => inClip.includes(hash)).length, 0, 'no packet copied')
+})
+
+t.test('footage the copy cannot continue is encoded whole instead: the clip is still made, exact', async (t) => {
+  // ffprobe failing on the keyframes stands for whatever the copy path meets that it cannot handle.
+  class NoKeyframes extends FfmpegRunner {
+    override async videoPacketFlags(): Promise<string> {
+      throw new Error('ffprobe could not read the keyframes')
+    }
+  }
+  const dir = tempDir(t)
+  const recording = await recorded(dir, FOOTAGE, { runner: new NoKeyframes({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' }) })
+  const [from, to] = [1.3, 5.5]
+  const clip = await recording.cut(from, to)
+  t.equal(await decodeErrors(clip), '', 'it decodes without an error')
+  const video = Number((await probe(clip, 'stream=duration')).streams![0]!.duration)
+  t.ok(Math.abs(video - (to - from)) <= FRAME, `its picture lasts the asked ${to - from} s within a frame (${video} s)`)
+  const copied = await innerPackets(recording.segments()[1]!.path)
+  const inClip = await innerPackets(clip)
+  t.same(copied.filter((hash) => inClip.includes(hash)), [], 'encoded whole: no packet of the recording copied')
 })
