@@ -58,6 +58,8 @@ t.test('replays from request to download, through S3 and GCS', async (t) => {
   for (const [name, agent] of Object.entries(boxes)) {
     agent.start()
     t.teardown(() => agent.stop('SIGKILL'))
+    // A 500 from a box is explained only by its log.
+    agent.showOutputOnFailure(t)
     const box = await waitFor(`box ${name} registered`, async () => (await server.call('GET', `${ADMIN}?deviceId=${agent.settings.deviceId}`, admin)).json.items[0])
     t.equal((await server.call('POST', `${ADMIN}/${box.id}/approve`, admin, { areaId })).status, 200)
     t.equal((await server.call('PUT', `${ADMIN}/${box.id}/config`, admin, configs[name as 'a' | 'b'])).status, 200)
