@@ -62,7 +62,7 @@ t.test('a takedown in the status answer: the segments go, the confirmation comes
   t.teardown(() => agent.stop())
 
   await waitFor('the confirmation', () => confirmations.length > 0)
-  t.same(confirmations, [{ url: `/apis/v2/replay-servers/device/footage-takedowns/${TAKEDOWN.id}`, authorization: `Bearer ${TOKEN}`, body: { deletedFiles: 2 } }])
+  t.same(confirmations, [{ url: `/apis/v2/replay-servers/device/footage-takedowns/${TAKEDOWN.id}/deletion`, authorization: `Bearer ${TOKEN}`, body: { deletedFiles: 2 } }])
   t.same(readdirSync(join(recordings, 'cam-1')).sort(), ['20260301T100500Z_a.mp4', 'segments_a.csv'], 'the two segments overlapping the interval are gone')
   // Two more polls (the answer no longer lists it): nothing sent again.
   const seen = polls

@@ -114,7 +114,7 @@ export const footageTakedownRoutes = defineRoutes({
 export const footageTakedownDeviceRoutes = defineRoutes({
   confirm: {
     method: 'PUT',
-    url: '/apis/v2/replay-servers/device/footage-takedowns/:id',
+    url: '/apis/v2/replay-servers/device/footage-takedowns/:id/deletion',
     schema: {
       operationId: 'confirmFootageDeletion',
       summary: 'The box deleted a takedown\'s minutes',

@@ -250,7 +250,7 @@ export const ReplayServerStatusAnswer = Type.Object({
       description:
         'Footage taken down by staff that this box has not yet confirmed deleting, oldest first (absent when none): the box ' +
         'deletes the segments of every camera filming the court that overlap start to end, then confirms each ' +
-        '(PUT /apis/v2/replay-servers/device/footage-takedowns/{id})'
+        '(PUT /apis/v2/replay-servers/device/footage-takedowns/{id}/deletion)'
     })
   )
 })

@@ -76,15 +76,15 @@ t.test("a replay's takedown takes its footage down: the other replays of those m
   const told = (await poll(ctx, s.serverId)).json()
   t.same(told.footageTakedowns, [{ id: takedown.id, court: { id: venue.court1.id }, start: at('09:59:50'), end: at('10:00:00') }])
   ctx.clock.advance(30_000)
-  const confirmed = await call('PUT', `${CONFIRM}/${takedown.id}`, s.device, { deletedFiles: 3 })
+  const confirmed = await call('PUT', `${CONFIRM}/${takedown.id}/deletion`, s.device, { deletedFiles: 3 })
   t.equal(confirmed.statusCode, 200, confirmed.body)
   t.same(confirmed.json(), { replayServer: { id: s.boxId }, status: 'DELETED', deletedDate: at('10:05:30'), deletedFiles: 3 })
   t.notOk('footageTakedowns' in (await poll(ctx, s.serverId)).json(), 'once confirmed, no longer in its answer')
   const one = (await call('GET', `${takedownsOf(venue.court1.id)}/${takedown.id}`, staff)).json()
   t.same(one.deletions, [{ replayServer: { id: s.boxId }, status: 'DELETED', deletedDate: at('10:05:30'), deletedFiles: 3 }], 'staff see it confirmed')
   ctx.clock.advance(1000)
-  t.equal((await call('PUT', `${CONFIRM}/${takedown.id}`, s.device, { deletedFiles: 0 })).json().deletedDate, at('10:05:30'), 'a second confirmation keeps the first')
-  t.equal((await call('PUT', `${CONFIRM}/nope`, s.device, { deletedFiles: 0 })).statusCode, 404, 'a takedown the box was not told of')
+  t.equal((await call('PUT', `${CONFIRM}/${takedown.id}/deletion`, s.device, { deletedFiles: 0 })).json().deletedDate, at('10:05:30'), 'a second confirmation keeps the first')
+  t.equal((await call('PUT', `${CONFIRM}/nope/deletion`, s.device, { deletedFiles: 0 })).statusCode, 404, 'a takedown the box was not told of')
   t.equal((await call('POST', `${ADMIN_REPLAYS}/${theirs.id}/takedown`, staff, { reason: 'again' })).statusCode, 409, 'taken down once')
   t.equal((await call('GET', `${takedownsOf(venue.court1.id)}/nope`, staff)).statusCode, 404)
   t.equal((await call('GET', `${takedownsOf(venue.court2.id)}/${takedown.id}`, staff)).statusCode, 404, "another court's path finds nothing")
@@ -113,7 +113,7 @@ t.test("a court's takedown by interval: every replay of the court or cut from a 
   t.ok([401, 403].includes(boxTried.statusCode), `nor a box: ${boxTried.statusCode}`)
   errorOf(boxTried)
   t.ok([401, 403].includes((await call('GET', path, device)).statusCode))
-  t.equal((await call('PUT', `${CONFIRM}/x`, staff, { deletedFiles: 0 })).statusCode, 401, "a person's token confirms nothing for a box")
+  t.equal((await call('PUT', `${CONFIRM}/x/deletion`, staff, { deletedFiles: 0 })).statusCode, 401, "a person's token confirms nothing for a box")
 
   const cases: Array<[string, object, RegExp]> = [
     [path, { ...body, end: body.start }, /^body\.end must be after body\.start/],
