@@ -15,6 +15,9 @@ export const Links = Type.Object(
 )
 export type Links = Static<typeof Links>
 
+/** A camera's id in its box's configuration. */
+export const CameraId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' })
+
 /** The platform's collection shape: `items`, `_total`, `_links`. */
 export function Collection<T extends TSchema>(item: T) {
   return Type.Object({ items: Type.Array(item), _total: Type.Integer({ minimum: 0 }), _links: Links })

@@ -12,6 +12,8 @@ import {
   UpdateState,
   UpdateWindow
 } from './replay-servers.js'
+import { CameraState } from './replay-server-health.js'
+import { AgentRolloutStatus } from './agent-rollouts.js'
 
 /** Filters of the admin list. `online`: seen within three poll intervals. */
 export const ReplayServerListQuery = Type.Object(
@@ -20,6 +22,11 @@ export const ReplayServerListQuery = Type.Object(
     online: Type.Optional(Type.Boolean({ description: 'Seen within three poll intervals' })),
     deviceId: Type.Optional(DeviceId),
     updateState: Type.Optional(UpdateState),
+    health: Type.Optional(
+      Type.Enum(['PROBLEM', 'OK'], {
+        description: 'PROBLEM: approved boxes with any camera FAILED, the disk under its floor, the clock off by more than 2 s, or offline; OK: approved boxes with none of these'
+      })
+    ),
     ...PageQuery
   },
   { additionalProperties: false }
@@ -63,6 +70,28 @@ export const ReplayServerCameraParams = Type.Object({
 })
 export type ReplayServerCameraParams = Static<typeof ReplayServerCameraParams>
 
+/** What the fleet is, at a glance: the console's first page. */
+export const FleetSummary = Type.Object({
+  boxes: Type.Object({
+    total: Type.Integer({ minimum: 0 }),
+    byStatus: Type.Record(ReplayServerStatus, Type.Integer({ minimum: 0 }), { description: 'Every status, 0 where none' }),
+    online: Type.Integer({ minimum: 0, description: 'Approved boxes seen within three poll intervals' }),
+    offline: Type.Integer({ minimum: 0, description: 'Approved boxes not seen within three poll intervals' }),
+    withProblems: Type.Integer({ minimum: 0, description: 'Approved boxes the list shows for health=PROBLEM' })
+  }),
+  cameras: Type.Record(CameraState, Type.Integer({ minimum: 0 }), {
+    description: "Cameras of approved boxes by the state their box last reported, every state 0 where none; a box that never reported counts none"
+  }),
+  versions: Type.Array(Type.Object({ version: Nullable(Type.String()), boxes: Type.Integer({ minimum: 1 }) }), {
+    description: 'Agent versions the approved boxes run, most boxes first; null: not reported'
+  }),
+  rollouts: Type.Array(
+    Type.Object({ id: Type.String(), version: Type.String(), status: AgentRolloutStatus, _links: Type.Object({ self: Type.Object({ href: Type.String() }) }) }),
+    { description: 'Rollouts RUNNING or PAUSED, newest first' }
+  )
+})
+export type FleetSummary = Static<typeof FleetSummary>
+
 /** A JPEG, sent as it is (image/jpeg); declared for the OpenAPI document, never serialised. */
 export const JpegImage = Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'image/jpeg' })
 
@@ -75,6 +104,15 @@ const admin = (summary: string, description?: string) => ({
 })
 
 export const replayServerAdminRoutes = defineRoutes({
+  fleet: {
+    method: 'GET',
+    url: '/apis/v2/admin/fleet',
+    schema: {
+      operationId: 'getFleetSummary',
+      ...admin('The fleet at a glance', 'Admin Bearer only. Boxes by status and online, cameras by state, versions with their counts, rollouts running.'),
+      response: { 200: FleetSummary, 401: ErrorBody, 403: ErrorBody }
+    }
+  },
   list: {
     method: 'GET',
     url: '/apis/v2/admin/replay-servers',

@@ -3,7 +3,10 @@
 // same records is replay-servers-admin.ts.
 import Type, { type Static } from 'typebox'
 import { FootageTakedownOrder } from './footage-takedowns.js'
-import { DateTime, ErrorBody, ItemRef, Nullable, defineRoutes, noSecurity } from './common.js'
+import { CameraId, DateTime, ErrorBody, ItemRef, Nullable, defineRoutes, noSecurity } from './common.js'
+import { HEALTH_REPORT_MAX_LENGTH, ReplayServerHealth } from './replay-server-health.js'
+
+export { CameraId }
 
 export const ReplayServerStatus = Type.Enum(['PENDING', 'APPROVED', 'REJECTED', 'REVOKED'])
 export type ReplayServerStatus = Static<typeof ReplayServerStatus>
@@ -28,8 +31,6 @@ export type AudioCodec = Static<typeof AudioCodec>
 export const FeedUrl = Type.String({ pattern: '^(rtsps?|https?|srt|file)://.+', maxLength: 2000 })
 const FilePath = Type.String({ minLength: 1, maxLength: 1000 })
 
-/** A camera's id in its box's configuration. */
-export const CameraId = Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._-]+$' })
 
 export const Camera = Type.Object(
   {
@@ -172,6 +173,19 @@ export const ReplayServerStatusQuery = Type.Object(
     keyTimestamp: Type.Optional(DateTime({ description: 'When keySignature was made (ISO 8601, UTC): within two minutes of the server\'s clock' })),
     keySignature: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'Ed25519 signature (64 bytes), base64, by publicKey of boxKeyAdoptionText' })
+    ),
+    health: Type.Optional(
+      Type.String({
+        minLength: 2,
+        maxLength: HEALTH_REPORT_MAX_LENGTH,
+        contentMediaType: 'application/json',
+        description:
+          'The box\'s BoxHealthReport as JSON: sent with the first poll, when a camera\'s state or problem changes, and otherwise at most every few minutes. ' +
+          'Kept only from a poll its box key signs. Not JSON or not a BoxHealthReport: 400 naming the field'
+      })
+    ),
+    roundTripMs: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 600_000, description: "The round trip of the box's previous poll, milliseconds: the server measures the box's clock offset from keyTimestamp and half of it" })
     )
   },
   { additionalProperties: false }
@@ -313,6 +327,9 @@ export const ReplayServer = Type.Object({
   ),
   keyAdoptedDate: Nullable(DateTime({ description: "When a box registered without a key adopted the one its own poll proved; null: it never did" })),
   keyAdoptedFrom: Nullable(Type.String({ description: 'The address that poll came from' })),
+  health: Nullable(
+    Type.Object(ReplayServerHealth.properties, { description: "What the box last said of its cameras, disk and itself; null before its first report" })
+  ),
   claims: Type.Array(ReplayServerClaim, {
     maxItems: 5,
     description: 'Registrations of this deviceId that did not prove the box key, oldest first: pending until an admin accepts or rejects them'

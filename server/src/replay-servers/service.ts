@@ -8,6 +8,7 @@ import {
   type EventType,
   ReplayServerConfig,
   type ReplayServer,
+  type ReplayServerHealth,
   type ReplayServerRegistration,
   type ReplayServerRegistrationRequest,
   type ReplayServerStatus
@@ -76,7 +77,13 @@ export function tokenHashOf(tokenKey: string, row: Pick<Row, 'id' | 'server_id_h
 }
 
 /** The one row → API shape mapping: what an admin sees, with its pending claims. Never the serverId or the token. */
-export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number, claims: ReplayServerClaimsTable[] = []): ReplayServer {
+export function toReplayServer(
+  row: Row,
+  now: Date,
+  pollIntervalSeconds: number,
+  claims: ReplayServerClaimsTable[] = [],
+  health: ReplayServerHealth | null = null
+): ReplayServer {
   return {
     id: row.id,
     deviceId: row.device_id,
@@ -99,6 +106,7 @@ export function toReplayServer(row: Row, now: Date, pollIntervalSeconds: number,
     keyFingerprint: row.public_key === null ? null : keyFingerprint(row.public_key),
     keyAdoptedDate: row.key_adopted_at,
     keyAdoptedFrom: row.key_adopted_from,
+    health,
     claims: claims.map((claim) => toReplayServerClaim(claim, row.public_key)),
     createdDate: row.created_at,
     updatedDate: row.updated_at,
