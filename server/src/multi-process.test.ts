@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { testPostgresDatabase } from './test-support/postgres.js'
-import { club as runClub, clubJson as runClubJson, fetchJson, startServer as startProcess, type FetchInit, type StartedServer as Server } from './test-support/processes.js'
+import { club as runClub, clubJson as runClubJson, fetchJson, processEnv, startServer as startProcess, type FetchInit, type StartedServer as Server } from './test-support/processes.js'
 import { redisServer } from './test-support/redis-server.js'
 
 const ROUNDS = 15
@@ -29,15 +29,9 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
 const redis = await redisServer(t)
 
-const env: Record<string, string> = {
-  ...(process.env as Record<string, string>),
-  DATABASE_URL: (await testPostgresDatabase(t)) ?? join(dir, 'club.db'),
+const env = processEnv((await testPostgresDatabase(t)) ?? join(dir, 'club.db'), {
   REDIS_URL: redis.url,
   API_KEY_RATE_LIMIT_MAX: '5',
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  PASSWORD_HASH_COST: '1024',
   TOKEN_RATE_LIMIT_MAX: '100000',
   REPLAY_REGISTRATION_RATE_LIMIT_MAX: '100000',
   PHONE_SENDS_PER_IP_PER_HOUR: '100000',
@@ -45,11 +39,9 @@ const env: Record<string, string> = {
   PHONE_CODE_PEPPER: 'one pepper for every process',
   FORUM_CONNECT_SECRET: FORUM_SECRET,
   FORUM_CONNECT_ORIGIN: FORUM,
-  // The scheduler's own race is jobs/scheduler-processes.test.ts; here it would only add writes.
-  SCHEDULER: 'external',
   // Replays are paid with package items: the race of a cancelled redemption and a delivered replay.
   REPLAYS_REQUIRE_PACKAGE: 'true'
-}
+})
 
 const startServer = () => startProcess(t, env)
 const club = (...args: string[]) => runClub(env, ...args)

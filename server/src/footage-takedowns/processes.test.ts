@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import t from 'tap'
 import { testPostgresDatabase } from '../test-support/postgres.js'
-import { clubJson as runClubJson, fetchJson, startServer, type FetchInit } from '../test-support/processes.js'
+import { clubJson as runClubJson, fetchJson, processEnv, startServer, type FetchInit } from '../test-support/processes.js'
 
 const RACES = 8
 
@@ -17,20 +17,13 @@ t.setTimeout(300_000)
 const dir = mkdtempSync(join(tmpdir(), 'club-takedown-race-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
-const env: Record<string, string> = {
-  ...(process.env as Record<string, string>),
-  DATABASE_URL: (await testPostgresDatabase(t)) ?? join(dir, 'club.db'),
-  HOST: '127.0.0.1',
-  PORT: '0',
-  LOG_LEVEL: 'info',
-  PASSWORD_HASH_COST: '1024',
-  SCHEDULER: 'external',
+const env = processEnv((await testPostgresDatabase(t)) ?? join(dir, 'club.db'), {
   // Each round's replay is of its own earlier minutes, so no takedown covers another round's.
   REPLAY_MAX_AGE_SECONDS: '3600',
   REPLAY_MEMBER_RATE_LIMIT_MAX: '1000',
   REPLAY_COURT_RATE_LIMIT_MAX: '1000',
   TOKEN_RATE_LIMIT_MAX: '100000'
-}
+})
 const clubJson = (...args: string[]) => runClubJson(env, ...args)
 
 t.test("a box's READY and a takedown through two servers: the replay ends TAKEN_DOWN, its clip deleted, whatever the order", async (t) => {

@@ -31,6 +31,25 @@ export interface StartedServer extends ServerProcess {
  */
 export const TEST_BUSY_TIMEOUT_MS = '120000'
 
+/**
+ * A server or `club` process's whole environment on a test's database: loopback on a random port,
+ * the cheapest password hashing, and no built-in scheduler (its catch-up would run the jobs at the
+ * real time, years past a test's clock; jobs/scheduler-processes.test.ts races it on its own).
+ * `settings` are the test's own and win.
+ */
+export function processEnv(databaseUrl: string, settings: Record<string, string> = {}): Record<string, string> {
+  return {
+    ...(process.env as Record<string, string>),
+    DATABASE_URL: databaseUrl,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    PASSWORD_HASH_COST: '1024',
+    SCHEDULER: 'external',
+    ...settings
+  }
+}
+
 function withTestBusyTimeout(env: Record<string, string | undefined>): Record<string, string | undefined> {
   return { DATABASE_BUSY_TIMEOUT_MS: TEST_BUSY_TIMEOUT_MS, ...env }
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import t from 'tap'
 import type { Teardown } from '../test-support/app.js'
 import { testPostgresDatabase } from '../test-support/postgres.js'
-import { club as runClub, clubJson as runClubJson, fetchJson, startServer as startProcess, type StartedServer as Server } from '../test-support/processes.js'
+import { club as runClub, clubJson as runClubJson, fetchJson, processEnv, startServer as startProcess, type StartedServer as Server } from '../test-support/processes.js'
 import { WebhookReceiver, type ReceivedDelivery } from '../test-support/webhook-receiver.js'
 import { IN_FLIGHT } from './worker.js'
 
@@ -21,20 +21,13 @@ t.setTimeout(300_000)
 async function setup(t: Teardown) {
   const dir = mkdtempSync(join(tmpdir(), 'club-webhooks-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    DATABASE_URL: (await testPostgresDatabase(t)) ?? join(dir, 'club.db'),
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOG_LEVEL: 'info',
-    PASSWORD_HASH_COST: '1024',
-    SCHEDULER: 'external',
+  const env = processEnv((await testPostgresDatabase(t)) ?? join(dir, 'club.db'), {
     TOKEN_RATE_LIMIT_MAX: '100000',
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32',
     WEBHOOK_POLL_MS: '50',
     // The shortest lease: a killed holder's successor waits at most this long.
     WEBHOOK_LEASE_SECONDS: '16'
-  }
+  })
   const startServer = () => startProcess(t, env)
   const club = (...args: string[]) => runClub(env, ...args)
   const clubJson = (...args: string[]) => runClubJson(env, ...args)
