@@ -7,7 +7,8 @@ import { createServer } from 'node:http'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { replayDeviceRoutes, type DeviceReplay, type DeviceReplayStatusChange } from '@club/contract'
+import { BoxHealthReport, replayDeviceRoutes, type DeviceReplay, type DeviceReplayStatusChange } from '@club/contract'
+import { Value } from 'typebox/value'
 import { Agent } from './agent.js'
 import { boundary, justOpenedFolder, LOW_BITRATE, SEGMENT_SECONDS, testCamera, waitFor } from './clips/recording.fixture.js'
 import { loadAgentConfig } from './config.js'
@@ -89,7 +90,7 @@ async function approvedAgent(t: { teardown(fn: () => unknown): void }, held = fa
     })
   const segments = () => listSegments(join(config.recordingsDir, camera.id))
   if (!held) await waitFor('a first finished segment', () => segments().some((s) => s.duration !== undefined))
-  return { call, segments, device, runner, folder }
+  return { agent, call, segments, device, runner, folder }
 }
 
 t.test("an export of footage still being written: 503 with Retry-After, and the asynchronous export's job keeps when to ask again", async (t) => {
@@ -133,4 +134,27 @@ t.test('a replay ending in the segment being written is cut whole once it is fin
   t.ok(Math.abs(ready.durationSeconds - asked) < 0.15, `the whole interval: ${ready.durationSeconds} s of ${asked} s`)
   const stored = await box.runner.probe(fileURLToPath(ready.location))
   t.ok(Math.abs((stored.duration ?? 0) - asked) < 0.15, `the stored clip as ffprobe reads it: ${stored.duration} s`)
+})
+
+t.test("the health report: the camera as its recorder sees it, the recordings' disk and the agent itself", async (t) => {
+  const box = await approvedAgent(t)
+  const report = await waitFor('cam-1 RECORDING', async () => {
+    const report = await box.agent.healthReport()
+    return report.cameras[0]?.state === 'RECORDING' && report
+  })
+  t.ok(Value.Check(BoxHealthReport, report), 'a BoxHealthReport')
+  t.match(report.cameras, [{ id: 'cam-1', state: 'RECORDING', problem: null, restarts: 0 }])
+  t.ok(Date.parse(report.cameras[0]!.lastSegmentAt!) <= Date.now(), 'its last finished segment')
+  const written = box.segments().reduce((sum, s) => sum + s.size, 0)
+  t.ok(report.disk.recordingsBytes > 0 && report.disk.recordingsBytes <= written, `the recordings: ${report.disk.recordingsBytes} bytes`)
+  t.ok(report.disk.totalBytes >= report.disk.freeBytes && report.disk.freeBytes > 0)
+  t.ok(report.disk.hoursKept !== null && report.disk.hoursKept > 0, `hours kept at its rate: ${report.disk.hoursKept}`)
+  t.ok(report.memoryBytes > 10e6, 'its resident memory')
+})
+
+t.test('a camera disabled in the configuration is DISABLED, and with nothing recording the disk holds no known number of hours', async (t) => {
+  const box = await approvedAgent(t, true)
+  const report = await box.agent.healthReport()
+  t.match(report.cameras, [{ id: 'cam-1', state: 'DISABLED', problem: null }])
+  t.equal(report.disk.hoursKept, null)
 })

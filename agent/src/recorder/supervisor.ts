@@ -81,7 +81,6 @@ export class CameraRecorder {
   private wroteThisRun = false
   private failuresInRow = 0
   private lastExit: RecorderFacts['lastExit'] = null
-  private finished?: Segment[]
   private readonly abort = new AbortController()
   private loop?: Promise<void>
   error: string | null = null
@@ -122,7 +121,7 @@ export class CameraRecorder {
     }
   }
 
-  /** The facts for the health report; reads the folder only when the watchdog has not yet. */
+  /** The facts for the health report; its folder read as the watchdog reads it (every half segment), once more per report. */
   facts(now = Date.now()): RecorderFacts {
     this.restartTimes = this.restartTimes.filter((at) => now - at < HOUR_MS)
     return {
@@ -131,7 +130,7 @@ export class CameraRecorder {
       failuresInRow: this.failuresInRow,
       lastExit: this.lastExit,
       restartTimes: [...this.restartTimes],
-      finished: this.finished ?? finishedSegments(listSegments(this.dir))
+      finished: finishedSegments(listSegments(this.dir))
     }
   }
 
@@ -188,9 +187,7 @@ export class CameraRecorder {
     let lastPath = ''
     let lastGrowth = startedAt
     const timer = setInterval(() => {
-      const segments = listSegments(this.dir)
-      this.finished = finishedSegments(segments)
-      const newest = segments.at(-1)
+      const newest = listSegments(this.dir).at(-1)
       if (newest && newest.mtimeMs >= startedAt - 1000 && (newest.path !== lastPath || newest.size !== lastSize)) {
         lastPath = newest.path
         lastSize = newest.size
