@@ -56,6 +56,8 @@ export interface AgentOptions {
 
 /** The recordings' size is a walk over every segment: counted at most this often. */
 const RECORDINGS_SIZE_MS = 10_000
+/** For the health report, which is made with every poll (every 2 s while replays wait): at most this often. */
+const RECORDINGS_SIZE_HEALTH_MS = 60_000
 
 /**
  * The longest wait before deciding again which cameras record: a clock set back or forward (NTP after
@@ -302,17 +304,17 @@ export class Agent {
     const space = (await diskSpace(config.recordingsDir)) ?? { freeBytes: 0, totalBytes: 0 }
     return {
       cameras,
-      disk: diskHealth(space, this.recordingsBytes() ?? 0, bytesPerHour),
+      disk: diskHealth(space, this.recordingsBytes(RECORDINGS_SIZE_HEALTH_MS) ?? 0, bytesPerHour),
       temperatureCelsius: this.temperature.current(),
       memoryBytes: process.memoryUsage().rss,
       uptimeSeconds: Math.floor(process.uptime())
     }
   }
 
-  /** The segments' total size, counted again when the last count is older than RECORDINGS_SIZE_MS. */
-  private recordingsBytes(): number | null {
+  /** The segments' total size, counted again when the last count is older than `maxAgeMs`. */
+  private recordingsBytes(maxAgeMs = RECORDINGS_SIZE_MS): number | null {
     const now = Date.now()
-    if (!this.recordingsSize || now - this.recordingsSize.at > RECORDINGS_SIZE_MS) {
+    if (!this.recordingsSize || now - this.recordingsSize.at > maxAgeMs) {
       let bytes: number | null
       try {
         bytes = recordingsBytes(this.options.config.recordingsDir)

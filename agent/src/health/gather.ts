@@ -59,10 +59,8 @@ export class Temperature {
   private async read(): Promise<void> {
     const { read = cpuTemperature, timeoutMs = TEMPERATURE_TIMEOUT_MS } = this.options
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), timeoutMs)
-      timer.unref()
-    })
+    // Not unref'd: a stopping agent waits for it at most timeoutMs.
+    const timeout = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), timeoutMs)))
     try {
       const value = await Promise.race([read(), timeout])
       this.value = value === null ? null : Math.min(Math.max(Math.round(value * 10) / 10, -100), 250)
