@@ -167,7 +167,7 @@ export class CameraRecorder {
       this.lastExit = { at: Date.now(), stderr: lastLines(exit.stderr, 5), stalled: (this.state as CameraState) === 'stalled' }
       this.feed = nextFeed(this.camera, this.feed, failures)
       this.restarts += 1
-      this.restartTimes.push(Date.now())
+      this.restartTimes = [...this.restartTimes.filter((at) => Date.now() - at < HOUR_MS), Date.now()]
       if ((this.state as CameraState) !== 'stalled') this.state = 'restarting'
       const delay = restartDelay(failures)
       log.warn({ cameraId: this.camera.id, code: exit.code, signal: exit.signal, stderr: lastLines(exit.stderr, 3), retryInMs: delay, feed: this.feed }, 'ffmpeg exited; restarting')
