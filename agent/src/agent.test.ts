@@ -7,7 +7,8 @@ import { createServer } from 'node:http'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { replayDeviceRoutes, type DeviceReplay, type DeviceReplayStatusChange } from '@club/contract'
+import { BoxHealthReport, replayDeviceRoutes, replayServerDeviceRoutes, type DeviceReplay, type DeviceReplayStatusChange } from '@club/contract'
+import { Value } from 'typebox/value'
 import { Agent } from './agent.js'
 import { boundary, justOpenedFolder, LOW_BITRATE, SEGMENT_SECONDS, testCamera, waitFor } from './clips/recording.fixture.js'
 import { loadAgentConfig } from './config.js'
@@ -23,12 +24,19 @@ const TOKEN = 'box-access-token'
 async function deviceRoutes(t: { teardown(fn: () => unknown): void }) {
   const replays: DeviceReplay[] = []
   const reports: DeviceReplayStatusChange[] = []
+  /** The status polls' queries, in order (the box's serverId is sid-1): answered 304, nothing new. */
+  const polls: URLSearchParams[] = []
   const prefix = replayDeviceRoutes.setStatus.url.replace(':id/status', '')
   const server = createServer((req, res) => {
     let body = ''
     req.on('data', (chunk: Buffer) => (body += chunk.toString()))
     req.on('end', () => {
       const answer = (json: unknown) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(json))
+      const url = new URL(req.url!, 'http://box')
+      if (req.method === 'GET' && url.pathname === replayServerDeviceRoutes.status.url.replace(':serverId', 'sid-1')) {
+        polls.push(url.searchParams)
+        return void res.writeHead(304).end()
+      }
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end('{}')
       if (req.method === 'GET' && req.url === replayDeviceRoutes.list.url) {
         const waiting = replays.filter((r) => !['READY', 'FAILED'].includes(r.status))
@@ -47,7 +55,7 @@ async function deviceRoutes(t: { teardown(fn: () => unknown): void }) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   t.teardown(() => new Promise((resolve) => server.close(resolve)))
   const { port } = server.address() as { port: number }
-  return { url: `http://127.0.0.1:${port}`, replays, reports }
+  return { url: `http://127.0.0.1:${port}`, replays, reports, polls }
 }
 
 /**
@@ -55,7 +63,7 @@ async function deviceRoutes(t: { teardown(fn: () => unknown): void }) {
  * test ends. `held`: the box does not record cam-1 (disabled) and its folder is the one the test
  * holds just after a boundary (justOpenedFolder), read on that folder's clock.
  */
-async function approvedAgent(t: { teardown(fn: () => unknown): void }, held = false) {
+async function approvedAgent(t: { teardown(fn: () => unknown): void }, held = false, polled = false) {
   const dir = tempDir(t)
   const feed = await testCamera(dir, LOW_BITRATE)
   const camera = held ? { ...feed, isEnabled: false } : feed
@@ -64,15 +72,17 @@ async function approvedAgent(t: { teardown(fn: () => unknown): void }, held = fa
   const stateDir = join(dir, 'state')
   mkdirSync(stateDir)
   mkdirSync(join(dir, 'bucket'))
-  // Nobody listens on port 1: every poll fails, and the box goes on with what it last approved.
+  // Nobody listens on port 1 (unless `polled`): every poll fails, and the box goes on with what it last approved.
   const settings = {
-    serverUrl: 'http://127.0.0.1:1', stateDir, recordingsDir: join(dir, 'recordings'), clipsDir: join(dir, 'clips'),
+    serverUrl: polled ? device.url : 'http://127.0.0.1:1', stateDir, recordingsDir: join(dir, 'recordings'), clipsDir: join(dir, 'clips'),
     httpHost: '127.0.0.1', httpPort: 0, segmentSeconds: SEGMENT_SECONDS, replayFlushSeconds: 0.1, logLevel: 'silent',
     releaseKeyPath: join(dir, 'release-key.pem')
   }
   writeFileSync(join(dir, 'agent.json'), JSON.stringify(settings))
   const config = loadAgentConfig(join(dir, 'agent.json'), {})
   new StateStore(stateDir).save({
+    // `polled`: registered already, and polling its stand-in every second.
+    ...(polled ? { serverId: 'sid-1', pollInterval: 1 } : {}),
     accessToken: TOKEN,
     config: { cameras: [camera], cleanupEnabled: false, apiBaseUrl: device.url, cloudStorageBucket: `file://${join(dir, 'bucket')}` }
   })
@@ -89,7 +99,7 @@ async function approvedAgent(t: { teardown(fn: () => unknown): void }, held = fa
     })
   const segments = () => listSegments(join(config.recordingsDir, camera.id))
   if (!held) await waitFor('a first finished segment', () => segments().some((s) => s.duration !== undefined))
-  return { call, segments, device, runner, folder }
+  return { agent, call, segments, device, runner, folder }
 }
 
 t.test("an export of footage still being written: 503 with Retry-After, and the asynchronous export's job keeps when to ask again", async (t) => {
@@ -133,4 +143,37 @@ t.test('a replay ending in the segment being written is cut whole once it is fin
   t.ok(Math.abs(ready.durationSeconds - asked) < 0.15, `the whole interval: ${ready.durationSeconds} s of ${asked} s`)
   const stored = await box.runner.probe(fileURLToPath(ready.location))
   t.ok(Math.abs((stored.duration ?? 0) - asked) < 0.15, `the stored clip as ffprobe reads it: ${stored.duration} s`)
+})
+
+t.test("the health report: the camera as its recorder sees it, the recordings' disk and the agent itself", async (t) => {
+  const box = await approvedAgent(t)
+  const report = await waitFor('cam-1 RECORDING', async () => {
+    const report = await box.agent.healthReport()
+    return report.cameras[0]?.state === 'RECORDING' && report
+  })
+  t.ok(Value.Check(BoxHealthReport, report), 'a BoxHealthReport')
+  t.match(report.cameras, [{ id: 'cam-1', state: 'RECORDING', problem: null, restarts: 0 }])
+  t.ok(Date.parse(report.cameras[0]!.lastSegmentAt!) <= Date.now(), 'its last finished segment')
+  const written = box.segments().reduce((sum, s) => sum + s.size, 0)
+  t.ok(report.disk.recordingsBytes > 0 && report.disk.recordingsBytes <= written, `the recordings: ${report.disk.recordingsBytes} bytes`)
+  t.ok(report.disk.totalBytes >= report.disk.freeBytes && report.disk.freeBytes > 0)
+  t.ok(report.disk.hoursKept !== null && report.disk.hoursKept > 0, `hours kept at its rate: ${report.disk.hoursKept}`)
+  t.ok(report.memoryBytes > 10e6, 'its resident memory')
+})
+
+t.test('a camera disabled in the configuration is DISABLED, and with nothing recording the disk holds no known number of hours', async (t) => {
+  const box = await approvedAgent(t, true)
+  const report = await box.agent.healthReport()
+  t.match(report.cameras, [{ id: 'cam-1', state: 'DISABLED', problem: null }])
+  t.equal(report.disk.hoursKept, null)
+})
+
+t.test("its polls carry the health report when it is news, and the previous poll's round trip", async (t) => {
+  const box = await approvedAgent(t, false, true)
+  const reports = () => box.device.polls.filter((q) => q.has('health')).map((q) => JSON.parse(q.get('health')!) as BoxHealthReport)
+  await waitFor('a report of cam-1 RECORDING', () => reports().some((r) => r.cameras[0]?.state === 'RECORDING'))
+  t.ok(box.device.polls[0]!.has('health'), 'the first poll after the start carries it')
+  t.ok(reports().every((r) => Value.Check(BoxHealthReport, r)))
+  await waitFor('a poll with nothing new to say', () => box.device.polls.slice(1).some((q) => !q.has('health')))
+  t.ok(box.device.polls.slice(1).every((q) => /^\d+$/.test(q.get('roundTripMs') ?? '') && q.get('keySignature')), 'every poll after the first: signed, with the round trip')
 })

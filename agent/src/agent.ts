@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
-import type { AgentHealth, Clip, ClipRequest, DoNotFilm, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import type { AgentHealth, BoxHealthReport, Clip, ClipRequest, DoNotFilm, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
 import { LocalPassword } from './access/local-password.js'
 import { SessionStore, SignInAttempts } from './access/sessions.js'
 import { addressTowards, chooseHttpHost } from './bind-address.js'
@@ -24,6 +24,8 @@ import { ControlClient } from './control/client.js'
 import { StatusPoller } from './control/poller.js'
 import { StateStore } from './control/state.js'
 import { Decoders } from './decoders.js'
+import { diskSpace, Temperature } from './health/gather.js'
+import { cameraHealth, diskHealth, recordingRate } from './health/report.js'
 import { buildLocalApi, HttpError, type LocalAccess } from './http.js'
 import type { Identity } from './identity.js'
 import type { Logger } from './log.js'
@@ -32,7 +34,7 @@ import { FootageTakedowns } from './recorder/takedowns.js'
 import { snapshotArgs } from './recorder/pipeline.js'
 import type { FfmpegRunner } from './recorder/runner.js'
 import { listSegments } from './recorder/segments.js'
-import { Recorder } from './recorder/supervisor.js'
+import { idleFacts, Recorder } from './recorder/supervisor.js'
 import { ReplayClient } from './replays/client.js'
 import { askAgainAfterSeconds } from './replays/plan.js'
 import { ReplayWorker } from './replays/worker.js'
@@ -54,6 +56,8 @@ export interface AgentOptions {
 
 /** The recordings' size is a walk over every segment: counted at most this often. */
 const RECORDINGS_SIZE_MS = 10_000
+/** For the health report, which is made with every poll (every 2 s while replays wait): at most this often. */
+const RECORDINGS_SIZE_HEALTH_MS = 60_000
 
 /**
  * The longest wait before deciding again which cameras record: a clock set back or forward (NTP after
@@ -92,11 +96,13 @@ export class Agent {
   private filmingTimer?: NodeJS.Timeout
   private readonly clock: Clock
   private recordingsSize?: { at: number; bytes: number | null }
+  private readonly temperature: Temperature
 
   constructor(private readonly options: AgentOptions) {
     const { config, identity, runner, log } = options
     const clock = options.clock ?? systemClock
     this.clock = clock
+    this.temperature = new Temperature({ clock })
     this.state = new StateStore(config.stateDir)
     mkdirSync(config.stateDir, { recursive: true, mode: 0o700 })
     this.boxKey = loadOrCreateBoxKey(config.stateDir)
@@ -190,6 +196,7 @@ export class Agent {
       ...(config.displayName ? { displayName: config.displayName } : {}),
       ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
       log,
+      health: () => this.healthReport(),
       onStatus: (answer) => this.onStatus(answer)
     })
   }
@@ -204,6 +211,8 @@ export class Agent {
     const { config, log, identity } = this.options
     await Promise.all([config.stateDir, config.recordingsDir, config.clipsDir].map((d) => mkdir(d, { recursive: true })))
     this.updater.started()
+    // The first reading in the background, so the first health report has it if the hardware answers soon.
+    this.temperature.current()
     const saved = this.state.load()
     // The server may be away right now: go on recording with what it last approved.
     if (saved.config && saved.accessToken) {
@@ -276,10 +285,36 @@ export class Agent {
     }
   }
 
-  /** The segments' total size, counted again when the last count is older than RECORDINGS_SIZE_MS. */
-  private recordingsBytes(): number | null {
+  /**
+   * What the box reports of its health with its polls: each configured camera's state from the
+   * recorder's own facts (the ones the local page shows), the disk, and the agent itself.
+   */
+  async healthReport(): Promise<BoxHealthReport> {
+    const { config } = this.options
+    // The supervisor times its runs and restarts by the system's clock: so is this.
     const now = Date.now()
-    if (!this.recordingsSize || now - this.recordingsSize.at > RECORDINGS_SIZE_MS) {
+    const facts = this.recorder.facts(now)
+    let bytesPerHour = 0
+    const cameras = (this.serverConfig?.cameras ?? []).map((camera) => {
+      const cameraFacts = facts.get(camera.id) ?? idleFacts(join(config.recordingsDir, camera.id))
+      const report = cameraHealth(camera, this.paused.includes(camera.id), cameraFacts, now)
+      if (report.state === 'RECORDING') bytesPerHour += recordingRate(cameraFacts)
+      return report
+    })
+    const space = (await diskSpace(config.recordingsDir)) ?? { freeBytes: 0, totalBytes: 0 }
+    return {
+      cameras,
+      disk: diskHealth(space, this.recordingsBytes(RECORDINGS_SIZE_HEALTH_MS) ?? 0, bytesPerHour),
+      temperatureCelsius: this.temperature.current(),
+      memoryBytes: process.memoryUsage().rss,
+      uptimeSeconds: Math.floor(process.uptime())
+    }
+  }
+
+  /** The segments' total size, counted again when the last count is older than `maxAgeMs`. */
+  private recordingsBytes(maxAgeMs = RECORDINGS_SIZE_MS): number | null {
+    const now = Date.now()
+    if (!this.recordingsSize || now - this.recordingsSize.at > maxAgeMs) {
       let bytes: number | null
       try {
         bytes = recordingsBytes(this.options.config.recordingsDir)

@@ -67,7 +67,9 @@ export class ControlClient {
 
   async status(serverId: string, query: ReplayServerStatusQuery, etag?: string): Promise<StatusResult> {
     const path = replayServerDeviceRoutes.status.url.replace(':serverId', encodeURIComponent(serverId))
-    const search = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => typeof e[1] === 'string'))
+    const search = new URLSearchParams(
+      Object.entries(query).flatMap(([name, value]) => (typeof value === 'string' || typeof value === 'number' ? [[name, String(value)] as [string, string]] : []))
+    )
     const res = await this.call(`${path}?${search}`, { method: 'GET', headers: etag ? { 'if-none-match': etag } : {} })
     if (res.status === 304) return { kind: 'not-modified' }
     if (res.status === 404) return { kind: 'unknown-server' }

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { createPublicKey, verify } from 'node:crypto'
-import { boxKeyAdoptionText, boxKeyProofText, type ReplayServerStatusAnswer } from '@club/contract'
+import { Value } from 'typebox/value'
+import { BoxHealthReport, boxKeyAdoptionText, boxKeyProofText, type CameraHealthReport, type ReplayServerStatusAnswer } from '@club/contract'
 import { ManualClock } from '../clock.js'
 import { tempDir } from '../temp-dir.fixture.js'
 import { loadOrCreateBoxKey } from './box-key.js'
@@ -18,7 +19,7 @@ import { StateStore } from './state.js'
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void
 
-async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handler[], extra: Pick<PollerOptions, 'boxKey' | 'clock'> = {}) {
+async function fixture(t: { teardown(fn: () => unknown): void }, answers: Handler[], extra: Pick<PollerOptions, 'boxKey' | 'clock' | 'health' | 'monotonic'> = {}) {
   const seen: Array<{ method?: string; url?: string; ifNoneMatch?: string; body?: string }> = []
   const server = createServer((req, res) => {
     const request: (typeof seen)[number] = { method: req.method, url: req.url, ifNoneMatch: req.headers['if-none-match'] as string | undefined }
@@ -174,4 +175,103 @@ t.test('the "do not film" intervals of an answer are kept with its configuration
   t.same(f.state.load().doNotFilm, doNotFilm, 'a box restarted without the server still knows them')
   await f.poller.step()
   t.notOk('doNotFilm' in f.state.load(), 'an answer without any clears them')
+})
+
+/** A box's health as the agent would report it: `cameras` cameras RECORDING unless `over` says otherwise. */
+function healthOf(cameras: number, over: Partial<CameraHealthReport> = {}): BoxHealthReport {
+  return {
+    cameras: Array.from({ length: cameras }, (_, i) => ({ id: `cam-${i + 1}`, state: 'RECORDING', lastSegmentAt: '2026-03-01T09:59:50.000Z', restarts: 0, problem: null, ...over })),
+    disk: { freeBytes: 100e9, totalBytes: 500e9, recordingsBytes: 200e9, hoursKept: 80 },
+    temperatureCelsius: null,
+    memoryBytes: 80e6,
+    uptimeSeconds: 60
+  }
+}
+
+const queryOf = (seen: { url?: string }) => new URL(seen.url!, 'http://x').searchParams
+const notModified: Handler = (_req, res) => json(res, 304, undefined)
+
+t.test("a poll carries the health report only when it is news, and every signed poll the previous poll's round trip", async (t) => {
+  const boxKey = loadOrCreateBoxKey(tempDir(t, 'club-agent-key-'))
+  const clock = new ManualClock('2026-03-01T10:00:00.000Z')
+  // The round trip by a monotonic clock the test moves while the server answers: 37 ms each time.
+  let monotonic = 1_000
+  const slow = (handler: Handler): Handler => (req, res) => {
+    monotonic += 37
+    handler(req, res)
+  }
+  let health = healthOf(2)
+  const f = await fixture(t, [registered, slow(approved), slow(notModified), slow(notModified), slow(notModified), slow(notModified)], {
+    boxKey, clock, monotonic: () => monotonic, health: () => health
+  })
+  await f.poller.step()
+  await f.poller.step()
+  const first = queryOf(f.seen[1]!)
+  t.same(JSON.parse(first.get('health')!), health, 'the first poll after a start carries it')
+  t.equal(first.get('roundTripMs'), null, 'no round trip measured yet')
+
+  clock.advance(30_000)
+  health = { ...healthOf(2), uptimeSeconds: 90, memoryBytes: 81e6 }
+  await f.poller.step()
+  t.equal(queryOf(f.seen[2]!).get('health'), null, 'unchanged: nothing, so the server answers from its cache')
+  t.equal(queryOf(f.seen[2]!).get('roundTripMs'), '37', "the previous poll's round trip")
+
+  clock.advance(30_000)
+  health = healthOf(2, { state: 'FAILED', problem: 'connection refused' })
+  await f.poller.step()
+  t.match(JSON.parse(queryOf(f.seen[3]!).get('health')!), { cameras: [{ state: 'FAILED', problem: 'connection refused' }, { state: 'FAILED' }] }, 'a camera failed: at once')
+
+  clock.advance(4 * 60_000)
+  await f.poller.step()
+  t.equal(queryOf(f.seen[4]!).get('health'), null, 'four minutes later, nothing new')
+  clock.advance(60_000)
+  await f.poller.step()
+  t.ok(Value.Check(BoxHealthReport, JSON.parse(queryOf(f.seen[5]!).get('health')!)), 'five minutes after the last: the heartbeat')
+  t.equal(queryOf(f.seen[5]!).get('roundTripMs'), '37')
+})
+
+t.test('without a box key a poll says no round trip: the server could not use it', async (t) => {
+  let monotonic = 0
+  const f = await fixture(t, [registered, approved, notModified], { monotonic: () => (monotonic += 5), health: () => healthOf(1) })
+  await f.poller.step()
+  await f.poller.step()
+  await f.poller.step()
+  t.equal(queryOf(f.seen[2]!).get('roundTripMs'), null)
+})
+
+t.test('a report whose poll failed goes again with the next; one the server refuses does not block the polls', async (t) => {
+  const clock = new ManualClock('2026-03-01T10:00:00.000Z')
+  const down: Handler = (_req, res) => json(res, 503, { statusCode: 503, error: 'Service Unavailable', message: 'down' })
+  const refused: Handler = (_req, res) => json(res, 400, { statusCode: 400, error: 'Bad Request', message: 'querystring.health: not a BoxHealthReport' })
+  let health = healthOf(1)
+  const f = await fixture(t, [registered, down, approved, notModified, refused, approved], { clock, health: () => health })
+  await f.poller.step()
+  await f.poller.step()
+  t.ok(queryOf(f.seen[1]!).get('health'), 'the first report, to a server that is down')
+  clock.advance(2_000)
+  await f.poller.step()
+  t.ok(queryOf(f.seen[2]!).get('health'), 'sent again: it never arrived')
+  clock.advance(30_000)
+  await f.poller.step()
+  t.equal(queryOf(f.seen[3]!).get('health'), null, 'delivered: not again')
+
+  clock.advance(30_000)
+  health = healthOf(1, { state: 'FAILED', problem: 'no such file' })
+  await f.poller.step()
+  t.ok(queryOf(f.seen[4]!).get('health'), 'a change, which this server refuses')
+  clock.advance(2_000)
+  t.equal(await f.poller.step(), 30_000, 'the next poll is answered')
+  t.equal(queryOf(f.seen[5]!).get('health'), null, 'because it goes without the refused report')
+})
+
+t.test("64 cameras each FAILED with a 200-character problem reach a server with Node's default header limit", async (t) => {
+  const problem = `Nonmatching transport in server reply ${'x'.repeat(200)}`.slice(0, 200)
+  const f = await fixture(t, [registered, approved], { boxKey: loadOrCreateBoxKey(tempDir(t, 'club-agent-key-')), health: () => healthOf(64, { state: 'FAILED', problem }) })
+  await f.poller.step()
+  t.equal(await f.poller.step(), 30_000, 'answered, not refused with 431')
+  const sent = JSON.parse(queryOf(f.seen[1]!).get('health')!) as BoxHealthReport
+  t.ok(Value.Check(BoxHealthReport, sent))
+  t.equal(sent.cameras.length, 64)
+  t.ok(sent.cameras.every((c) => c.state === 'FAILED' && c.problem && problem.startsWith(c.problem.slice(0, -1))), `each problem shortened to ${sent.cameras[0]!.problem!.length} characters`)
+  t.equal(f.statuses.length, 1)
 })

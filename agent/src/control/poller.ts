@@ -1,8 +1,11 @@
 // The register/poll loop: registers once, then polls the status at the interval the server advised,
 // with jitter, capped exponential backoff while the server is away, and Retry-After on 429.
+import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
-import type { ItemRef, ReplayServerRegistrationRequest, ReplayServerStatus, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
+import type { BoxHealthReport, ItemRef, ReplayServerRegistrationRequest, ReplayServerStatus, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import { systemClock, type Clock } from '../clock.js'
+import { encodeHealth } from '../health/report.js'
+import { healthToSend, type SentHealth } from '../health/send.js'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
 import { keyAdoptionFor, keyProofFor, type BoxKey } from './box-key.js'
@@ -46,6 +49,13 @@ export interface PollerOptions {
   random?: () => number
   /** What else each poll reports (the update's state). */
   extraReport?: () => Pick<ReplayServerStatusQuery, 'updateState' | 'updateVersion' | 'updateReason'>
+  /**
+   * The box's health now (cameras, disk, itself); a poll carries it when healthToSend says so. Must
+   * not throw for long: a failure is logged and that poll goes without.
+   */
+  health?: () => Promise<BoxHealthReport> | BoxHealthReport
+  /** A monotonic clock in milliseconds (performance.now) for the poll's round trip. */
+  monotonic?: () => number
   /** Called with every full status answer, after the state was persisted. */
   onStatus(answer: ReplayServerStatusAnswer): Promise<void> | void
   /** Called when a poll answers "not modified", with the answer it stands for. */
@@ -64,6 +74,10 @@ export class StatusPoller {
   private failures = 0
   private etag?: string
   private lastAnswer?: ReplayServerStatusAnswer
+  /** The last health report the server received; undefined: none since start or registration. */
+  private healthSent?: SentHealth
+  /** The round trip of the last poll the server answered, ms: the next signed poll says it. */
+  private roundTripMs?: number
   private readonly random: () => number
 
   constructor(private readonly options: PollerOptions) {
@@ -84,12 +98,22 @@ export class StatusPoller {
   /** One register or poll; answers how long to wait before the next. */
   async step(): Promise<number> {
     const { client, state, identity, log } = this.options
+    let health: { report: BoxHealthReport; encoded: string | null } | undefined
     try {
       const saved = state.load()
       if (!saved.serverId) return await this.register()
-      const { boxKey, clock = systemClock } = this.options
-      const report = { ...this.report(), ...(boxKey ? keyAdoptionFor(boxKey, saved.serverId, clock.now()) : {}) }
+      const { boxKey, clock = systemClock, monotonic = () => performance.now() } = this.options
+      health = await this.healthToSend()
+      const report: ReplayServerStatusQuery = {
+        ...this.report(),
+        ...(boxKey ? keyAdoptionFor(boxKey, saved.serverId, clock.now()) : {}),
+        ...(health?.encoded ? { health: health.encoded } : {}),
+        // The server takes the clock offset from the signed keyTimestamp: unsigned, the round trip says nothing.
+        ...(boxKey && this.roundTripMs !== undefined ? { roundTripMs: this.roundTripMs } : {})
+      }
+      const sentAt = monotonic()
       const result = await client.status(saved.serverId, report, this.etag)
+      const roundTripMs = Math.min(Math.max(Math.round(monotonic() - sentAt), 0), 600_000)
       this.reached()
       const interval = (saved.pollInterval ?? DEFAULT_POLL_SECONDS) * 1000
       switch (result.kind) {
@@ -101,9 +125,11 @@ export class StatusPoller {
         case 'rate-limited':
           return result.retryAfterSeconds * 1000
         case 'not-modified':
+          this.delivered(health, roundTripMs)
           if (this.lastAnswer) await this.options.onUnchanged?.(this.lastAnswer)
           return this.nextDelay(interval)
         case 'status':
+          this.delivered(health, roundTripMs)
           this.etag = result.etag
           this.lastAnswer = result.answer
           await this.accept(result.answer)
@@ -117,6 +143,9 @@ export class StatusPoller {
         // The server answered and said why (a registration with a stale clock, a proof already used):
         // an installer reading the log can act on it.
         this.connected = true
+        // A report the server refuses would be refused again: counted as sent, so the next polls go
+        // without it (and reach the server) until it changes or the heartbeat is due.
+        if (health) this.healthSent = { report: health.report, at: (this.options.clock ?? systemClock).now() }
         log.warn({ err: err.message, attempt: this.failures, retryInMs: delay }, 'the server refused this request; recording goes on with the last approved configuration')
       } else {
         log.warn({ err: (err as Error).message, attempt: this.failures, retryInMs: delay }, 'server unreachable; recording goes on with the last approved configuration')
@@ -133,6 +162,8 @@ export class StatusPoller {
     const { serverId, pollInterval, status } = result.registration
     state.update((s) => ({ ...s, serverId, pollInterval }))
     this.etag = undefined
+    // A new record knows nothing of this box's health: the first poll carries it.
+    this.healthSent = undefined
     if (status === 'PENDING') {
       log.info(
         { deviceId: identity.deviceId, hostname: identity.hostname, status, keyFingerprint: this.options.boxKey?.fingerprint },
@@ -159,6 +190,29 @@ export class StatusPoller {
       }
     }
     await this.options.onStatus(answer)
+  }
+
+  /** The report this poll carries, when healthToSend says it should; a report that cannot be made is logged and left out. */
+  private async healthToSend(): Promise<{ report: BoxHealthReport; encoded: string | null } | undefined> {
+    const { health, clock = systemClock, log } = this.options
+    if (!health) return undefined
+    let report: BoxHealthReport
+    try {
+      report = await health()
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'the health report could not be made; this poll goes without it')
+      return undefined
+    }
+    if (!healthToSend(this.healthSent, report, clock.now())) return undefined
+    const encoded = encodeHealth(report)
+    if (encoded === null) log.warn({ cameras: report.cameras.length }, 'the health report does not fit in a poll, even without problems; sent without it')
+    return { report, encoded }
+  }
+
+  /** The server answered the poll: its report counts as received, and its round trip goes with the next. */
+  private delivered(health: { report: BoxHealthReport } | undefined, roundTripMs: number): void {
+    this.roundTripMs = roundTripMs
+    if (health) this.healthSent = { report: health.report, at: (this.options.clock ?? systemClock).now() }
   }
 
   private nextDelay(intervalMs: number): number {

@@ -8,13 +8,16 @@ import type { Logger } from '../log.js'
 import { recordingArgs } from './pipeline.js'
 import { planReconcile } from './reconcile.js'
 import { lastLines, type FfmpegProcess, type FfmpegRunner } from './runner.js'
-import { listSegments } from './segments.js'
+import { listSegments, type Segment } from './segments.js'
 
 /** Failures in a row on one feed before trying the other. */
 export const FEED_FAILURES_BEFORE_FALLBACK = 3
 /** A camera whose newest segment has not grown for this many segment lengths is stalled. */
 export const STALL_SEGMENTS = 3
 const RESTART_CAP_MS = 30_000
+/** Finished segments kept for the recording rate (bytes per hour) the health report needs. */
+const RATE_SEGMENTS = 6
+const HOUR_MS = 3_600_000
 
 export type CameraState = 'starting' | 'recording' | 'restarting' | 'stalled' | 'stopped'
 
@@ -29,6 +32,22 @@ export interface CameraStatus {
   lastSegmentAt: string | null
   /** Why the camera's corrections (its LUT) cannot be applied; recording goes on regardless. */
   error: string | null
+}
+
+/** What the supervisor saw of one camera's runs and segments: the facts its health report is made of. */
+export interface RecorderFacts {
+  /** Whether an ffmpeg runs for it now. */
+  running: boolean
+  /** Whether the running ffmpeg has written video (its newest segment grew since it started). */
+  wroteThisRun: boolean
+  /** Runs in a row that ended without recording for STALL_SEGMENTS segment lengths; 0 after a good run. */
+  failuresInRow: number
+  /** How the last run ended: when, ffmpeg's last stderr lines, and whether the watchdog stopped it. */
+  lastExit: { at: number; stderr: string; stalled: boolean } | null
+  /** When ffmpeg was restarted, the last hour's (ms since the epoch). */
+  restartTimes: number[]
+  /** Its newest finished segments (in ffmpeg's list), oldest first, at most RATE_SEGMENTS. */
+  finished: Segment[]
 }
 
 /** Restart delay after `failures` quick exits in a row: 1 s doubling, at most 30 s. */
@@ -57,6 +76,11 @@ export class CameraRecorder {
   private pid: number | null = null
   private runningSince: Date | null = null
   private restarts = 0
+  private restartTimes: number[] = []
+  private running = false
+  private wroteThisRun = false
+  private failuresInRow = 0
+  private lastExit: RecorderFacts['lastExit'] = null
   private readonly abort = new AbortController()
   private loop?: Promise<void>
   error: string | null = null
@@ -97,6 +121,19 @@ export class CameraRecorder {
     }
   }
 
+  /** The facts for the health report; its folder read as the watchdog reads it (every half segment), once more per report. */
+  facts(now = Date.now()): RecorderFacts {
+    this.restartTimes = this.restartTimes.filter((at) => now - at < HOUR_MS)
+    return {
+      running: this.running,
+      wroteThisRun: this.wroteThisRun,
+      failuresInRow: this.failuresInRow,
+      lastExit: this.lastExit,
+      restartTimes: [...this.restartTimes],
+      finished: finishedSegments(listSegments(this.dir))
+    }
+  }
+
   private async run(): Promise<void> {
     const { log, segmentSeconds } = this.options
     const signal = this.abort.signal
@@ -113,6 +150,8 @@ export class CameraRecorder {
       this.pid = (await proc.pid) ?? null
       this.runningSince = new Date(startedAt)
       this.state = 'recording'
+      this.running = true
+      this.wroteThisRun = false
       log.info({ cameraId: this.camera.id, feed: this.feed, pid: this.pid }, 'recording')
       const grew = { value: false }
       const watchdog = this.watch(proc, startedAt, grew)
@@ -120,11 +159,15 @@ export class CameraRecorder {
       clearInterval(watchdog)
       this.pid = null
       this.runningSince = null
+      this.running = false
       if (signal.aborted) break
       // A run that kept producing video for a while was a success, whatever its exit code says.
       failures = grew.value && Date.now() - startedAt > STALL_SEGMENTS * segmentSeconds * 1000 ? 0 : failures + 1
+      this.failuresInRow = failures
+      this.lastExit = { at: Date.now(), stderr: lastLines(exit.stderr, 5), stalled: (this.state as CameraState) === 'stalled' }
       this.feed = nextFeed(this.camera, this.feed, failures)
       this.restarts += 1
+      this.restartTimes = [...this.restartTimes.filter((at) => Date.now() - at < HOUR_MS), Date.now()]
       if ((this.state as CameraState) !== 'stalled') this.state = 'restarting'
       const delay = restartDelay(failures)
       log.warn({ cameraId: this.camera.id, code: exit.code, signal: exit.signal, stderr: lastLines(exit.stderr, 3), retryInMs: delay, feed: this.feed }, 'ffmpeg exited; restarting')
@@ -150,6 +193,7 @@ export class CameraRecorder {
         lastSize = newest.size
         lastGrowth = Date.now()
         grew.value = true
+        this.wroteThisRun = true
         if (this.state === 'stalled') this.state = 'recording'
         return
       }
@@ -162,6 +206,15 @@ export class CameraRecorder {
     timer.unref()
     return timer
   }
+}
+
+/** The facts of a camera without a recorder (held off, disabled, or not yet started): its folder's segments only. */
+export function idleFacts(dir: string): RecorderFacts {
+  return { running: false, wroteThisRun: false, failuresInRow: 0, lastExit: null, restartTimes: [], finished: finishedSegments(listSegments(dir)) }
+}
+
+function finishedSegments(segments: readonly Segment[]): Segment[] {
+  return segments.filter((s) => s.duration !== undefined).slice(-RATE_SEGMENTS)
 }
 
 /** Every camera's recorder; applies configurations one at a time. */
@@ -188,6 +241,11 @@ export class Recorder {
   /** Whether any camera records now; reads no file, so the unauthenticated liveness probe costs nothing. */
   recording(): boolean {
     return [...this.recorders.values()].some((r) => r.recording)
+  }
+
+  /** The facts of each camera recorded now (a camera held off or disabled has no recorder). */
+  facts(now = Date.now()): Map<string, RecorderFacts> {
+    return new Map([...this.recorders].map(([id, r]) => [id, r.facts(now)]))
   }
 
   correctionError(id: string): string | null {
