@@ -4,6 +4,7 @@ import t from 'tap'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { storeRelease } from '../test-support/agent-releases.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
+import { secondServer } from '../test-support/second-server.js'
 import type { RecordingSince } from './service.js'
 
 const ROLLOUTS = '/apis/v2/admin/agent-rollouts'
@@ -307,4 +308,51 @@ t.test('bad inputs are 400 naming the field; a box in a running rollout is 409; 
     t.equal((await ctx.app.inject({ method: 'GET', url: ROLLOUTS, headers: { authorization } })).statusCode, 403, `${role}: list`)
     t.equal((await act(ctx, authorization, first.json().id, 'cancel')).statusCode, 403, `${role}: cancel`)
   }
+})
+
+t.test('two server processes advancing one rollout open each group once and tell each event once', async (t) => {
+  const ctx = await testApp(t)
+  // The other process reads the real time: this one's clock is set to it.
+  ctx.clock.set(new Date())
+  const { admin, boxes } = await fleet(ctx, 6)
+  const other = await secondServer(t, ctx.config.DATABASE_URL, { REPLAY_POLL_INTERVAL_SECONDS: '1' })
+  t.match(other, /^http/)
+  const res = await create(ctx, admin, { version: NEW, groups: [{ percent: 34 }, { percent: 33 }, { percent: 33 }], errorThresholdPercent: 50, healthSeconds: 0 })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id
+  let status = 'RUNNING'
+  const opened = async () => (await read(ctx, admin, id)).groups.filter((g: any) => g.status !== 'WAITING').length
+  for (let i = 0; i < 30 && status !== 'COMPLETED'; i++) {
+    for (const box of boxes) {
+      await pollBox(ctx, box)
+      install(box)
+      await pollBox(ctx, box)
+    }
+    await ctx.app.replayServerPolls.flush()
+    const before = await opened()
+    if (i % 2 === 0) {
+      // This process advances, racing the second server's teller (every second).
+      await ctx.app.agentRollouts.advance()
+    } else {
+      // The second server alone: its teller opens the next group (or completes) within a few seconds.
+      const until = Date.now() + 15_000
+      while (Date.now() < until && (await opened()) === before && (await read(ctx, admin, id)).status !== 'COMPLETED') {
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    status = (await read(ctx, admin, id)).status
+  }
+  t.equal(status, 'COMPLETED')
+  // The second server's teller may still be in a step: what it could add would show within a few seconds.
+  const settled = Date.now() + 2500
+  while (Date.now() < settled) await new Promise((resolve) => setTimeout(resolve, 250))
+  t.same(await eventsOf(ctx, id), [
+    'agent_rollout.started',
+    'agent_rollout.group_completed',
+    'agent_rollout.group_completed',
+    'agent_rollout.group_completed',
+    'agent_rollout.completed'
+  ])
+  const done = await read(ctx, admin, id)
+  t.match(done, { offered: 6, succeeded: 6 })
 })
