@@ -114,7 +114,7 @@ export const AgentRollout = Type.Object({
   groups: Type.Array(AgentRolloutGroup),
   ...counts,
   haltedReason: Nullable(Type.String({ description: 'HALTED: the group and the failures that halted it' })),
-  createdBy: ItemRef,
+  createdBy: Nullable(ItemRef),
   createdDate: DateTime(),
   updatedDate: DateTime(),
   _links: Links

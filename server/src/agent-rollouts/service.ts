@@ -41,6 +41,11 @@ export interface RolloutDeps {
   clock: Clock
   /** Absent: a box counts as updated on its version alone, whatever healthSeconds says (no health to read). */
   recordingSince?: RecordingSince
+  /**
+   * false: a resumed rollout waits for the servers' tellers to take its next step (the CLI, which
+   * reads no box health, must not judge boxes without it).
+   */
+  stepNow?: boolean
 }
 
 const PATH = agentRolloutRoutes.list.url
@@ -89,7 +94,7 @@ function toAgentRollout(row: AgentRolloutsTable, groups: AgentRolloutGroupsTable
     pending: sum('pending'),
     excluded: sum('excluded'),
     haltedReason: row.halted_reason,
-    createdBy: { id: row.created_by },
+    createdBy: row.created_by === null ? null : { id: row.created_by },
     createdDate: row.created_at,
     updatedDate: row.updated_at,
     _links: { self: { href: `${PATH}/${row.id}` } }
@@ -198,7 +203,7 @@ function checkGroupShapes(groups: AgentRolloutCreate['groups']): void {
  * scope into the groups (canaries as named, the rest by percent in the order of their ids, which
  * are random), stores them, tells agent_rollout.started and opens the first group, in one transaction.
  */
-export async function createAgentRollout(db: Db, body: AgentRolloutCreate, createdBy: string, deps: RolloutDeps): Promise<AgentRollout> {
+export async function createAgentRollout(db: Db, body: AgentRolloutCreate, createdBy: string | null, deps: RolloutDeps): Promise<AgentRollout> {
   refuseBuildMetadata(body.version, 'version')
   checkGroupShapes(body.groups)
   const now = deps.clock.now()
@@ -573,7 +578,9 @@ export const pauseAgentRollout = (db: Db, id: string, deps: RolloutDeps) => tran
 
 /** PAUSED → RUNNING, and a step at once: a group that reached its threshold meanwhile completes and the next opens. */
 export const resumeAgentRollout = (db: Db, id: string, deps: RolloutDeps) =>
-  transition(db, id, ['PAUSED'], 'RUNNING', deps, (tx, _rollout, now) => step(tx, id, now, deps))
+  transition(db, id, ['PAUSED'], 'RUNNING', deps, async (tx, _rollout, now) => {
+    if (deps.stepNow !== false) await step(tx, id, now, deps)
+  })
 
 /** RUNNING or PAUSED → CANCELLED: boxes not yet running the version are no longer offered it. */
 export const cancelAgentRollout = (db: Db, id: string, deps: RolloutDeps) =>

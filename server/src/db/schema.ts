@@ -872,8 +872,8 @@ export interface AgentRolloutsTable {
   health_seconds: number
   silent_timeout_minutes: number
   halted_reason: string | null
-  /** The admin's user id. */
-  created_by: string
+  /** The admin's user id; null: made with `club rollouts create`. */
+  created_by: string | null
   created_at: string
   updated_at: string
 }

@@ -16,7 +16,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('health_seconds', 'integer', (c) => c.notNull())
     .addColumn('silent_timeout_minutes', 'integer', (c) => c.notNull())
     .addColumn('halted_reason', 'text')
-    .addColumn('created_by', 'text', (c) => c.notNull())
+    // The admin's user id; null: made with `club rollouts create`.
+    .addColumn('created_by', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .execute()
