@@ -3,7 +3,7 @@
 // rollout from the page.
 import t from 'tap'
 import { storeRelease } from '@club/server/testing'
-import { LAPTOP, launchBrowser, openPage } from './browser.js'
+import { LAPTOP, consoleSection, launchBrowser, openPage } from './browser.js'
 import { TestServer, tempDir, waitFor } from './support.js'
 
 const DEVICE = '/apis/v2/replay-servers/device'
@@ -45,11 +45,7 @@ t.test("the console shows each rollout's groups and their progress, and pauses o
   const browser = await launchBrowser(t)
   const consolePage = await openPage(browser, LAPTOP)
   const { page } = consolePage
-  await page.goto(`${server.url}/console`)
-  await page.getByLabel('E-mail').fill(admin.email)
-  await page.getByLabel('Password').fill(admin.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
-  await page.getByRole('link', { name: 'Rollouts' }).click()
+  await consoleSection(page, server.url, admin, 'Rollouts')
   await page.getByRole('heading', { name: 'Rollouts' }).waitFor()
   const rollout = page.getByRole('region', { name: 'Rollout of 1.1.0' })
   await rollout.waitFor()
