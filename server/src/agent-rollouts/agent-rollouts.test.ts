@@ -5,7 +5,7 @@ import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/a
 import { storeRelease } from '../test-support/agent-releases.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
 import { secondServer } from '../test-support/second-server.js'
-import type { RecordingSince } from './service.js'
+import { activeRollouts, type RecordingSince } from './service.js'
 
 const ROLLOUTS = '/apis/v2/admin/agent-rollouts'
 const OLD = '1.0.0'
@@ -355,4 +355,41 @@ t.test('two server processes advancing one rollout open each group once and tell
   ])
   const done = await read(ctx, admin, id)
   t.match(done, { offered: 6, succeeded: 6 })
+})
+
+t.test('a target set by hand while the box waits for its group: excluded when the group opens, never offered', async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 2)
+  await storeRelease(ctx.app.db, ctx.config, '1.0.5')
+  const [canary, waiting] = boxes as [Box, Box]
+  const res = await create(ctx, admin, { version: NEW, groups: [{ boxes: [{ id: canary.id }] }, { percent: 100 }], errorThresholdPercent: 100, healthSeconds: 0 })
+  const id = res.json().id
+  t.equal(stateOf(res.json(), waiting), 'WAITING')
+  const set = await ctx.app.inject({ method: 'PUT', url: `/apis/v2/admin/replay-servers/${waiting.id}/target-version`, headers: { authorization: admin }, payload: { version: '1.0.5' } })
+  t.equal(set.statusCode, 200)
+  await round(ctx, [canary])
+  await round(ctx, boxes, () => undefined)
+  const now = await read(ctx, admin, id)
+  t.equal(now.groups[1].status, 'COMPLETED', 'the group opened (and, all its boxes excluded, completed)')
+  t.equal(stateOf(now, waiting), 'EXCLUDED')
+  t.ok(!waiting.offered.has(NEW), 'never offered the release')
+  t.equal(waiting.pending, '1.0.5', 'its own target stands')
+})
+
+t.test('activeRollouts (for the fleet summary): RUNNING and PAUSED rollouts, newest first', async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 3)
+  const start = async (box: Box) => {
+    ctx.clock.advance(1000)
+    return (await create(ctx, admin, { version: NEW, groups: [{ boxes: [{ id: box.id }] }], errorThresholdPercent: 100, healthSeconds: 0 })).json().id as string
+  }
+  const first = await start(boxes[0]!)
+  const second = await start(boxes[1]!)
+  const third = await start(boxes[2]!)
+  t.equal((await act(ctx, admin, second, 'pause')).statusCode, 200)
+  t.equal((await act(ctx, admin, first, 'cancel')).statusCode, 200)
+  t.same(await activeRollouts(ctx.app.db), [
+    { id: third, version: NEW, status: 'RUNNING', _links: { self: { href: `${ROLLOUTS}/${third}` } } },
+    { id: second, version: NEW, status: 'PAUSED', _links: { self: { href: `${ROLLOUTS}/${second}` } } }
+  ])
 })

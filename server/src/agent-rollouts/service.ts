@@ -249,13 +249,14 @@ export async function createAgentRollout(db: Db, body: AgentRolloutCreate, creat
       )
     }
 
-    // One running rollout per box.
+    // One running rollout per box: of the boxes this one takes (only the canaries when no percent group asks for the rest).
+    const members = [...named, ...(percentGroups.length > 0 ? rest : [])]
     const busy = await tx
       .selectFrom('agent_rollout_boxes')
       .innerJoin('agent_rollouts', 'agent_rollouts.id', 'agent_rollout_boxes.rollout_id')
       .select(['agent_rollout_boxes.replay_server_id as boxId', 'agent_rollouts.id as rolloutId'])
       .where('agent_rollouts.status', 'in', ACTIVE)
-      .where('agent_rollout_boxes.replay_server_id', 'in', scope.map((b) => b.id))
+      .where('agent_rollout_boxes.replay_server_id', 'in', members)
       .execute()
     if (busy.length > 0) {
       const shown = busy.slice(0, 5).map((b) => `${b.boxId} (rollout ${b.rolloutId})`).join(', ')
