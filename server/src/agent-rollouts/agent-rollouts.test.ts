@@ -393,3 +393,31 @@ t.test('activeRollouts (for the fleet summary): RUNNING and PAUSED rollouts, new
     { id: second, version: NEW, status: 'PAUSED', _links: { self: { href: `${ROLLOUTS}/${second}` } } }
   ])
 })
+
+t.test("the offer is the box's own pendingUpdate: its update window still applies; a box with no release for its architecture is excluded", async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 2)
+  const [windowed, other] = boxes as [Box, Box]
+  const armOnly = '1.2.0'
+  await storeRelease(ctx.app.db, ctx.config, armOnly, 'arm64')
+  const window = await ctx.app.inject({
+    method: 'PUT',
+    url: `/apis/v2/admin/replay-servers/${windowed.id}/target-version`,
+    headers: { authorization: admin },
+    payload: { version: null, updateWindow: '02:00-05:00' }
+  })
+  t.equal(window.statusCode, 200)
+  const res = await create(ctx, admin, { version: NEW, groups: [{ percent: 100 }], errorThresholdPercent: 100, healthSeconds: 0 })
+  t.equal(res.statusCode, 201, res.body)
+  const answer = (await poll(ctx, windowed.serverId, `version=${OLD}&architecture=amd64`)).json()
+  t.match(answer.pendingUpdate, { version: NEW, release: { version: NEW }, window: { start: /T/, end: /T/ } }, 'offered with its update window')
+  t.equal((await act(ctx, admin, res.json().id, 'cancel')).statusCode, 200)
+
+  // Boxes that report amd64, and a release built for arm64 only.
+  const arm = await create(ctx, admin, { version: armOnly, groups: [{ percent: 100 }], errorThresholdPercent: 100, healthSeconds: 0 })
+  t.equal(arm.statusCode, 201, arm.body)
+  t.same(arm.json().groups[0].boxes.map((b: any) => b.state), ['EXCLUDED', 'EXCLUDED'])
+  t.match(arm.json().groups[0].boxes[0].reason, /no release of 1\.2\.0 for its architecture amd64/)
+  await pollBox(ctx, other)
+  t.equal(other.pending, undefined, 'not offered a package it cannot install')
+})
