@@ -421,3 +421,22 @@ t.test("the offer is the box's own pendingUpdate: its update window still applie
   await pollBox(ctx, other)
   t.equal(other.pending, undefined, 'not offered a package it cannot install')
 })
+
+t.test('a box that gave up on this very version before counts as failed: the agent does not try a version it rolled back again', async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 2)
+  const [box, good] = boxes as [Box, Box]
+  const set = await ctx.app.inject({ method: 'PUT', url: `/apis/v2/admin/replay-servers/${box.id}/target-version`, headers: { authorization: admin }, payload: { version: NEW } })
+  t.equal(set.statusCode, 200)
+  // As the agent does (update/decide.ts): its record of the version it rolled back stays, and every poll reports it.
+  box.update = { state: 'ROLLED_BACK', version: NEW, reason: 'a bad disk' }
+  await pollBox(ctx, box)
+  t.equal(box.pending, undefined, 'given up: no longer offered by its own target')
+  const res = await create(ctx, admin, { version: NEW, groups: [{ percent: 100 }], errorThresholdPercent: 100, healthSeconds: 0 })
+  t.equal(stateOf(res.json(), box), 'OFFERED', 'not excluded: its target is this very version')
+  await round(ctx, boxes, (b) => (b === good ? install(b) : undefined))
+  const now = await read(ctx, admin, res.json().id)
+  t.equal(stateOf(now, box), 'FAILED')
+  t.match(now.groups[0].boxes.find((b: any) => b.id === box.id).reason, /reported ROLLED_BACK: a bad disk/)
+  t.equal(stateOf(now, good), 'SUCCEEDED')
+})

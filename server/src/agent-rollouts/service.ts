@@ -415,17 +415,14 @@ async function offerBox(tx: Tx, rollout: AgentRolloutsTable, box: BoxRow, now: D
   const own = ownTarget({ id: box.replay_server_id, status: box.box_status, area_id: box.area_id, version: box.version, target_version: box.target_version, update_state: box.update_state, update_version: box.update_version }, rollout.version)
   if (own) return exclude(own)
   if (!(await findRelease(tx, rollout.version, box.architecture))) return exclude(`no release of ${rollout.version} for its architecture ${box.architecture}`)
-  // As a target set by hand: a new target clears a ROLLED_BACK or FAILED state of another version.
+  // As a target set anew: the update state the box reported before (a ROLLED_BACK or FAILED of this
+  // very version included) is cleared, so the box tries again and only what it reports from now on counts.
   await tx
     .updateTable('replay_servers')
-    .set({
-      target_version: rollout.version,
-      ...(box.target_version !== rollout.version ? { update_state: null, update_version: null, update_reason: null } : {}),
-      updated_at: at
-    })
+    .set({ target_version: rollout.version, update_state: null, update_version: null, update_reason: null, updated_at: at })
     .where('id', '=', box.replay_server_id)
     .execute()
-  box.target_version = rollout.version
+  Object.assign(box, { target_version: rollout.version, update_state: null, update_version: null, update_reason: null })
   await moveBox(tx, box, { state: 'OFFERED', offered_at: at })
 }
 
