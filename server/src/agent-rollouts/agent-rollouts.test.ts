@@ -5,7 +5,7 @@ import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/a
 import { storeRelease } from '../test-support/agent-releases.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
 import { secondServer } from '../test-support/second-server.js'
-import { activeRollouts, type RecordingSince } from './service.js'
+import { activeRollouts, groupSizes, type RecordingSince } from './service.js'
 
 const ROLLOUTS = '/apis/v2/admin/agent-rollouts'
 const OLD = '1.0.0'
@@ -439,4 +439,18 @@ t.test('a box that gave up on this very version before counts as failed: the age
   t.equal(stateOf(now, box), 'FAILED')
   t.match(now.groups[0].boxes.find((b: any) => b.id === box.id).reason, /reported ROLLED_BACK: a bad disk/)
   t.equal(stateOf(now, good), 'SUCCEEDED')
+})
+
+t.test('group sizes: cumulative percents rounded up, every group of more than 0 % at least one box, every box in one group', async (t) => {
+  t.same(groupSizes([5, 15, 80], 10), [1, 1, 8], '0.5 box rounds up to one')
+  t.same(groupSizes([5, 15, 80], 100), [5, 15, 80])
+  t.same(groupSizes([5, 15, 80], 3), [1, 1, 1], 'as many boxes as groups: one each')
+  t.same(groupSizes([50, 1, 1, 48], 10), [5, 1, 1, 3], 'a small group still gets its box, taken from the groups after it')
+  t.same(groupSizes([33.3, 33.3, 33.4], 7), [3, 2, 2])
+  t.same(groupSizes([100], 1), [1])
+  for (const total of [4, 9, 17, 250]) {
+    const sizes = groupSizes([1, 9, 30, 60], total)
+    t.equal(sizes.reduce((a, b) => a + b, 0), total, `${total} boxes: each in one group`)
+    t.ok(sizes.every((n) => n >= 1), `${total} boxes: no empty group`)
+  }
 })
