@@ -44,6 +44,8 @@ import { createValidatorCompiler } from './plugins/validation.js'
 import { serializerCompiler } from './plugins/serialization.js'
 import replayServerRoutes from './replay-servers/routes.js'
 import agentReleaseRoutes from './agent-releases/routes.js'
+import agentRolloutRoutes from './agent-rollouts/routes.js'
+import type { RecordingSince } from './agent-rollouts/service.js'
 import signupRoutes from './signup/routes.js'
 import templateRoutes from './templates/routes.js'
 import userRoutes from './users/routes.js'
@@ -62,6 +64,8 @@ export interface AppOptions {
   db?: Db
   /** Defaults to the provider PAYMENT_PROVIDER names; tests pass their own to complete authentications. */
   paymentProvider?: PaymentProvider
+  /** Box health for staged rollouts (agent-rollouts/box-health.ts); tests pass simulated boxes' health. */
+  recordingSince?: RecordingSince
   /** Registered last, before the app is ready: extra routes for tests, or a deployment's own plugins. */
   extend?: (app: FastifyInstance) => Promise<void>
 }
@@ -139,6 +143,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(templateRoutes)
   await app.register(replayServerRoutes)
   await app.register(agentReleaseRoutes)
+  await app.register(agentRolloutRoutes, { recordingSince: options.recordingSince })
   await app.register(membershipRoutes)
   await app.register(enrollmentRoutes)
   await app.register(orderRoutes)

@@ -14,6 +14,7 @@ import { packageCommands } from './packages/cli.js'
 import { productCommands } from './products/cli.js'
 import { deviceCommands } from './replay-servers/cli.js'
 import { agentReleaseCommands, agentReleaseOfflineCommands } from './agent-releases/cli.js'
+import { rolloutCommands } from './agent-rollouts/cli.js'
 import { setDefaultPaymentMethod } from './users/payment-methods.js'
 import { createUser, findUserByEmail, toUser, userRecord } from './users/service.js'
 import { venueCommands } from './venue/cli.js'
@@ -42,6 +43,7 @@ async function userIdByEmail(db: Db, email: string): Promise<string> {
 export const commands: Record<string, Command> = {
   ...deviceCommands,
   ...agentReleaseCommands,
+  ...rolloutCommands,
 
   async migrate({ applied }) {
     return { applied }
@@ -159,6 +161,12 @@ export const commands: Record<string, Command> = {
 
 /** `club <command> --help`: what a command's flags mean, where the flag names alone do not say it. */
 export const commandHelp: Record<string, string> = {
+  'rollouts create': [
+    'Rolls an uploaded release out in stages: --canaries ID,ID (named boxes) form the first group, then --groups 5,15,80 (percents of',
+    'the other approved boxes, summing to 100). A group opens once the one before reached --success-threshold (percent, default 100);',
+    "a group's failures reaching --error-threshold (percent, at least one box) halt it. --health-seconds (default 600; 0: the version",
+    'alone), --silent-timeout-minutes (default 60), --area AREA_ID. The servers take each step (once per poll interval).'
+  ].join('\n'),
   'footage log': [
     'Every look at footage (replays asked for, download links issued, camera snapshots), newest first, kept FOOTAGE_LOG_RETENTION_DAYS.',
     '--user takes an id or an e-mail address; --from and --to (ISO 8601) select looks at footage overlapping that interval.'

@@ -89,3 +89,12 @@ export async function openPage(browser: Browser, options: BrowserContextOptions 
     }
   }
 }
+
+/** Signs `user` in to the console at `base` (a server's origin) and opens the section named `section` in its navigation. */
+export async function consoleSection(page: Page, base: string, user: { email: string; password: string }, section: string): Promise<void> {
+  await page.goto(`${base}/console`)
+  await page.getByLabel('E-mail').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('link', { name: section }).click()
+}

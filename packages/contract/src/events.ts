@@ -3,6 +3,7 @@
 // delivered to webhook endpoints. Each event's `data` is the resource as its GET route answers it.
 import Type, { type Static, type TSchema } from 'typebox'
 import { AuthErrors, Collection, DateTime, ErrorBody, ItemRef, apiKeyOrBearerSecurity, defineRoutes } from './common.js'
+import { AgentRollout } from './agent-rollouts.js'
 import { MembershipEnrollment } from './membership-enrollments.js'
 import { MembershipSubscription } from './memberships.js'
 import { Order } from './orders.js'
@@ -45,6 +46,11 @@ export const eventTypes = [
   'replay_server.online',
   'replay_server.update_failed',
   'replay_server.rolled_back',
+  'agent_rollout.started',
+  'agent_rollout.group_completed',
+  'agent_rollout.halted',
+  'agent_rollout.completed',
+  'agent_rollout.cancelled',
   'user.created',
   'user.deleted',
   'template.created',
@@ -82,6 +88,7 @@ const payloadOf = {
   package_redemption: PackageItemRedemption,
   replay: Replay,
   replay_server: ReplayServer,
+  agent_rollout: AgentRollout,
   user: User,
   template: Template
 } as const satisfies Record<string, TSchema>

@@ -3,6 +3,7 @@
 // (over 50) and the Database map Kysely types every query with, in one place as the migrations are.
 import type { Generated } from 'kysely'
 import type { PhoneProviderName } from '../signup/providers/provider.js'
+import type { AgentRolloutBoxState, AgentRolloutGroupStatus, AgentRolloutStatus } from '@club/contract'
 import type {
   ChangeAction,
   ChargeType,
@@ -860,6 +861,47 @@ export interface EndpointDeliveryAttemptsTable {
   error: string | null
 }
 
+/** A staged rollout of an agent release (migration 0038). */
+export interface AgentRolloutsTable {
+  id: string
+  version: string
+  status: AgentRolloutStatus
+  area_id: string | null
+  error_threshold_percent: number
+  success_threshold_percent: number
+  health_seconds: number
+  silent_timeout_minutes: number
+  halted_reason: string | null
+  /** The admin's user id; null: made with `club rollouts create`. */
+  created_by: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** A rollout's group; position 1 opens first. */
+export interface AgentRolloutGroupsTable {
+  rollout_id: string
+  position: number
+  /** null: named canaries. */
+  percent: number | null
+  status: AgentRolloutGroupStatus
+  opened_at: string | null
+  completed_at: string | null
+}
+
+/** A box's place in a rollout, fixed when it starts, and where it stands. */
+export interface AgentRolloutBoxesTable {
+  rollout_id: string
+  replay_server_id: string
+  position: number
+  state: AgentRolloutBoxState
+  reason: string | null
+  offered_at: string | null
+  version_at: string | null
+  recording_since: string | null
+  finished_at: string | null
+}
+
 export interface Database {
   users: UsersTable
   oauth_clients: OAuthClientsTable
@@ -896,6 +938,9 @@ export interface Database {
   replay_servers: ReplayServersTable
   replay_server_claims: ReplayServerClaimsTable
   agent_releases: AgentReleasesTable
+  agent_rollouts: AgentRolloutsTable
+  agent_rollout_groups: AgentRolloutGroupsTable
+  agent_rollout_boxes: AgentRolloutBoxesTable
   replay_server_status_changes: ReplayServerStatusChangesTable
   table_changes: TableChangesTable
   packages: PackagesTable

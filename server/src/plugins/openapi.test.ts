@@ -51,6 +51,7 @@ t.test('every served contract route is in /documentation/json with its schemas',
 const servedOperationIds = [
   'approveReplayServer',
   'approveReplayServerClaim',
+  'cancelAgentRollout',
   'cancelMembershipSubscription',
   'cancelPackage',
   'cancelPackageRedemption',
@@ -58,6 +59,7 @@ const servedOperationIds = [
   'confirmMembershipSubscription',
   'confirmOrder',
   'createAgentRelease',
+  'createAgentRollout',
   'createArea',
   'createAuthorization',
   'createCourt',
@@ -108,6 +110,7 @@ const servedOperationIds = [
   'endMembershipSubscriptionPause',
   'getAgentReleaseKey',
   'getAgentReleasePackage',
+  'getAgentRollout',
   'getArea',
   'getAreaSessionPeriods',
   'getCourt',
@@ -141,6 +144,7 @@ const servedOperationIds = [
   'getTemplateVersion',
   'getWebhookEndpoint',
   'listAgentReleases',
+  'listAgentRollouts',
   'listAreas',
   'listCourts',
   'listDeviceReplays',
@@ -172,11 +176,13 @@ const servedOperationIds = [
   'listTemplateVersions',
   'listTemplates',
   'listWebhookEndpoints',
+  'pauseAgentRollout',
   'registerReplayServer',
   'rejectReplayServer',
   'rejectReplayServerClaim',
   'requestPasswordReset',
   'resetPassword',
+  'resumeAgentRollout',
   'retryEndpointDelivery',
   'revokeReplayServer',
   'revokeToken',
@@ -209,7 +215,7 @@ const servedOperationIds = [
 ]
 
 // The verbs of the convention in packages/contract/README.md.
-const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw|end|retry)[A-Z][A-Za-z]*$/
+const convention = /^(list|get|create|update|delete|set|register|approve|reject|revoke|rotate|rollback|request|reset|export|confirm|run|cancel|withdraw|end|retry|pause|resume)[A-Z][A-Za-z]*$/
 
 t.test('every operation has a unique, stable operationId by the convention', async (t) => {
   const ctx = await testApp(t)

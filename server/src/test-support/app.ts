@@ -11,6 +11,7 @@ import { ManualClock } from '../clock.js'
 import { loadConfig, type Config } from '../config.js'
 import { createApiKey } from '../api-keys/service.js'
 import type { PaymentProvider } from '../payments/provider.js'
+import type { RecordingSince } from '../agent-rollouts/service.js'
 import { issueTokenPair } from '../oauth2/tokens.js'
 import { createUser } from '../users/service.js'
 import { createTestPostgresDatabase } from './postgres.js'
@@ -76,7 +77,7 @@ export async function testApp(
   t: Teardown,
   env: Record<string, string> = {},
   extend?: (app: FastifyInstance) => Promise<void>,
-  options: { paymentProvider?: PaymentProvider } = {}
+  options: { paymentProvider?: PaymentProvider; recordingSince?: RecordingSince } = {}
 ): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), 'club-test-'))
   // On PostgreSQL (a run through scripts/postgres.mjs) a database of its own, unless the test names a file.
@@ -91,7 +92,7 @@ export async function testApp(
       done()
     }
   })
-  const app = await buildApp({ config, clock, logStream, extend, paymentProvider: options.paymentProvider })
+  const app = await buildApp({ config, clock, logStream, extend, paymentProvider: options.paymentProvider, recordingSince: options.recordingSince })
   t.teardown(async () => {
     await app.close()
     await database?.drop()

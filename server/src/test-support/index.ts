@@ -7,3 +7,4 @@ export { createTestPostgresDatabase } from './postgres.js'
 export { monthlyPlan } from '../memberships/test-fixtures.js'
 // The clock of a TestApp: the one its helpers were compiled against (dist's is another class to tsc).
 export { ManualClock } from '../clock.js'
+export { storeRelease } from './agent-releases.js'

@@ -7,6 +7,7 @@ import { boxList } from './boxes.js'
 import { boxPage } from './box-page.js'
 import type { Context, PageView } from './page.js'
 import { replayList } from './replays.js'
+import { rolloutList } from './rollouts.js'
 import { footageLog } from './footage.js'
 import { templateList, templatePage } from './templates.js'
 import { webhookList, webhookPage } from './webhooks.js'
@@ -97,6 +98,7 @@ function noAccessPage(current: User): void {
 const routes: Array<{ pattern: RegExp; view: PageView; admin?: boolean }> = [
   { pattern: /^#\/boxes\/?$/, view: boxList, admin: true },
   { pattern: /^#\/boxes\/([^/]+)$/, view: boxPage, admin: true },
+  { pattern: /^#\/rollouts\/?$/, view: rolloutList, admin: true },
   { pattern: /^#\/templates\/?$/, view: templateList },
   { pattern: /^#\/templates\/([^/]+)$/, view: templatePage },
   { pattern: /^#\/replays\/?$/, view: replayList },
@@ -129,7 +131,7 @@ async function render(message?: string): Promise<void> {
       'header',
       { class: 'top' },
       h('strong', {}, 'Club console'),
-      h('nav', { 'aria-label': 'Sections' }, isAdmin ? link('#/boxes', 'Boxes') : null, link('#/templates', 'Templates'), link('#/replays', 'Replays'), isAdmin ? link('#/footage', 'Footage log') : null, isAdmin ? link('#/webhooks', 'Webhooks') : null),
+      h('nav', { 'aria-label': 'Sections' }, isAdmin ? link('#/boxes', 'Boxes') : null, isAdmin ? link('#/rollouts', 'Rollouts') : null, link('#/templates', 'Templates'), link('#/replays', 'Replays'), isAdmin ? link('#/footage', 'Footage log') : null, isAdmin ? link('#/webhooks', 'Webhooks') : null),
       h('span', { class: 'who' }, `${user.email} (${user.role})`, ' ', signOutButton())
     ),
     main
