@@ -7,6 +7,7 @@ import { type ReplayServerDeps } from './service.js'
 import { approveReplayServerClaim, approveReplayServer, deleteReplayServer, getReplayServer, listReplayServers, rejectReplayServer, rejectReplayServerClaim, revokeReplayServer, rotateReplayServerToken, setReplayServerConfig, setReplayServerTargetVersion } from './decisions.js'
 import { boxCallDeps } from './box-call.js'
 import { fetchCameraSnapshot } from './snapshots.js'
+import { fleetSummary } from './fleet.js'
 import { recordSnapshotAccess } from '../footage-access/service.js'
 import { currentUser } from '../plugins/auth.js'
 
@@ -15,6 +16,8 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
   const onRequest = app.auth.bearer({ roles: ['admin'] })
   const db = app.db
 
+  // The rollouts under way are the staged rollouts' to say: fleetSummary's third argument (fleet.ts).
+  app.route({ ...routes.fleet, onRequest, handler: async () => fleetSummary(db, deps) })
   app.route({ ...routes.list, onRequest, handler: async (request) => listReplayServers(db, request.query, deps) })
   app.route({ ...routes.get, onRequest, handler: async (request) => getReplayServer(db, request.params.id, deps) })
   app.route({ ...routes.approve, onRequest, handler: async (request) => approveReplayServer(db, request.params.id, request.body, deps) })

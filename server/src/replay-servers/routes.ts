@@ -28,7 +28,13 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   const tokenKey = await deviceTokenKey(app.db, app.config, app.clock)
   const polls = new StatusPolls(
     app.db,
-    { clock: app.clock, tokenKey, pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS, clubTimezone: app.config.CLUB_TIMEZONE },
+    {
+      clock: app.clock,
+      tokenKey,
+      pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS,
+      clubTimezone: app.config.CLUB_TIMEZONE,
+      diskFloorPercent: app.config.REPLAY_SERVER_DISK_FLOOR_PERCENT
+    },
     { maxEntries: app.config.REPLAY_STATUS_CACHE_ENTRIES, flushIntervalMs: app.config.REPLAY_SIGHTING_FLUSH_MS, log: app.log }
   )
   app.decorate('replayServerPolls', polls)
@@ -81,7 +87,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
       // Only an answer already sent has an ETag a box can hold.
       const etag = kept && sentEtag(reply, kept)
       if (etag === undefined || !matchesIfNoneMatch(ifNoneMatch, etag)) return
-      polls.notedUnchanged(params.serverId)
+      polls.notedUnchanged(params.serverId, request.query)
       // No payload at all, as below.
       return reply.header('etag', etag).header('cache-control', 'no-store').code(304).send(undefined as never)
     },

@@ -15,6 +15,7 @@ import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'
 import { footageTakedownsOfBox } from '../footage-takedowns/service.js'
+import { isSkewed, measuredClockOffsetMs, parseHealthReport, recordClockOffset, recordHealth } from './health.js'
 
 /** One box's answer, read when the status change counter stood at `changes`: the same object while kept. */
 interface Entry {
@@ -44,7 +45,9 @@ const REPORTED_FIELDS = new Set([
   'updateReason',
   'publicKey',
   'keyTimestamp',
-  'keySignature'
+  'keySignature',
+  // The previous poll's round trip: the clock offset is measured from every signed poll, kept ones too.
+  'roundTripMs'
 ])
 
 /** Whether a poll offers a key its record may adopt: the record has none and the poll signed one. */
@@ -64,6 +67,20 @@ export const REPLAYED_POLL = "this poll's signature was already used: each poll 
 
 /** How many boxes' last signed poll times are kept to refuse a signed poll sent again (a query copied from a log). */
 const SIGNED_POLLS_KEPT = 100_000
+
+/** A box's clock as this process last measured it, and whether it was skewed when last written. */
+interface ClockMeasure {
+  offsetMs: number
+  /** Undefined: not written by this process yet (after a restart the stored state is unknown). */
+  skewedWritten: boolean | undefined
+}
+
+/** Sets `key` in a map kept to `limit` entries, the oldest going first. */
+function setBounded<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
+  map.delete(key)
+  if (map.size >= limit) map.delete(map.keys().next().value!)
+  map.set(key, value)
+}
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -89,6 +106,11 @@ export class StatusPolls {
   private changes = -1
   /** By record id, the timestamp of the last signed poll taken (epoch ms), oldest first. */
   private readonly signedPolls = new Map<string, number>()
+  /**
+   * By record id, each box's clock offset as last measured. Written only with a report or when it
+   * crosses CLOCK_SKEW_LIMIT_SECONDS, so that a poll without a report stays free of writes.
+   */
+  private readonly clocks = new Map<string, ClockMeasure>()
   /** By record id, the latest poll of each box polled since the last flush. */
   private readonly unrecorded = new Map<string, Entry>()
   /** The status change count read that polls arriving now will share, until it starts. */
@@ -98,7 +120,11 @@ export class StatusPolls {
 
   constructor(
     private readonly db: Db,
-    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey' | 'pollIntervalSeconds'> & { clubTimezone: string },
+    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey' | 'pollIntervalSeconds'> & {
+      clubTimezone: string
+      /** REPLAY_SERVER_DISK_FLOOR_PERCENT: a report's disk under it is LOW. */
+      diskFloorPercent: number
+    },
     private readonly options: StatusPollsOptions
   ) {
     this.timer = setInterval(() => {
@@ -119,6 +145,8 @@ export class StatusPolls {
    * 404, which tells the box to register again.
    */
   async poll(serverId: string, reported: ReplayServerStatusQuery, address: string): Promise<{ answer: ReplayServerStatusAnswer; changed: boolean }> {
+    // Checked before anything is read or written: a report that is not one is a 400 and changes nothing.
+    const health = reported.health === undefined ? undefined : parseHealthReport(reported.health)
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
@@ -130,6 +158,17 @@ export class StatusPolls {
     if (entry.row.public_key !== null) {
       if (!signedByBoxKey(entry.row, serverId, reported, now)) throw new UnauthorizedError(UNSIGNED_POLL, 'BoxKey')
       this.checkFresh(entry.row.id, reported.keyTimestamp!)
+      // Health only from a poll the box's key signs: a keyless record's serverId is its only secret,
+      // and it is in the status path (a proxy's access log), so whoever read it could otherwise report
+      // the cameras FAILED and turn the court's players away. A keyless box's report is ignored.
+      const offsetMs = measuredClockOffsetMs(reported, now)
+      if (health !== undefined) {
+        await recordHealth(this.db, entry.row.id, health, offsetMs ?? this.clocks.get(entry.row.id)?.offsetMs ?? null, now, this.deps.diskFloorPercent)
+        if (offsetMs !== null) setBounded(this.clocks, entry.row.id, { offsetMs, skewedWritten: isSkewed(offsetMs) }, SIGNED_POLLS_KEPT)
+        changed = true
+      } else if (offsetMs !== null) {
+        await this.noteClock(entry.row.id, offsetMs, now)
+      }
     }
     // A record from before the box had a key adopts the one this poll proves it holds, once, and only
     // from the address its polls have come from for a while (adoptsFrom). The key is no part of the
@@ -177,6 +216,22 @@ export class StatusPolls {
     return since <= now.getTime() - 3 * this.deps.pollIntervalSeconds * 1000
   }
 
+  /**
+   * A clock offset measured by a poll without a report: kept in memory, written only when it crosses
+   * CLOCK_SKEW_LIMIT_SECONDS (or once after a restart, when the stored state is unknown here).
+   */
+  private async noteClock(replayServerId: string, offsetMs: number, now: Date): Promise<void> {
+    const skewed = isSkewed(offsetMs)
+    const last = this.clocks.get(replayServerId)
+    if (last?.skewedWritten === skewed) {
+      last.offsetMs = offsetMs
+      return
+    }
+    setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: last?.skewedWritten }, SIGNED_POLLS_KEPT)
+    await recordClockOffset(this.db, replayServerId, offsetMs, now)
+    this.clocks.get(replayServerId)!.skewedWritten = skewed
+  }
+
   /** Refuses a signed poll not newer than the last one this process took from the box (a query copied and sent again). */
   private checkFresh(replayServerId: string, keyTimestamp: string): void {
     const at = Date.parse(keyTimestamp)
@@ -201,6 +256,8 @@ export class StatusPolls {
     for (const key in reported) {
       if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
     }
+    // Validated here, since this path skips the route's validation: anything else goes there.
+    if (reported.roundTripMs !== undefined && !/^\d{1,6}$/.test(reported.roundTripMs as string)) return undefined
     const entry = this.kept(serverId, await this.statusChanges())
     if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
     // A key to adopt goes to the full route, which checks its signature, as does a poll its box's key
@@ -212,10 +269,21 @@ export class StatusPolls {
     return entry.answer
   }
 
-  /** A poll answered "not modified" from keptAnswer (in the same callback): its sighting goes with the next flush. */
-  notedUnchanged(serverId: string): void {
+  /**
+   * A poll answered "not modified" from keptAnswer (in the same callback, with its query): its
+   * sighting goes with the next flush, and its box's clock is measured (signed polls only).
+   */
+  notedUnchanged(serverId: string, query: unknown): void {
     const entry = this.entries.get(serverId)
-    if (entry) this.sighted(entry, this.deps.clock.now())
+    if (!entry) return
+    const now = this.deps.clock.now()
+    this.sighted(entry, now)
+    if (entry.row.public_key === null) return
+    const reported = query as Record<string, string | undefined>
+    const roundTripMs = reported.roundTripMs === undefined ? undefined : Number(reported.roundTripMs)
+    const offsetMs = measuredClockOffsetMs({ keyTimestamp: reported.keyTimestamp, roundTripMs }, now)
+    if (offsetMs === null) return
+    this.noteClock(entry.row.id, offsetMs, now).catch((err: unknown) => this.options.log.warn({ err }, "writing a box's clock offset failed"))
   }
 
   /** A poll of a kept answer that reported nothing new: its lastSeenAt goes with the next flush. */
