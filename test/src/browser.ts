@@ -89,3 +89,11 @@ export async function openPage(browser: Browser, options: BrowserContextOptions 
     }
   }
 }
+
+/** Opens the console at `baseUrl` and signs in as `user`. */
+export async function signIntoConsole(page: Page, baseUrl: string, user: { email: string; password: string }): Promise<void> {
+  await page.goto(`${baseUrl}/console`)
+  await page.getByLabel('E-mail').fill(user.email)
+  await page.getByLabel('Password').fill(user.password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+}

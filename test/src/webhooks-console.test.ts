@@ -4,7 +4,7 @@
 import t from 'tap'
 // Through the test support, the app's plugins (webhook-delivery declares app.webhookDelivery) are typed too.
 import { WebhookReceiver } from '@club/server/testing'
-import { LAPTOP, launchBrowser, openPage } from './browser.js'
+import { LAPTOP, launchBrowser, openPage, signIntoConsole } from './browser.js'
 import { TestServer, tempDir, waitFor } from './support.js'
 
 t.test('the console adds a webhook endpoint, shows its secret once, and lists its deliveries', async (t) => {
@@ -18,10 +18,7 @@ t.test('the console adds a webhook endpoint, shows its secret once, and lists it
   const browser = await launchBrowser(t)
   const consolePage = await openPage(browser, LAPTOP)
   const { page } = consolePage
-  await page.goto(`${server.url}/console`)
-  await page.getByLabel('E-mail').fill(admin.email)
-  await page.getByLabel('Password').fill(admin.password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signIntoConsole(page, server.url, admin)
   await page.getByRole('link', { name: 'Webhooks' }).click()
   await page.getByRole('heading', { name: 'Webhook endpoints' }).waitFor()
 
