@@ -115,6 +115,7 @@ const servedOperationIds = [
   'getCurrentUser',
   'getCurrentUserPaymentMethod',
   'getEvent',
+  'getFleetSummary',
   'getFootageNotice',
   'getFootageTakedown',
   'getLiveness',
