@@ -73,9 +73,10 @@ export async function tellHealth(db: Db, now: Date, pollIntervalSeconds: number)
     .where('replay_servers.status', '=', 'APPROVED')
     .execute()
   const toldRows = await db
-    .selectFrom('replay_server_health_told')
-    .select(['replay_server_id', 'subject', 'told'])
-    .where('replay_server_id', 'in', rows.length > 0 ? rows.map((row) => row.replay_server_id) : [''])
+    .selectFrom('replay_server_health_told as t')
+    .innerJoin('replay_servers', 'replay_servers.id', 't.replay_server_id')
+    .select(['t.replay_server_id', 't.subject', 't.told'])
+    .where('replay_servers.status', '=', 'APPROVED')
     .execute()
   const told = new Map(toldRows.map((row) => [`${row.replay_server_id} ${row.subject}`, row.told]))
   const result: HealthTold[] = []

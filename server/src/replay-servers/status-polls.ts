@@ -218,13 +218,16 @@ export class StatusPolls {
 
   /**
    * A clock offset measured by a poll without a report: kept in memory, written only when it crosses
-   * CLOCK_SKEW_LIMIT_SECONDS (or once after a restart, when the stored state is unknown here).
+   * CLOCK_SKEW_LIMIT_SECONDS. After a restart the stored state is unknown here: a skewed clock is
+   * written once, a good one waits for the box's next report (every few minutes at most), so that a
+   * restart does not write every box at once.
    */
   private async noteClock(replayServerId: string, offsetMs: number, now: Date): Promise<void> {
     const skewed = isSkewed(offsetMs)
     const last = this.clocks.get(replayServerId)
-    if (last?.skewedWritten === skewed) {
-      last.offsetMs = offsetMs
+    if ((last?.skewedWritten ?? false) === skewed) {
+      if (last) last.offsetMs = offsetMs
+      else setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: undefined }, SIGNED_POLLS_KEPT)
       return
     }
     setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: last?.skewedWritten }, SIGNED_POLLS_KEPT)
