@@ -4,8 +4,8 @@ import t from 'tap'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { adminView, approvedBox, boxKey, proven, type BoxKey } from '../test-support/box-keys.js'
 import { report, reportingBox, signedHealthQuery } from '../test-support/box-health.js'
-import { ADMIN, adminOf, approve, area, camera, poll, putConfig, registeredBox } from './test-helpers.js'
-import { HEALTH_CHANGES_KEPT } from './health.js'
+import { ADMIN, adminOf, anotherProcess, approve, area, camera, poll, putConfig, registeredBox } from './test-helpers.js'
+import { HEALTH_CHANGES_KEPT, recordHealth } from './health.js'
 
 const healthTables = async (ctx: TestApp) => ({
   latest: await ctx.app.db.selectFrom('replay_server_health').selectAll().execute(),
@@ -180,4 +180,31 @@ t.test('the fleet summary counts boxes, cameras and versions; staff may not read
   t.equal(refused.statusCode, 403)
   errorOf(refused)
   t.equal((await ctx.app.inject({ method: 'GET', url: '/apis/v2/admin/fleet' })).statusCode, 401)
+})
+
+t.test('a report that changes no state is written with the next flush; one another process wrote over since is dropped, not written back', async (t) => {
+  const ctx = await testApp(t, { REPLAY_SIGHTING_FLUSH_MS: '60000' })
+  const box = await reportingBox(t, ctx)
+  const stored = async () => ctx.app.db.selectFrom('replay_server_health').selectAll().executeTakeFirstOrThrow()
+  await box.send(report([{ id: 'cam-1' }]))
+  const first = await stored()
+  ctx.clock.advance(30_000)
+  await box.send(report([{ id: 'cam-1', restarts: 1 }], { freeBytes: 400e9 }))
+  t.same(await stored(), first, 'the same states: nothing written by the poll itself')
+  await ctx.app.replayServerPolls.flush()
+  const flushed = await stored()
+  t.equal(flushed.reported_at, ctx.clock.now().toISOString(), 'written with the flush')
+  t.match(JSON.parse(flushed.report), { disk: { freeBytes: 400e9 } })
+  t.match(JSON.parse(flushed.cameras), [{ id: 'cam-1', restarts: 1, since: first.reported_at }], 'since kept')
+
+  // Another process takes a report of a FAILED camera meanwhile; this one's held figures must not undo it.
+  ctx.clock.advance(30_000)
+  await box.send(report([{ id: 'cam-1', restarts: 2 }]))
+  const other = await anotherProcess(t, ctx)
+  await recordHealth(other.db, box.id, report([{ id: 'cam-1', state: 'FAILED', problem: 'connection refused' }]), null, new Date(ctx.clock.now().getTime() + 1), 10)
+  await ctx.app.replayServerPolls.flush()
+  t.match(JSON.parse((await stored()).cameras), [{ id: 'cam-1', state: 'FAILED' }], "the other process's change stands")
+  ctx.clock.advance(30_000)
+  await box.send(report([{ id: 'cam-1' }]))
+  t.match(JSON.parse((await stored()).cameras), [{ id: 'cam-1', state: 'RECORDING' }], 'the next report goes the whole way')
 })

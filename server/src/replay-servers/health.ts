@@ -13,7 +13,8 @@ import {
   type ReplayServerHealth,
   type ReplayServerStatusQuery
 } from '@club/contract'
-import type { Db, DbOrTx } from '../db/database.js'
+import { dialectOf, type Db, type DbOrTx } from '../db/database.js'
+import { jsonArrayElements } from '../db/sql.js'
 import type { ReplayServerHealthTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { valueValidator } from '../plugins/validation.js'
@@ -74,9 +75,25 @@ interface Change {
 }
 
 /**
+ * What a process last wrote of a box's health: its states (a later report with the same states only
+ * updates the figures, in a batch: recordHealthFigures), each camera's since, and when.
+ */
+export interface WrittenHealth {
+  states: string
+  since: ReadonlyMap<string, string>
+  offsetMs: number | null
+  reportedAt: string
+}
+
+/** A report's states: each camera's state and problem, the disk's and the clock's. Equal text: nothing to tell, nothing for the history. */
+export function healthStates(report: BoxHealthReport, offsetMs: number | null, diskFloorPercent: number): string {
+  return JSON.stringify([report.cameras.map((c) => [c.id, c.state, c.problem]), diskLow(report.disk, diskFloorPercent), isSkewed(offsetMs)])
+}
+
+/**
  * Writes a report (and the clock offset measured with it; null keeps the last measure) as the box's
  * latest, its changes of state into the bounded history, in one transaction. `since` carries over
- * for each camera, the disk and the clock whose state did not change.
+ * for each camera, the disk and the clock whose state did not change. Answers what it wrote.
  */
 export async function recordHealth(
   db: Db,
@@ -85,9 +102,9 @@ export async function recordHealth(
   offsetMs: number | null,
   now: Date,
   diskFloorPercent: number
-): Promise<void> {
+): Promise<WrittenHealth> {
   const at = now.toISOString()
-  await db.transaction().execute(async (tx) => {
+  return db.transaction().execute(async (tx) => {
     const before = await tx.selectFrom('replay_server_health').selectAll().where('replay_server_id', '=', replayServerId).executeTakeFirst()
     const previous = new Map((before ? (JSON.parse(before.cameras) as StoredCamera[]) : []).map((c) => [c.id, c]))
     const changes: Change[] = []
@@ -117,7 +134,43 @@ export async function recordHealth(
     const { replay_server_id: _id, ...columns } = row
     await tx.insertInto('replay_server_health').values(row).onConflict((oc) => oc.column('replay_server_id').doUpdateSet(columns)).execute()
     await recordChanges(tx, replayServerId, changes, at)
+    return { states: healthStates(report, offset, diskFloorPercent), since: new Map(cameras.map((c) => [c.id, c.since])), offsetMs: offset, reportedAt: at }
   })
+}
+
+/** A report whose states are those last written (WrittenHealth): only its figures are new. */
+export interface HealthFigures {
+  replayServerId: string
+  report: BoxHealthReport
+  offsetMs: number | null
+  at: Date
+  written: WrittenHealth
+}
+
+/**
+ * Writes a batch of reports that change no state (the disk's bytes, the last segments, memory,
+ * uptime) in one statement, as the sightings are. Each applies only while the stored report is the
+ * one this process wrote last (another process may have written a change since: then this one is
+ * dropped, and the box's next report goes the whole way). Answers the boxes written.
+ */
+export async function recordHealthFigures(db: Db, batch: readonly HealthFigures[]): Promise<Set<string>> {
+  if (batch.length === 0) return new Set()
+  const rows = JSON.stringify(
+    batch.map(({ replayServerId, report, offsetMs, at, written }) => {
+      const { cameras, ...rest } = report
+      const stored: StoredCamera[] = cameras.map((c) => ({ ...c, since: written.since.get(c.id) ?? written.reportedAt }))
+      return [replayServerId, JSON.stringify(rest), JSON.stringify(stored), at.toISOString(), offsetMs, written.reportedAt]
+    })
+  )
+  const real = sql.raw(dialectOf(db) === 'postgres' ? 'double precision' : 'real')
+  const { rows: done } = await sql<{ replay_server_id: string }>`
+    update replay_server_health
+    set report = s.value ->> 1, cameras = s.value ->> 2, reported_at = s.value ->> 3,
+      clock_offset_ms = coalesce(cast(s.value ->> 4 as ${real}), replay_server_health.clock_offset_ms)
+    from ${jsonArrayElements(db, rows, 's')}
+    where replay_server_health.replay_server_id = s.value ->> 0 and replay_server_health.reported_at = s.value ->> 5
+    returning replay_server_health.replay_server_id`.execute(db)
+  return new Set(done.map((row) => row.replay_server_id))
 }
 
 /**

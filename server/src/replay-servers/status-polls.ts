@@ -3,9 +3,11 @@
 // changes, so a poll costs one tiny read (has anything changed?) instead of a look-up, a token
 // derivation, a serialisation, a hash and a write (the kept answer's text and ETag are made once,
 // by the HTTP layer: reply.ts). The database stays the truth: every kept answer
-// goes as soon as migration 0008's status change counter moves, whoever moved it.
+// goes as soon as migration 0008's status change counter moves, whoever moved it. A box's health
+// report (issue 48) is written at once only when it changes a state; the usual one, which changes
+// none, is held and written with the sightings.
 import type { FastifyBaseLogger } from 'fastify'
-import type { ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
+import type { BoxHealthReport, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import { type ReplayServerDeps } from './service.js'
@@ -15,7 +17,7 @@ import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'
 import { footageTakedownsOfBox } from '../footage-takedowns/service.js'
-import { isSkewed, measuredClockOffsetMs, parseHealthReport, recordClockOffset, recordHealth } from './health.js'
+import { healthStates, isSkewed, measuredClockOffsetMs, parseHealthReport, recordClockOffset, recordHealth, recordHealthFigures, type HealthFigures, type WrittenHealth } from './health.js'
 
 /** One box's answer, read when the status change counter stood at `changes`: the same object while kept. */
 interface Entry {
@@ -111,6 +113,10 @@ export class StatusPolls {
    * crosses CLOCK_SKEW_LIMIT_SECONDS, so that a poll without a report stays free of writes.
    */
   private readonly clocks = new Map<string, ClockMeasure>()
+  /** By record id, what this process last wrote of each box's health. */
+  private readonly healthWritten = new Map<string, WrittenHealth>()
+  /** By record id, the latest report that changed no state, written with the next flush. */
+  private readonly unrecordedHealth = new Map<string, HealthFigures>()
   /** By record id, the latest poll of each box polled since the last flush. */
   private readonly unrecorded = new Map<string, Entry>()
   /** The status change count read that polls arriving now will share, until it starts. */
@@ -163,9 +169,7 @@ export class StatusPolls {
       // the cameras FAILED and turn the court's players away. A keyless box's report is ignored.
       const offsetMs = measuredClockOffsetMs(reported, now)
       if (health !== undefined) {
-        await recordHealth(this.db, entry.row.id, health, offsetMs ?? this.clocks.get(entry.row.id)?.offsetMs ?? null, now, this.deps.diskFloorPercent)
-        if (offsetMs !== null) setBounded(this.clocks, entry.row.id, { offsetMs, skewedWritten: isSkewed(offsetMs) }, SIGNED_POLLS_KEPT)
-        changed = true
+        await this.report(entry.row.id, health, offsetMs, now)
       } else if (offsetMs !== null) {
         await this.noteClock(entry.row.id, offsetMs, now)
       }
@@ -214,6 +218,24 @@ export class StatusPolls {
     if (address !== row.poll_address || address.endsWith('(forwarded, not verified)')) return false
     const since = row.poll_address_since === null ? 0 : Date.parse(row.poll_address_since)
     return since <= now.getTime() - 3 * this.deps.pollIntervalSeconds * 1000
+  }
+
+  /**
+   * A signed poll's health report. A change of state (a camera's state or problem, the disk under its
+   * floor, the clock past its limit) is written at once, with the history; a report that changes
+   * none, the usual one, is held like a sighting and written with the next flush, in one statement
+   * for every box, so that a poll with a report costs little more than one without.
+   */
+  private async report(replayServerId: string, health: BoxHealthReport, offsetMs: number | null, now: Date): Promise<void> {
+    const last = this.healthWritten.get(replayServerId)
+    const offset = offsetMs ?? this.clocks.get(replayServerId)?.offsetMs ?? last?.offsetMs ?? null
+    if (offsetMs !== null) setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: isSkewed(offsetMs) }, SIGNED_POLLS_KEPT)
+    if (last && last.states === healthStates(health, offset, this.deps.diskFloorPercent)) {
+      this.unrecordedHealth.set(replayServerId, { replayServerId, report: health, offsetMs: offset, at: now, written: last })
+      return
+    }
+    this.unrecordedHealth.delete(replayServerId)
+    setBounded(this.healthWritten, replayServerId, await recordHealth(this.db, replayServerId, health, offset, now, this.deps.diskFloorPercent), SIGNED_POLLS_KEPT)
   }
 
   /**
@@ -358,6 +380,7 @@ export class StatusPolls {
   }
 
   private async writeSightings(): Promise<void> {
+    await this.writeHealth()
     if (this.unrecorded.size === 0) return
     const entries = [...this.unrecorded.values()]
     const sightings = entries.map((entry) => ({ replayServer: entry.row, seenAt: new Date(entry.seenAt) }))
@@ -368,6 +391,27 @@ export class StatusPolls {
       // Kept for the next flush, unless the box was polled again meanwhile.
       for (const entry of entries) if (!this.unrecorded.has(entry.row.id)) this.unrecorded.set(entry.row.id, entry)
       throw err
+    }
+  }
+
+  /** Writes the health reports held in memory; one another process has written over since is dropped (see recordHealthFigures). */
+  private async writeHealth(): Promise<void> {
+    if (this.unrecordedHealth.size === 0) return
+    const batch = [...this.unrecordedHealth.values()]
+    this.unrecordedHealth.clear()
+    let written: Set<string>
+    try {
+      written = await recordHealthFigures(this.db, batch)
+    } catch (err) {
+      // The next report of each goes the whole way.
+      for (const figures of batch) this.healthWritten.delete(figures.replayServerId)
+      throw err
+    }
+    for (const figures of batch) {
+      if (!written.has(figures.replayServerId)) this.healthWritten.delete(figures.replayServerId)
+      else if (this.healthWritten.get(figures.replayServerId) === figures.written) {
+        this.healthWritten.set(figures.replayServerId, { ...figures.written, offsetMs: figures.offsetMs, reportedAt: figures.at.toISOString() })
+      }
     }
   }
 
