@@ -3,11 +3,12 @@
 // (not at all with REPLAY_SERVER_ALERT_MAIL=off).
 import t from 'tap'
 import pino from 'pino'
-import type { EventType } from '@club/contract'
+import type { EventType, PlatformEvent } from '@club/contract'
 import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { eventReader } from '../events/test-helpers.js'
 import { createMailer } from '../password-reset/mailer.js'
 import { anotherProcess } from './test-helpers.js'
+import { secondServer } from '../test-support/second-server.js'
 import { report, reportingBox } from '../test-support/box-health.js'
 import { HOLD_POLLS, runHealthTeller } from './health-teller.js'
 import type { Db } from '../db/database.js'
@@ -129,4 +130,36 @@ t.test('REPLAY_SERVER_ALERT_MAIL=off: the events, no mail', async (t) => {
   t.same(await tell(), { told: 1, mailed: 0 })
   t.same((await eventReader(ctx.app.db).next(HEALTH_EVENTS)).map((e) => e.type), ['replay_server.camera_failed'])
   t.same(await healthMails(ctx), [])
+})
+
+t.test('two server processes telling at once, each on its own interval: the FAILED camera is told and mailed once', async (t) => {
+  // One-second polls: the hold is three real seconds, on the second process's real clock and this one's, set to it.
+  const ctx = await testApp(t, { REPLAY_POLL_INTERVAL_SECONDS: '1' })
+  ctx.clock.set(new Date().toISOString())
+  const box = await reportingBox(t, ctx)
+  const events = eventReader(ctx.app.db)
+  await events.next()
+  await secondServer(t, ctx.config.DATABASE_URL, { REPLAY_POLL_INTERVAL_SECONDS: '1' })
+  ctx.clock.set(new Date().toISOString())
+  await box.send(report([{ id: 'cam-1', state: 'FAILED', problem: 'connection refused' }]))
+  const tell = teller(ctx)
+  const told: PlatformEvent[] = []
+  // This process tells as often as it can while the other runs its own teller: until one of them told it (bounded).
+  const deadline = Date.now() + 60_000
+  while (told.length === 0 && Date.now() < deadline) {
+    ctx.clock.set(new Date().toISOString())
+    await tell()
+    told.push(...(await events.next(HEALTH_EVENTS)))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  t.same(told.map((e) => e.type), ['replay_server.camera_failed'], 'told once')
+  // Both go on telling for three more of the other's intervals: nothing more.
+  const until = Date.now() + 3_000
+  while (Date.now() < until) {
+    ctx.clock.set(new Date().toISOString())
+    await tell()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.same(await events.next(HEALTH_EVENTS), [], 'not again, by either')
+  t.equal((await healthMails(ctx)).length, 1, 'the one admin mailed once')
 })
