@@ -208,3 +208,20 @@ t.test('a report that changes no state is written with the next flush; one anoth
   await box.send(report([{ id: 'cam-1' }]))
   t.match(JSON.parse((await stored()).cameras), [{ id: 'cam-1', state: 'RECORDING' }], 'the next report goes the whole way')
 })
+
+t.test("a signed poll sent again (a query copied from a log, answered 304) does not measure the clock", async (t) => {
+  const ctx = await testApp(t)
+  const box = await reportingBox(t, ctx)
+  await box.send(report([{ id: 'cam-1' }]))
+  ctx.clock.advance(1000)
+  const query = signedHealthQuery(ctx, box.key, box.serverId, { roundTripMs: 10 })
+  const first = await poll(ctx, box.serverId, query)
+  t.equal(first.statusCode, 200)
+  ctx.clock.advance(60_000)
+  const again = await poll(ctx, box.serverId, query, { 'if-none-match': first.headers.etag as string })
+  t.equal(again.statusCode, 304, 'answered from the kept answer, as before')
+  await ctx.app.replayServerPolls.flush()
+  const health = (await adminView(ctx, box.admin, box.id)).health
+  t.same(health.problems, [], 'not measured 60 s behind')
+  t.ok(Math.abs(health.clockOffsetSeconds) < 1)
+})

@@ -305,6 +305,12 @@ export class StatusPolls {
     this.sighted(entry, now)
     if (entry.row.public_key === null) return
     const reported = query as Record<string, string | undefined>
+    // Only a signature newer than the last this process took: the same query sent again (copied from a
+    // log) would otherwise measure the clock as far behind as the copy is old.
+    const signedAt = Date.parse(reported.keyTimestamp!)
+    const last = this.signedPolls.get(entry.row.id)
+    if (last !== undefined && signedAt <= last) return
+    setBounded(this.signedPolls, entry.row.id, signedAt, SIGNED_POLLS_KEPT)
     const roundTripMs = reported.roundTripMs === undefined ? undefined : Number(reported.roundTripMs)
     const offsetMs = measuredClockOffsetMs({ keyTimestamp: reported.keyTimestamp, roundTripMs }, now)
     if (offsetMs === null) return
