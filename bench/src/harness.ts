@@ -164,6 +164,8 @@ export interface LoadOptions {
   url: string
   /** Paths to rotate over, one per request in turn. */
   paths: string[]
+  /** A path made for each request in turn instead (e.g. a status poll signed afresh), when given. */
+  pathOf?: (i: number) => string
   method?: 'GET' | 'POST'
   headers?: (i: number) => Record<string, string>
   body?: string
@@ -194,7 +196,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
         {
           setupRequest: (req: any) => {
             const n = i++
-            req.path = options.paths[n % options.paths.length]
+            req.path = options.pathOf ? options.pathOf(n) : options.paths[n % options.paths.length]
             req.method = options.method ?? 'GET'
             if (options.headers) req.headers = { ...(req.headers ?? {}), ...options.headers(n) }
             if (options.body !== undefined) {

@@ -1,13 +1,13 @@
 // The template and replay-server volumes, seeded through the server's own services so that every
 // row, reference, search entry and version record is exactly what the API would have written, and
 // the scenarios that read them.
-import { createHash, randomUUID } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
 import { deviceTokenKey, registerReplayServer } from '@club/server/replay-servers/service'
 import { approveReplayServer, setReplayServerConfig } from '@club/server/replay-servers/decisions'
 import { createTemplate, patchTemplate } from '@club/server/templates/service'
 import type { Clock } from '@club/server/clock'
 import type { Db } from '@club/server/db/database'
-import type { TemplateStatus } from '@club/contract'
+import { boxKeyAdoptionText, boxKeyProofText, type BoxHealthReport, type TemplateStatus } from '@club/contract'
 import { load, type LoadResult, type Started } from './harness.js'
 import type { SeededMemberships } from './memberships.js'
 import type { SeededPackages } from './packages.js'
@@ -30,6 +30,8 @@ export interface Seeded {
   etags: string[]
   /** serverIds of approved boxes with a replay waiting (their answers carry replayRequests). */
   waitingServerIds?: string[]
+  /** Approved boxes registered with a box key, which sign every poll (a health report is kept only from those). */
+  keyedBoxes?: KeyedBox[]
   /** Membership subscriptions to read, and the CHARGE job's due date (bench/src/memberships.ts). */
   memberships?: SeededMemberships
   /** One package per member to redeem from (bench/src/packages.ts). */
@@ -209,6 +211,56 @@ export async function seedWaitingReplays(db: Db, serverIds: string[], userId: st
 
 export const statusPath = (serverId: string) => `/apis/v2/replay-servers/device/${serverId}/status`
 
+export interface KeyedBox {
+  serverId: string
+  publicKey: string
+  privateKey: KeyObject
+  /** The last timestamp signed (epoch ms): each poll's must be newer. */
+  lastSigned: number
+}
+
+/**
+ * `count` approved boxes with a two-camera configuration, each registered proving a box key of its
+ * own, as the agent registers; their polls must be signed (signedStatusPath).
+ */
+export async function seedKeyedReplayServers(db: Db, count: number, venue: Venue, audience: string): Promise<KeyedBox[]> {
+  const clock = { now: () => new Date() }
+  const deps = { clock, tokenKey: await deviceTokenKey(db, { DEVICE_TOKEN_SECRET: '' }, clock), pollIntervalSeconds: 30 }
+  const boxes: KeyedBox[] = []
+  for (let i = 0; i < count; i++) {
+    const deviceId = `bench-keyed-box-${i}`
+    const pair = generateKeyPairSync('ed25519')
+    const publicKey = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+    const timestamp = new Date().toISOString()
+    const signature = sign(null, Buffer.from(boxKeyProofText({ deviceId, publicKey, timestamp, audience })), pair.privateKey).toString('base64')
+    const { serverId } = await registerReplayServer(db, { deviceId, publicKey, keyProof: { timestamp, signature } }, { sourceIp: '127.0.0.1', audience }, deps)
+    const { id } = await db.selectFrom('replay_servers').select('id').where('device_id', '=', deviceId).executeTakeFirstOrThrow()
+    await approveReplayServer(db, id, { areaId: pick(venue.areaIds, i) }, deps)
+    await setReplayServerConfig(db, id, { cameras: [1, 2].map((n) => ({ id: `cam-${n}`, name: `Court ${n}`, feed: `rtsp://10.1.${i >> 8}.${i & 255}:554/stream${n}` })) }, deps)
+    boxes.push({ serverId, publicKey, privateKey: pair.privateKey, lastSigned: 0 })
+  }
+  return boxes
+}
+
+/** What a box with two cameras recording reports, as the agent sends it. */
+export const HEALTH_REPORT: BoxHealthReport = {
+  cameras: [1, 2].map((n) => ({ id: `cam-${n}`, state: 'RECORDING' as const, lastSegmentAt: new Date().toISOString(), restarts: 0, problem: null })),
+  disk: { freeBytes: 412_000_000_000, totalBytes: 1_000_000_000_000, recordingsBytes: 540_000_000_000, hoursKept: 310.5 },
+  temperatureCelsius: 48.5,
+  memoryBytes: 84_000_000,
+  uptimeSeconds: 86_400
+}
+const HEALTH_QUERY = `&roundTripMs=12&health=${encodeURIComponent(JSON.stringify(HEALTH_REPORT))}`
+
+/** A status poll signed afresh as the agent signs every poll, carrying a health report when asked. */
+export function signedStatusPath(box: KeyedBox, withHealth: boolean): string {
+  box.lastSigned = Math.max(Date.now(), box.lastSigned + 1)
+  const timestamp = new Date(box.lastSigned).toISOString()
+  const keySignature = sign(null, Buffer.from(boxKeyAdoptionText({ serverId: box.serverId, publicKey: box.publicKey, timestamp })), box.privateKey).toString('base64')
+  const query = new URLSearchParams({ publicKey: box.publicKey, keyTimestamp: timestamp, keySignature }).toString()
+  return `${statusPath(box.serverId)}?${query}${withHealth ? HEALTH_QUERY : '&roundTripMs=12'}`
+}
+
 /** Polls every box once, as a box would after approval, and keeps the ETag each received. */
 export async function collectEtags(server: Started, serverIds: string[]): Promise<string[]> {
   const etags: string[] = []
@@ -261,6 +313,18 @@ export const scenarios: Scenario[] = [
         durationSeconds,
         connections
       })
+  },
+  {
+    // The two rows of issue 48: a signed poll (every poll of a box with a key) without and with the
+    // health report it carries on a change or every few minutes; the client signs each afresh.
+    name: 'GET replay-servers/device/{serverId}/status (signed)',
+    run: (server, seeded, durationSeconds, connections) =>
+      load({ name: 'status poll, signed', url: server.url, paths: [], pathOf: (i) => signedStatusPath(pick(seeded.keyedBoxes ?? [], i), false), durationSeconds, connections })
+  },
+  {
+    name: 'GET replay-servers/device/{serverId}/status (signed, with health)',
+    run: (server, seeded, durationSeconds, connections) =>
+      load({ name: 'status poll, signed, with health', url: server.url, paths: [], pathOf: (i) => signedStatusPath(pick(seeded.keyedBoxes ?? [], i), true), durationSeconds, connections })
   },
   {
     name: 'GET replay-servers/device/{serverId}/status (replay waiting)',

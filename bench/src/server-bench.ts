@@ -18,6 +18,7 @@ import { timeWebhookDelivery, type WebhookLatency } from './webhooks.js'
 import {
   collectEtags,
   scenarios as extraScenarios,
+  seedKeyedReplayServers,
   seedWaitingReplays,
   SEARCH_TERM,
   seedReplayServers,
@@ -255,6 +256,8 @@ async function main() {
     const waitingServerIds = allServerIds.filter((_, i) => i % 10 === 0)
     const serverIds = allServerIds.filter((_, i) => i % 10 !== 0)
     await seedWaitingReplays(db, waitingServerIds, staffIds[0]!)
+    // Boxes with a key, for the signed poll rows (with and without health): a tenth of the fleet.
+    const keyedBoxes = only('GET replay-servers/device/{serverId}/status (signed)') || only('GET replay-servers/device/{serverId}/status (signed, with health)') ? await seedKeyedReplayServers(db, Math.max(10, Math.round(500 * SCALE)), venue, 'http://localhost:3000') : []
     const seeding: Record<string, number> = { usersAndReplayServersSeconds: round((performance.now() - t) / 1000, 1) }
     process.stdout.write(`  ${users.emails.length} users, ${serverIds.length} approved replay servers in ${seeding.usersAndReplayServersSeconds}s\n`)
     // Every member of the seeded users reads their own subscription; the rest are members of their own.
@@ -285,6 +288,7 @@ async function main() {
       searchMatches: Math.floor(templates.ids.length / 100),
       serverIds,
       waitingServerIds,
+      keyedBoxes,
       etags: [],
       memberships,
       packages

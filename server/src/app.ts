@@ -45,6 +45,7 @@ import { serializerCompiler } from './plugins/serialization.js'
 import replayServerRoutes from './replay-servers/routes.js'
 import agentReleaseRoutes from './agent-releases/routes.js'
 import agentRolloutRoutes from './agent-rollouts/routes.js'
+import { camerasRecordingSince } from './agent-rollouts/box-health.js'
 import type { RecordingSince } from './agent-rollouts/service.js'
 import signupRoutes from './signup/routes.js'
 import templateRoutes from './templates/routes.js'
@@ -143,7 +144,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(templateRoutes)
   await app.register(replayServerRoutes)
   await app.register(agentReleaseRoutes)
-  await app.register(agentRolloutRoutes, { recordingSince: options.recordingSince })
+  await app.register(agentRolloutRoutes, { recordingSince: options.recordingSince ?? camerasRecordingSince })
   await app.register(membershipRoutes)
   await app.register(enrollmentRoutes)
   await app.register(orderRoutes)

@@ -159,6 +159,16 @@ export const ConfigSchema = Type.Object({
     maximum: 60000,
     description: "How often the status polls' lastSeenAt, kept in memory, is written to the database (and always on shutdown)"
   }),
+  REPLAY_SERVER_DISK_FLOOR_PERCENT: Int({
+    default: 10,
+    minimum: 0,
+    maximum: 100,
+    description: "A box whose disk has less than this share free is DISK_LOW (its health's problems, the list's health=PROBLEM, replay_server.disk_low); 0: never"
+  }),
+  REPLAY_SERVER_ALERT_MAIL: Type.Enum(['on', 'off'], {
+    default: 'on',
+    description: 'Mail every admin when a camera fails or recovers, a disk runs low or a clock is skewed (the same as the replay_server.camera_failed, camera_recovered, disk_low and clock_skewed events); off: events only'
+  }),
   AGENT_RELEASES_DIR: Type.String({ default: 'data/agent-releases', minLength: 1, description: 'Folder of the uploaded agent packages (club agent-releases add)' }),
   AGENT_RELEASE_PUBLIC_KEYS: Type.String({
     default: '',

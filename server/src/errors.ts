@@ -109,8 +109,8 @@ export class GatewayTimeoutError extends HttpError {
 /** A feature this deployment has not configured (e.g. forum single sign-on without a secret). */
 export class ServiceUnavailableError extends HttpError {
   override name = 'ServiceUnavailableError'
-  constructor(message: string) {
-    super(503, message)
+  constructor(message: string, headers: Record<string, string> = {}, body: Record<string, unknown> = {}) {
+    super(503, message, headers, body)
   }
 }
 

@@ -90,11 +90,16 @@ export async function openPage(browser: Browser, options: BrowserContextOptions 
   }
 }
 
-/** Signs `user` in to the console at `base` (a server's origin) and opens the section named `section` in its navigation. */
-export async function consoleSection(page: Page, base: string, user: { email: string; password: string }, section: string): Promise<void> {
-  await page.goto(`${base}/console`)
+/** Opens the console at `baseUrl` and signs in as `user`. */
+export async function signIntoConsole(page: Page, baseUrl: string, user: { email: string; password: string }): Promise<void> {
+  await page.goto(`${baseUrl}/console`)
   await page.getByLabel('E-mail').fill(user.email)
   await page.getByLabel('Password').fill(user.password)
   await page.getByRole('button', { name: 'Sign in' }).click()
+}
+
+/** Signs `user` in to the console at `base` (a server's origin) and opens the section named `section` in its navigation. */
+export async function consoleSection(page: Page, base: string, user: { email: string; password: string }, section: string): Promise<void> {
+  await signIntoConsole(page, base, user)
   await page.getByRole('link', { name: section }).click()
 }

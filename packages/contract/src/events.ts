@@ -9,6 +9,7 @@ import { MembershipSubscription } from './memberships.js'
 import { Order } from './orders.js'
 import { Package, PackageItemRedemption } from './packages.js'
 import { ReplayServer } from './replay-servers.js'
+import { CameraHealth } from './replay-server-health.js'
 import { Replay } from './replays.js'
 import { Template } from './templates.js'
 import { User } from './users.js'
@@ -46,6 +47,10 @@ export const eventTypes = [
   'replay_server.online',
   'replay_server.update_failed',
   'replay_server.rolled_back',
+  'replay_server.camera_failed',
+  'replay_server.camera_recovered',
+  'replay_server.disk_low',
+  'replay_server.clock_skewed',
   'agent_rollout.started',
   'agent_rollout.group_completed',
   'agent_rollout.halted',
@@ -93,8 +98,23 @@ const payloadOf = {
   template: Template
 } as const satisfies Record<string, TSchema>
 
+/**
+ * A box's health told (issue 48): the box as its GET answers it (its `health` names the problems),
+ * and the camera told of (camera_failed, camera_recovered; null for disk_low and clock_skewed).
+ */
+const ReplayServerHealthEvent = Type.Object({
+  ...ReplayServer.properties,
+  camera: Type.Union([CameraHealth, Type.Null()], { description: 'The camera told of, as the health shows it; null: the disk or the clock' })
+})
+const healthEvents = {
+  'replay_server.camera_failed': ReplayServerHealthEvent,
+  'replay_server.camera_recovered': ReplayServerHealthEvent,
+  'replay_server.disk_low': ReplayServerHealthEvent,
+  'replay_server.clock_skewed': ReplayServerHealthEvent
+} as const satisfies Partial<Record<EventType, TSchema>>
+
 export const eventPayloads = Object.fromEntries(
-  eventTypes.map((type) => [type, payloadOf[type.slice(0, type.indexOf('.')) as keyof typeof payloadOf]])
+  eventTypes.map((type) => [type, (healthEvents as Partial<Record<EventType, TSchema>>)[type] ?? payloadOf[type.slice(0, type.indexOf('.')) as keyof typeof payloadOf]])
 ) as unknown as Record<EventType, TSchema>
 
 export const EventFeedQuery = Type.Object(

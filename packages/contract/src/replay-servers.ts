@@ -178,7 +178,6 @@ export const ReplayServerStatusQuery = Type.Object(
       Type.String({
         minLength: 2,
         maxLength: HEALTH_REPORT_MAX_LENGTH,
-        contentMediaType: 'application/json',
         description:
           'The box\'s BoxHealthReport as JSON: sent with the first poll, when a camera\'s state or problem changes, and otherwise at most every few minutes. ' +
           'Kept only from a poll its box key signs. Not JSON or not a BoxHealthReport: 400 naming the field'

@@ -140,6 +140,19 @@ export type ReplayTakedownRequest = Static<typeof ReplayTakedownRequest>
  */
 const playerSecurity = [...scopedSecurity('replays'), { bearerAuth: [] }]
 
+/** A replay refused at once because the court's cameras do not record (503): the error shape and the camera. */
+export const CameraNotRecording = Type.Object(
+  {
+    ...ErrorBody.properties,
+    camera: Type.Object({
+      id: Type.String(),
+      state: Type.Literal('FAILED'),
+      since: DateTime({ description: 'Since when its box says so (the server\'s clock)' })
+    })
+  },
+  { description: 'The error shape, and the camera that does not record' }
+)
+
 export const replayRoutes = defineRoutes({
   create: {
     method: 'POST',
@@ -153,11 +166,12 @@ export const replayRoutes = defineRoutes({
         'footage with an `accessReason`, which a member or guest may not send (403). A guest asks only for the court whose page ' +
         'made their session (403). Members are limited to REPLAY_MEMBER_RATE_LIMIT_MAX per hour and REPLAY_COURT_RATE_LIMIT_MAX ' +
         'per court per minute (429 with Retry-After). Every request is written to the footage access log. 402: ' +
-        'REPLAYS_REQUIRE_PACKAGE is on and no REPLAY package item is left; 409: no camera films the court (or the named camera does not).',
+        'REPLAYS_REQUIRE_PACKAGE is on and no REPLAY package item is left; 409: no camera films the court (or the named camera does not); ' +
+        '503 (with Retry-After, nothing stored, nothing paid): every camera filming the court (or the named one) is FAILED by its box\'s latest report while the box polls, `camera` naming it and since when.',
       tags: ['replays'],
       security: playerSecurity,
       body: ReplayRequest,
-      response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody, 429: ErrorBody }
+      response: { 201: Replay, ...errors, 402: ErrorBody, 409: ErrorBody, 429: ErrorBody, 503: CameraNotRecording }
     }
   },
   list: {

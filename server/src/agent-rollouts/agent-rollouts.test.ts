@@ -6,6 +6,7 @@ import { storeRelease } from '../test-support/agent-releases.js'
 import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
 import { secondServer } from '../test-support/second-server.js'
 import { activeRollouts, groupSizes, type RecordingSince } from './service.js'
+import { recordHealth } from '../replay-servers/health.js'
 
 const ROLLOUTS = '/apis/v2/admin/agent-rollouts'
 const OLD = '1.0.0'
@@ -453,4 +454,31 @@ t.test('group sizes: cumulative percents rounded up, every group of more than 0 
     t.equal(sizes.reduce((a, b) => a + b, 0), total, `${total} boxes: each in one group`)
     t.ok(sizes.every((n) => n >= 1), `${total} boxes: no empty group`)
   }
+})
+
+t.test("with the app's own box health: a box whose report shows a camera FAILED after it ran the version fails; one whose cameras record succeeds", async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 2)
+  const [good, broken] = boxes as [Box, Box]
+  const camera = (state: 'RECORDING' | 'FAILED' | 'DISABLED', id = 'cam-1') => ({ id, state, lastSegmentAt: null, restarts: 0, problem: state === 'FAILED' ? 'connection refused' : null })
+  const report = (cameras: ReturnType<typeof camera>[]) => ({ cameras, disk: { freeBytes: 50, totalBytes: 100, recordingsBytes: 10, hoursKept: 5 }, temperatureCelsius: null, memoryBytes: 1, uptimeSeconds: 1 })
+  const tell = (box: Box, cameras: ReturnType<typeof camera>[]) => recordHealth(ctx.app.db, box.id, report(cameras), 0, ctx.clock.now(), 10)
+  const res = await create(ctx, admin, { version: NEW, groups: [{ percent: 100 }], errorThresholdPercent: 100, successThresholdPercent: 50, healthSeconds: 600 })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id
+  await round(ctx, boxes)
+  // After the update both record; a disabled camera is not asked to.
+  await tell(good, [camera('RECORDING'), camera('DISABLED', 'cam-2')])
+  await tell(broken, [camera('RECORDING')])
+  ctx.clock.advance(60_000)
+  await round(ctx, boxes)
+  let now = await read(ctx, admin, id)
+  t.same([stateOf(now, good), stateOf(now, broken)], ['UPDATED', 'UPDATED'], 'recording, not yet for healthSeconds')
+  await tell(broken, [camera('FAILED')])
+  ctx.clock.advance(600_000)
+  await round(ctx, boxes)
+  now = await read(ctx, admin, id)
+  t.equal(stateOf(now, good), 'SUCCEEDED', 'its cameras recorded for healthSeconds after it ran the version')
+  t.equal(stateOf(now, broken), 'FAILED', 'its camera failed within healthSeconds')
+  t.match(now.groups[0].boxes.find((b: any) => b.id === broken.id).reason, /cameras stopped recording/)
 })

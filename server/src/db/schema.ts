@@ -598,6 +598,40 @@ export interface ReplayServersTable {
   updated_at: string
 }
 
+/** A box's latest health report (migration 0037; replay-servers/health.ts). */
+export interface ReplayServerHealthTable {
+  replay_server_id: string
+  reported_at: string
+  /** JSON: the report's disk, temperature, memory and uptime. */
+  report: string
+  /** JSON: StoredCamera[] (each camera as reported, with since). */
+  cameras: string
+  failed_cameras: number
+  clock_offset_ms: number | null
+  disk_state: 'LOW' | 'OK'
+  disk_since: string
+  clock_state: 'SKEWED' | 'OK'
+  clock_since: string
+}
+
+/** A change of a camera's, the disk's or the clock's state, the last 200 per box. */
+export interface ReplayServerHealthChangesTable {
+  id: string
+  replay_server_id: string
+  at: string
+  subject: string
+  state: string
+  problem: string | null
+}
+
+/** What was last told of a camera or condition (replay-servers/health-teller.ts). */
+export interface ReplayServerHealthToldTable {
+  replay_server_id: string
+  subject: string
+  told: string
+  told_at: string
+}
+
 /** A known deviceId registered again without proving the box key: pending until an admin decides. */
 export interface ReplayServerClaimsTable {
   id: string
@@ -937,6 +971,9 @@ export interface Database {
   settings: SettingsTable
   replay_servers: ReplayServersTable
   replay_server_claims: ReplayServerClaimsTable
+  replay_server_health: ReplayServerHealthTable
+  replay_server_health_changes: ReplayServerHealthChangesTable
+  replay_server_health_told: ReplayServerHealthToldTable
   agent_releases: AgentReleasesTable
   agent_rollouts: AgentRolloutsTable
   agent_rollout_groups: AgentRolloutGroupsTable

@@ -26,7 +26,7 @@ export interface OnceKey {
  * in its own transaction, so two runs at once send once; a failed send takes it back, so the next
  * run tries again. Answers whether this call sent it; a failed send throws.
  */
-export async function sendOnce(deps: ScheduledJobDeps, key: OnceKey, message: MailMessage): Promise<boolean> {
+export async function sendOnce(deps: Pick<ScheduledJobDeps, 'db' | 'clock' | 'mailer'>, key: OnceKey, message: MailMessage): Promise<boolean> {
   const { db, clock } = deps
   const claimed = await db.transaction().execute((tx) =>
     tx

@@ -118,6 +118,7 @@ const servedOperationIds = [
   'getCurrentUser',
   'getCurrentUserPaymentMethod',
   'getEvent',
+  'getFleetSummary',
   'getFootageNotice',
   'getFootageTakedown',
   'getLiveness',

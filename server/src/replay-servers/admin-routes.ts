@@ -7,6 +7,8 @@ import { type ReplayServerDeps } from './service.js'
 import { approveReplayServerClaim, approveReplayServer, deleteReplayServer, getReplayServer, listReplayServers, rejectReplayServer, rejectReplayServerClaim, revokeReplayServer, rotateReplayServerToken, setReplayServerConfig, setReplayServerTargetVersion } from './decisions.js'
 import { boxCallDeps } from './box-call.js'
 import { fetchCameraSnapshot } from './snapshots.js'
+import { fleetSummary } from './fleet.js'
+import { activeRollouts } from '../agent-rollouts/service.js'
 import { recordSnapshotAccess } from '../footage-access/service.js'
 import { currentUser } from '../plugins/auth.js'
 
@@ -15,6 +17,7 @@ export function registerAdminRoutes(instance: FastifyInstance, deps: ReplayServe
   const onRequest = app.auth.bearer({ roles: ['admin'] })
   const db = app.db
 
+  app.route({ ...routes.fleet, onRequest, handler: async () => fleetSummary(db, deps, activeRollouts) })
   app.route({ ...routes.list, onRequest, handler: async (request) => listReplayServers(db, request.query, deps) })
   app.route({ ...routes.get, onRequest, handler: async (request) => getReplayServer(db, request.params.id, deps) })
   app.route({ ...routes.approve, onRequest, handler: async (request) => approveReplayServer(db, request.params.id, request.body, deps) })

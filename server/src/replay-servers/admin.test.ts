@@ -91,6 +91,7 @@ t.test('the admin view shows the record and never the serverId or the token', as
     keyFingerprint: null,
     keyAdoptedDate: null,
     keyAdoptedFrom: null,
+    health: null,
     claims: [],
     createdDate: '2026-03-01T10:00:00.000Z',
     updatedDate: '2026-03-01T10:00:00.000Z',

@@ -8,6 +8,7 @@ import {
   type ReplayServerApproval,
   type ReplayServerListQuery
 } from '@club/contract'
+import { sql } from 'kysely'
 import type { Db, DbOrTx } from '../db/database.js'
 import { rowLocked } from '../db/sql.js'
 import type { ReplayServerClaimsTable } from '../db/schema.js'
@@ -18,13 +19,16 @@ import { valueValidator } from '../plugins/validation.js'
 import { findRelease, refuseBuildMetadata } from '../agent-releases/service.js'
 import { claimsOf } from './claims.js'
 
-import { ADMIN_PATH, findRow, onlineSince, toReplayServer, tokenHashOf, type ReplayServerDeps, type Row } from './service.js'
+import { hasProblem } from './health.js'
+import { ADMIN_PATH, findRow, healthOf, onlineSince, toReplayServer, tokenHashOf, type ReplayServerDeps, type Row } from './service.js'
 
 
 export async function getReplayServer(db: DbOrTx, id: string, deps: ReplayServerDeps): Promise<ReplayServer> {
   await deps.unrecordedSightings?.flush()
   const row = await findRow(db, id)
-  return toReplayServer(row, deps.clock.now(), deps.pollIntervalSeconds, (await claimsOf(db, [id])).get(id))
+  const now = deps.clock.now()
+  const health = (await healthOf(db, [row], now, deps.pollIntervalSeconds)).get(id) ?? null
+  return toReplayServer(row, now, deps.pollIntervalSeconds, (await claimsOf(db, [id])).get(id), health)
 }
 
 export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery, deps: ReplayServerDeps) {
@@ -32,7 +36,15 @@ export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery
   await deps.unrecordedSightings?.flush()
   const now = deps.clock.now()
   const since = onlineSince(now, deps.pollIntervalSeconds)
-  let filtered = db.selectFrom('replay_servers')
+  // One row per box: a box has at most one latest report.
+  let filtered = db.selectFrom('replay_servers').leftJoin('replay_server_health as h', 'h.replay_server_id', 'replay_servers.id')
+  // Approved boxes only, with their latest report (none: only OFFLINE can make one a problem).
+  if (query.health !== undefined) {
+    const problem = hasProblem(since)
+    filtered = filtered
+      .where('status', '=', 'APPROVED')
+      .where(query.health === 'PROBLEM' ? problem : sql<boolean>`not ${problem}`)
+  }
   if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
   if (query.deviceId !== undefined) filtered = filtered.where('device_id', '=', query.deviceId)
   if (query.updateState !== undefined) filtered = filtered.where('update_state', '=', query.updateState)
@@ -40,16 +52,18 @@ export async function listReplayServers(db: DbOrTx, query: ReplayServerListQuery
   if (query.online === false) filtered = filtered.where((eb) => eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', since)]))
   const [rows, count] = await Promise.all([
     // Newest first: the box plugged in today is the one an admin is looking for.
-    filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
+    filtered.selectAll('replay_servers').orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
     filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
   ])
   const claims = await claimsOf(db, rows.map((row) => row.id))
-  const items = rows.map((row) => toReplayServer(row, now, deps.pollIntervalSeconds, claims.get(row.id)))
+  const health = await healthOf(db, rows, now, deps.pollIntervalSeconds)
+  const items = rows.map((row) => toReplayServer(row, now, deps.pollIntervalSeconds, claims.get(row.id), health.get(row.id) ?? null))
   return paged(items, Number(count.total), request, ADMIN_PATH, {
     status: query.status,
     online: query.online,
     deviceId: query.deviceId,
-    updateState: query.updateState
+    updateState: query.updateState,
+    health: query.health
   })
 }
 
@@ -75,7 +89,8 @@ async function change(
     // online_told is the connectivity teller's alone (connectivity.ts): an admin's change never writes it back.
     const { id: _id, online_told: _told, ...columns } = updated
     await tx.updateTable('replay_servers').set(columns).where('id', '=', id).execute()
-    const answer = toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id))
+    const health = (await healthOf(tx, [updated], now, deps.pollIntervalSeconds)).get(id) ?? null
+    const answer = toReplayServer(updated, now, deps.pollIntervalSeconds, (await claimsOf(tx, [id])).get(id), health)
     // A repeated request (the same approval sent again) changes nothing, so tells nothing.
     const changed = Object.entries(changes).some(([column, value]) => row[column as keyof Row] !== value)
     if (event && changed) await recordEvent(tx, { type: event, resourceId: id, data: answer }, now)

@@ -8,6 +8,9 @@ import { parseTrustProxy } from '../config.js'
 import { answerWithEtag, sendAnswer, sentEtag } from '../reply.js'
 import { registerAdminRoutes } from './admin-routes.js'
 import { tellConnectivity } from './connectivity.js'
+import { runHealthTeller } from './health-teller.js'
+import { countedMailer } from '../health/metrics.js'
+import { createMailer, type Mailer } from '../password-reset/mailer.js'
 import { pollAddressOf } from './box-call.js'
 import { deviceTokenKey, registerReplayServer, type ReplayServerDeps } from './service.js'
 import { matchesIfNoneMatch, StatusPolls } from './status-polls.js'
@@ -28,7 +31,13 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   const tokenKey = await deviceTokenKey(app.db, app.config, app.clock)
   const polls = new StatusPolls(
     app.db,
-    { clock: app.clock, tokenKey, pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS, clubTimezone: app.config.CLUB_TIMEZONE },
+    {
+      clock: app.clock,
+      tokenKey,
+      pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS,
+      clubTimezone: app.config.CLUB_TIMEZONE,
+      diskFloorPercent: app.config.REPLAY_SERVER_DISK_FLOOR_PERCENT
+    },
     { maxEntries: app.config.REPLAY_STATUS_CACHE_ENTRIES, flushIntervalMs: app.config.REPLAY_SIGHTING_FLUSH_MS, log: app.log }
   )
   app.decorate('replayServerPolls', polls)
@@ -51,6 +60,26 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
   }, app.config.REPLAY_POLL_INTERVAL_SECONDS * 1000)
   connectivity.unref()
   app.addHook('onClose', async () => clearInterval(connectivity))
+  // Likewise each camera's, disk's and clock's change, once it held (health-teller.ts), mailed to the
+  // admins unless REPLAY_SERVER_ALERT_MAIL=off.
+  let mailer: Mailer | undefined
+  const tellerDeps = {
+    db: app.db,
+    clock: app.clock,
+    mailer: () => (mailer ??= countedMailer(createMailer(app.config, app.log), app.metrics)),
+    publicBaseUrl: app.config.PUBLIC_BASE_URL,
+    pollIntervalSeconds: app.config.REPLAY_POLL_INTERVAL_SECONDS,
+    alertMail: app.config.REPLAY_SERVER_ALERT_MAIL
+  }
+  const healthTeller = setInterval(() => {
+    runHealthTeller(tellerDeps)
+      .catch((err: unknown) => app.log.warn({ err }, 'telling box health did not work; retrying'))
+  }, app.config.REPLAY_POLL_INTERVAL_SECONDS * 1000)
+  healthTeller.unref()
+  app.addHook('onClose', async () => {
+    clearInterval(healthTeller)
+    await mailer?.close()
+  })
 
   const audience = new URL(app.config.PUBLIC_BASE_URL).origin
   // Where a box's requests come from, as far as the server can vouch for it (box-call.ts).
@@ -81,7 +110,7 @@ const replayServers: FastifyPluginAsyncTypebox = async (app) => {
       // Only an answer already sent has an ETag a box can hold.
       const etag = kept && sentEtag(reply, kept)
       if (etag === undefined || !matchesIfNoneMatch(ifNoneMatch, etag)) return
-      polls.notedUnchanged(params.serverId)
+      polls.notedUnchanged(params.serverId, request.query)
       // No payload at all, as below.
       return reply.header('etag', etag).header('cache-control', 'no-store').code(304).send(undefined as never)
     },

@@ -24,6 +24,7 @@ import type { Database, ReplayServerClaimsTable, ReplayServersTable } from '../d
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError, quote } from '../errors.js'
 import { recordEvent } from '../events/outbox.js'
 import { checkKeyInput, checkKeyProof, claimsOf, keyFingerprint, recordClaim, REPLAYED, toReplayServerClaim } from './claims.js'
+import { healthRowsOf, toHealth } from './health.js'
 
 
 /** A box's stored configuration (written by setReplayServerConfig after the contract checked it), or null. */
@@ -112,6 +113,23 @@ export function toReplayServer(
     updatedDate: row.updated_at,
     _links: { self: { href: `${ADMIN_PATH}/${row.id}` } }
   }
+}
+
+/** The admin's view of these boxes' health, by box id (none before a box's first report). */
+export async function healthOf(
+  db: DbOrTx,
+  rows: ReadonlyArray<Pick<Row, 'id' | 'status' | 'last_seen_at'>>,
+  now: Date,
+  pollIntervalSeconds: number
+): Promise<Map<string, ReplayServerHealth>> {
+  const stored = await healthRowsOf(db, rows.map((row) => row.id))
+  const since = onlineSince(now, pollIntervalSeconds)
+  const health = new Map<string, ReplayServerHealth>()
+  for (const row of rows) {
+    const kept = stored.get(row.id)
+    if (kept) health.set(row.id, toHealth(kept, row.last_seen_at !== null && row.last_seen_at >= since, row.status === 'APPROVED'))
+  }
+  return health
 }
 
 /** A box is online when it polled within three poll intervals. ISO timestamps compare as text. */
@@ -312,9 +330,13 @@ export async function recordReplayServerEvent(
   id: string,
   type: Extract<EventType, `replay_server.${string}`>,
   now: Date,
-  pollIntervalSeconds: number
+  pollIntervalSeconds: number,
+  /** What a health event adds to the box (replay_server.camera_failed's camera). */
+  extra: Record<string, unknown> = {}
 ): Promise<void> {
   const row = await findRow(tx, id)
-  await recordEvent(tx, { type, resourceId: id, data: toReplayServer(row, now, pollIntervalSeconds, (await claimsOf(tx, [id])).get(id)) }, now)
+  const health = (await healthOf(tx, [row], now, pollIntervalSeconds)).get(id) ?? null
+  const box = toReplayServer(row, now, pollIntervalSeconds, (await claimsOf(tx, [id])).get(id), health)
+  await recordEvent(tx, { type, resourceId: id, data: { ...box, ...extra } }, now)
 }
 

@@ -3,9 +3,11 @@
 // changes, so a poll costs one tiny read (has anything changed?) instead of a look-up, a token
 // derivation, a serialisation, a hash and a write (the kept answer's text and ETag are made once,
 // by the HTTP layer: reply.ts). The database stays the truth: every kept answer
-// goes as soon as migration 0008's status change counter moves, whoever moved it.
+// goes as soon as migration 0008's status change counter moves, whoever moved it. A box's health
+// report (issue 48) is written at once only when it changes a state; the usual one, which changes
+// none, is held and written with the sightings.
 import type { FastifyBaseLogger } from 'fastify'
-import type { ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
+import type { BoxHealthReport, ReplayServerStatusAnswer, ReplayServerStatusQuery } from '@club/contract'
 import { sha256Hex } from '../crypto.js'
 import type { Db } from '../db/database.js'
 import { type ReplayServerDeps } from './service.js'
@@ -15,6 +17,7 @@ import { provesPolledKey } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'
 import { footageTakedownsOfBox } from '../footage-takedowns/service.js'
+import { healthStates, isSkewed, measuredClockOffsetMs, parseHealthReport, recordClockOffset, recordHealth, recordHealthFigures, type HealthFigures, type WrittenHealth } from './health.js'
 
 /** One box's answer, read when the status change counter stood at `changes`: the same object while kept. */
 interface Entry {
@@ -44,7 +47,9 @@ const REPORTED_FIELDS = new Set([
   'updateReason',
   'publicKey',
   'keyTimestamp',
-  'keySignature'
+  'keySignature',
+  // The previous poll's round trip: the clock offset is measured from every signed poll, kept ones too.
+  'roundTripMs'
 ])
 
 /** Whether a poll offers a key its record may adopt: the record has none and the poll signed one. */
@@ -64,6 +69,20 @@ export const REPLAYED_POLL = "this poll's signature was already used: each poll 
 
 /** How many boxes' last signed poll times are kept to refuse a signed poll sent again (a query copied from a log). */
 const SIGNED_POLLS_KEPT = 100_000
+
+/** A box's clock as this process last measured it, and whether it was skewed when last written. */
+interface ClockMeasure {
+  offsetMs: number
+  /** Undefined: not written by this process yet (after a restart the stored state is unknown). */
+  skewedWritten: boolean | undefined
+}
+
+/** Sets `key` in a map kept to `limit` entries, the oldest going first. */
+function setBounded<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
+  map.delete(key)
+  if (map.size >= limit) map.delete(map.keys().next().value!)
+  map.set(key, value)
+}
 
 /** RFC 9110 section 13.1.2: a list of entity tags, weak ones compared weakly, or `*`. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
@@ -89,6 +108,15 @@ export class StatusPolls {
   private changes = -1
   /** By record id, the timestamp of the last signed poll taken (epoch ms), oldest first. */
   private readonly signedPolls = new Map<string, number>()
+  /**
+   * By record id, each box's clock offset as last measured. Written only with a report or when it
+   * crosses CLOCK_SKEW_LIMIT_SECONDS, so that a poll without a report stays free of writes.
+   */
+  private readonly clocks = new Map<string, ClockMeasure>()
+  /** By record id, what this process last wrote of each box's health. */
+  private readonly healthWritten = new Map<string, WrittenHealth>()
+  /** By record id, the latest report that changed no state, written with the next flush. */
+  private readonly unrecordedHealth = new Map<string, HealthFigures>()
   /** By record id, the latest poll of each box polled since the last flush. */
   private readonly unrecorded = new Map<string, Entry>()
   /** The status change count read that polls arriving now will share, until it starts. */
@@ -98,7 +126,11 @@ export class StatusPolls {
 
   constructor(
     private readonly db: Db,
-    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey' | 'pollIntervalSeconds'> & { clubTimezone: string },
+    private readonly deps: Pick<ReplayServerDeps, 'clock' | 'tokenKey' | 'pollIntervalSeconds'> & {
+      clubTimezone: string
+      /** REPLAY_SERVER_DISK_FLOOR_PERCENT: a report's disk under it is LOW. */
+      diskFloorPercent: number
+    },
     private readonly options: StatusPollsOptions
   ) {
     this.timer = setInterval(() => {
@@ -119,6 +151,8 @@ export class StatusPolls {
    * 404, which tells the box to register again.
    */
   async poll(serverId: string, reported: ReplayServerStatusQuery, address: string): Promise<{ answer: ReplayServerStatusAnswer; changed: boolean }> {
+    // Checked before anything is read or written: a report that is not one is a 400 and changes nothing.
+    const health = reported.health === undefined ? undefined : parseHealthReport(reported.health)
     const changes = await this.statusChanges()
     let changed = false
     const entry = this.kept(serverId, changes) ?? (await this.load(serverId, changes, () => (changed = true)))
@@ -130,6 +164,15 @@ export class StatusPolls {
     if (entry.row.public_key !== null) {
       if (!signedByBoxKey(entry.row, serverId, reported, now)) throw new UnauthorizedError(UNSIGNED_POLL, 'BoxKey')
       this.checkFresh(entry.row.id, reported.keyTimestamp!)
+      // Health only from a poll the box's key signs: a keyless record's serverId is its only secret,
+      // and it is in the status path (a proxy's access log), so whoever read it could otherwise report
+      // the cameras FAILED and turn the court's players away. A keyless box's report is ignored.
+      const offsetMs = measuredClockOffsetMs(reported, now)
+      if (health !== undefined) {
+        await this.report(entry.row.id, health, offsetMs, now)
+      } else if (offsetMs !== null) {
+        await this.noteClock(entry.row.id, offsetMs, now)
+      }
     }
     // A record from before the box had a key adopts the one this poll proves it holds, once, and only
     // from the address its polls have come from for a while (adoptsFrom). The key is no part of the
@@ -177,6 +220,43 @@ export class StatusPolls {
     return since <= now.getTime() - 3 * this.deps.pollIntervalSeconds * 1000
   }
 
+  /**
+   * A signed poll's health report. A change of state (a camera's state or problem, the disk under its
+   * floor, the clock past its limit) is written at once, with the history; a report that changes
+   * none, the usual one, is held like a sighting and written with the next flush, in one statement
+   * for every box, so that a poll with a report costs little more than one without.
+   */
+  private async report(replayServerId: string, health: BoxHealthReport, offsetMs: number | null, now: Date): Promise<void> {
+    const last = this.healthWritten.get(replayServerId)
+    const offset = offsetMs ?? this.clocks.get(replayServerId)?.offsetMs ?? last?.offsetMs ?? null
+    if (offsetMs !== null) setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: isSkewed(offsetMs) }, SIGNED_POLLS_KEPT)
+    if (last && last.states === healthStates(health, offset, this.deps.diskFloorPercent)) {
+      this.unrecordedHealth.set(replayServerId, { replayServerId, report: health, offsetMs: offset, at: now, written: last })
+      return
+    }
+    this.unrecordedHealth.delete(replayServerId)
+    setBounded(this.healthWritten, replayServerId, await recordHealth(this.db, replayServerId, health, offset, now, this.deps.diskFloorPercent), SIGNED_POLLS_KEPT)
+  }
+
+  /**
+   * A clock offset measured by a poll without a report: kept in memory, written only when it crosses
+   * CLOCK_SKEW_LIMIT_SECONDS. After a restart the stored state is unknown here: a skewed clock is
+   * written once, a good one waits for the box's next report (every few minutes at most), so that a
+   * restart does not write every box at once.
+   */
+  private async noteClock(replayServerId: string, offsetMs: number, now: Date): Promise<void> {
+    const skewed = isSkewed(offsetMs)
+    const last = this.clocks.get(replayServerId)
+    if ((last?.skewedWritten ?? false) === skewed) {
+      if (last) last.offsetMs = offsetMs
+      else setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: undefined }, SIGNED_POLLS_KEPT)
+      return
+    }
+    setBounded(this.clocks, replayServerId, { offsetMs, skewedWritten: last?.skewedWritten }, SIGNED_POLLS_KEPT)
+    await recordClockOffset(this.db, replayServerId, offsetMs, now)
+    this.clocks.get(replayServerId)!.skewedWritten = skewed
+  }
+
   /** Refuses a signed poll not newer than the last one this process took from the box (a query copied and sent again). */
   private checkFresh(replayServerId: string, keyTimestamp: string): void {
     const at = Date.parse(keyTimestamp)
@@ -201,6 +281,8 @@ export class StatusPolls {
     for (const key in reported) {
       if (!REPORTED_FIELDS.has(key) || typeof reported[key] !== 'string') return undefined
     }
+    // Validated here, since this path skips the route's validation: anything else goes there.
+    if (reported.roundTripMs !== undefined && !/^\d{1,6}$/.test(reported.roundTripMs as string)) return undefined
     const entry = this.kept(serverId, await this.statusChanges())
     if (!entry || reportedChanges(entry.row, reported as ReplayServerStatusQuery, address)) return undefined
     // A key to adopt goes to the full route, which checks its signature, as does a poll its box's key
@@ -212,10 +294,27 @@ export class StatusPolls {
     return entry.answer
   }
 
-  /** A poll answered "not modified" from keptAnswer (in the same callback): its sighting goes with the next flush. */
-  notedUnchanged(serverId: string): void {
+  /**
+   * A poll answered "not modified" from keptAnswer (in the same callback, with its query): its
+   * sighting goes with the next flush, and its box's clock is measured (signed polls only).
+   */
+  notedUnchanged(serverId: string, query: unknown): void {
     const entry = this.entries.get(serverId)
-    if (entry) this.sighted(entry, this.deps.clock.now())
+    if (!entry) return
+    const now = this.deps.clock.now()
+    this.sighted(entry, now)
+    if (entry.row.public_key === null) return
+    const reported = query as Record<string, string | undefined>
+    // Only a signature newer than the last this process took: the same query sent again (copied from a
+    // log) would otherwise measure the clock as far behind as the copy is old.
+    const signedAt = Date.parse(reported.keyTimestamp!)
+    const last = this.signedPolls.get(entry.row.id)
+    if (last !== undefined && signedAt <= last) return
+    setBounded(this.signedPolls, entry.row.id, signedAt, SIGNED_POLLS_KEPT)
+    const roundTripMs = reported.roundTripMs === undefined ? undefined : Number(reported.roundTripMs)
+    const offsetMs = measuredClockOffsetMs({ keyTimestamp: reported.keyTimestamp, roundTripMs }, now)
+    if (offsetMs === null) return
+    this.noteClock(entry.row.id, offsetMs, now).catch((err: unknown) => this.options.log.warn({ err }, "writing a box's clock offset failed"))
   }
 
   /** A poll of a kept answer that reported nothing new: its lastSeenAt goes with the next flush. */
@@ -287,6 +386,7 @@ export class StatusPolls {
   }
 
   private async writeSightings(): Promise<void> {
+    await this.writeHealth()
     if (this.unrecorded.size === 0) return
     const entries = [...this.unrecorded.values()]
     const sightings = entries.map((entry) => ({ replayServer: entry.row, seenAt: new Date(entry.seenAt) }))
@@ -297,6 +397,27 @@ export class StatusPolls {
       // Kept for the next flush, unless the box was polled again meanwhile.
       for (const entry of entries) if (!this.unrecorded.has(entry.row.id)) this.unrecorded.set(entry.row.id, entry)
       throw err
+    }
+  }
+
+  /** Writes the health reports held in memory; one another process has written over since is dropped (see recordHealthFigures). */
+  private async writeHealth(): Promise<void> {
+    if (this.unrecordedHealth.size === 0) return
+    const batch = [...this.unrecordedHealth.values()]
+    this.unrecordedHealth.clear()
+    let written: Set<string>
+    try {
+      written = await recordHealthFigures(this.db, batch)
+    } catch (err) {
+      // The next report of each goes the whole way.
+      for (const figures of batch) this.healthWritten.delete(figures.replayServerId)
+      throw err
+    }
+    for (const figures of batch) {
+      if (!written.has(figures.replayServerId)) this.healthWritten.delete(figures.replayServerId)
+      else if (this.healthWritten.get(figures.replayServerId) === figures.written) {
+        this.healthWritten.set(figures.replayServerId, { ...figures.written, offsetMs: figures.offsetMs, reportedAt: figures.at.toISOString() })
+      }
     }
   }
 

@@ -15,7 +15,8 @@ export function replayDeps(config: Config, clock: Clock, tokenKey: string): Repl
       maxAgeSeconds: config.REPLAY_MAX_AGE_SECONDS,
       urlTtlSeconds: config.REPLAY_URL_TTL_SECONDS,
       requestTimeoutSeconds: config.REPLAY_REQUEST_TIMEOUT_SECONDS,
-      requirePackage: config.REPLAYS_REQUIRE_PACKAGE
+      requirePackage: config.REPLAYS_REQUIRE_PACKAGE,
+      pollIntervalSeconds: config.REPLAY_POLL_INTERVAL_SECONDS
     },
     redemption: { clock, clubTimezone: config.CLUB_TIMEZONE, currency: config.CURRENCY, lateCancelHours: config.PACKAGE_LATE_CANCEL_HOURS },
     storage: new ReplayStorage({

@@ -22,6 +22,8 @@ export interface ReplaySettings {
   urlTtlSeconds: number
   requestTimeoutSeconds: number
   requirePackage: boolean
+  /** REPLAY_POLL_INTERVAL_SECONDS: whether a box is online (its camera's health is current), and a 503's Retry-After. */
+  pollIntervalSeconds: number
 }
 
 export interface ReplayDeps {

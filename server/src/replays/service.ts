@@ -14,6 +14,7 @@ import {
   HttpError,
   NotFoundError,
   PaymentRequiredError,
+  ServiceUnavailableError,
   quote
 } from '../errors.js'
 import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-access/service.js'
@@ -21,7 +22,8 @@ import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { refuseTakenDownFootage, takeDownFootage } from '../footage-takedowns/service.js'
 import { redeemFromAnyIn } from '../packages/redemptions.js'
 import { paged, pageRequest } from '../paging.js'
-import { parseConfig } from '../replay-servers/service.js'
+import { onlineSince, parseConfig } from '../replay-servers/service.js'
+import type { StoredCamera } from '../replay-servers/health.js'
 import {
   IN_PROGRESS,
   PATH,
@@ -41,22 +43,59 @@ interface CandidateBox {
   config: ReplayServerConfig
 }
 
+/** A camera its box says is FAILED, and since when (the server's clock): see failedCameras. */
+export type FailedCameras = ReadonlyMap<string, { since: string; problem: string | null }>
+
 /**
  * The box and camera a replay of `courtId` is cut from: the named camera when it films the court,
- * else the first enabled camera that does. Null names what is missing.
+ * else the first enabled camera that does and is not FAILED. `missing` names what is missing;
+ * `failed`: the named camera, or every camera filming the court, is FAILED (the first of them).
  */
 export function chooseCamera(
   boxes: readonly CandidateBox[],
   courtId: string,
-  cameraId: string | undefined
-): { replayServerId: string; cameraId: string } | { missing: string } {
+  cameraId: string | undefined,
+  failed: FailedCameras = new Map()
+): { replayServerId: string; cameraId: string } | { missing: string } | { failed: { cameraId: string; since: string; problem: string | null } } {
   const filming = boxes.flatMap((box) =>
     box.config.cameras.filter((c) => c.isEnabled !== false && (c.courtIds ?? []).includes(courtId)).map((c) => ({ replayServerId: box.id, cameraId: c.id }))
   )
-  if (cameraId !== undefined) {
-    return filming.find((c) => c.cameraId === cameraId) ?? { missing: `camera ${quote(cameraId)} does not film court ${quote(courtId)}` }
+  const failure = (c: { replayServerId: string; cameraId: string }) => {
+    const known = failed.get(`${c.replayServerId} ${c.cameraId}`)
+    return known ? { failed: { cameraId: c.cameraId, ...known } } : null
   }
-  return filming[0] ?? { missing: `no camera films court ${quote(courtId)}: name it in a camera's courtIds` }
+  if (cameraId !== undefined) {
+    const named = filming.find((c) => c.cameraId === cameraId)
+    if (!named) return { missing: `camera ${quote(cameraId)} does not film court ${quote(courtId)}` }
+    return failure(named) ?? named
+  }
+  if (filming.length === 0) return { missing: `no camera films court ${quote(courtId)}: name it in a camera's courtIds` }
+  return filming.find((c) => !failure(c)) ?? failure(filming[0]!)!
+}
+
+/**
+ * The cameras of these boxes that are FAILED by their box's latest report, keyed "box camera". Only
+ * what is current counts: a box reports each change of state as it happens, so its latest report
+ * holds while it polls; a box that stopped polling (offline) says nothing of its cameras now, and a
+ * replay of it is asked for as before (it waits for the box, or fails as it always did).
+ */
+export async function failedCameras(db: DbOrTx, boxIds: readonly string[], now: Date, pollIntervalSeconds: number): Promise<FailedCameras> {
+  const failed = new Map<string, { since: string; problem: string | null }>()
+  if (boxIds.length === 0) return failed
+  const rows = await db
+    .selectFrom('replay_server_health as h')
+    .innerJoin('replay_servers', 'replay_servers.id', 'h.replay_server_id')
+    .select(['h.replay_server_id', 'h.cameras'])
+    .where('h.replay_server_id', 'in', [...boxIds])
+    .where('h.failed_cameras', '>', 0)
+    .where('replay_servers.last_seen_at', '>=', onlineSince(now, pollIntervalSeconds))
+    .execute()
+  for (const row of rows) {
+    for (const camera of JSON.parse(row.cameras) as StoredCamera[]) {
+      if (camera.state === 'FAILED') failed.set(`${row.replay_server_id} ${camera.id}`, { since: camera.since, problem: camera.problem })
+    }
+  }
+  return failed
 }
 
 /** The interval a request asks for, or a 400 naming the field. */
@@ -129,8 +168,20 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
     .orderBy('created_at')
     .execute()
   const candidates = boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! }))
-  const choice = chooseCamera(candidates, court.id, body.cameraId)
+  const failed = await failedCameras(db, candidates.map((b) => b.id), now, deps.settings.pollIntervalSeconds)
+  const choice = chooseCamera(candidates, court.id, body.cameraId, failed)
   if ('missing' in choice) throw new ConflictError(choice.missing)
+  // Told at once, before anything is stored or paid: the box would only report it FAILED minutes later.
+  if ('failed' in choice) {
+    const { cameraId, since, problem } = choice.failed
+    throw new ServiceUnavailableError(
+      `camera ${quote(cameraId)} filming court ${quote(court.id)} does not record since ${since}${problem ? ` (${problem})` : ''}: no replay can be cut from it until it records again`,
+      // Its box reports the camera's next change with its next poll.
+      { 'retry-after': String(deps.settings.pollIntervalSeconds) },
+      // For the court page, which tells the player in their language (a 503 is otherwise sent again).
+      { camera: { id: cameraId, state: 'FAILED', since } }
+    )
+  }
   const filmed = candidates.find((b) => b.id === choice.replayServerId)!.config.cameras.find((c) => c.id === choice.cameraId)!.courtIds!
   await refuseDoNotFilm(db, filmed, start, end)
 

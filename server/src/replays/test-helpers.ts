@@ -6,18 +6,22 @@ import { pathToFileURL } from 'node:url'
 import { testApp, userWithToken, type Teardown } from '../test-support/app.js'
 import { testVenue } from '../test-support/venue.js'
 import { caller } from '../packages/test-fixtures.js'
-import { adminOf, approve, camera, poll, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
+import { adminOf, approve, camera, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
+import { poll, proven, signers, type BoxKey } from '../test-support/box-keys.js'
 
 export const REPLAYS = '/apis/v2/replays'
 export const DEVICE = '/apis/v2/replay-servers/device/replays'
 export const SHA = 'a'.repeat(64)
 
 /** A venue with one approved box whose camera cam-1 films court1, its bucket a folder. */
-export async function filmedVenue(t: Teardown, env: Record<string, string> = {}, box: { serverUrl?: string } = {}) {
+export async function filmedVenue(t: Teardown, env: Record<string, string> = {}, box: { serverUrl?: string; key?: BoxKey } = {}) {
   const ctx = await testApp(t, env)
   const venue = await testVenue(ctx)
   const admin = await adminOf(ctx)
-  const { serverId, id } = await registeredBox(ctx, box.serverUrl ? { serverUrl: box.serverUrl } : {})
+  const registration = box.serverUrl ? { serverUrl: box.serverUrl } : {}
+  // A box with a key signs every poll (its health is kept only from signed polls).
+  if (box.key) signers.set(ctx, box.key)
+  const { serverId, id } = await registeredBox(ctx, box.key ? proven(ctx, box.key, registration) : registration)
   const approved = await approve(ctx, admin, id, { areaId: venue.hall.id })
   if (approved.statusCode !== 200) throw new Error(`approval failed: ${approved.body}`)
   const bucketDir = join(ctx.dir, 'bucket')

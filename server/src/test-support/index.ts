@@ -8,3 +8,5 @@ export { monthlyPlan } from '../memberships/test-fixtures.js'
 // The clock of a TestApp: the one its helpers were compiled against (dist's is another class to tsc).
 export { ManualClock } from '../clock.js'
 export { storeRelease } from './agent-releases.js'
+// A box's health report written as its signed poll would (the console's health tests).
+export { recordHealth } from '../replay-servers/health.js'

@@ -36,6 +36,7 @@ import * as m0033 from './0033_footage_takedowns.js'
 import * as m0034 from './0034_redemption_delivered.js'
 import * as m0035 from './0035_events_without_url_passwords.js'
 import * as m0036 from './0036_poll_address_since.js'
+import * as m0037 from './0037_replay_server_health.js'
 import * as m0038 from './0038_agent_rollouts.js'
 
 export const migrations: Record<string, Migration> = {
@@ -75,5 +76,6 @@ export const migrations: Record<string, Migration> = {
   '0034_redemption_delivered': m0034,
   '0035_events_without_url_passwords': m0035,
   '0036_poll_address_since': m0036,
+  '0037_replay_server_health': m0037,
   '0038_agent_rollouts': m0038
 }

@@ -7,7 +7,7 @@ import { ApiError } from './api.js'
 import type { Context, PageView } from './page.js'
 import { boxName, claimText, updateText, pickedUp } from './view.js'
 
-import { ADMIN, REFRESH_MS, areaNames, every, onlineDot, statusBadge } from './boxes.js'
+import { ADMIN, REFRESH_MS, areaNames, cameraDots, every, onlineDot, problemsText, statusBadge } from './boxes.js'
 import { configForm } from './box-config.js'
 
 function updateStateLine(box: ReplayServer): HTMLElement | null {
@@ -23,6 +23,8 @@ function facts(box: ReplayServer, names: Map<string, string>): HTMLElement {
     { class: 'facts' },
     fact('Status', statusBadge(box.status), 'status'),
     fact('Online', onlineDot(box), 'online'),
+    fact('Cameras', cameraDots(box), 'cameras'),
+    fact('Problems', problemsText(box) ?? (box.health ? 'none' : 'no report yet'), 'problems'),
     fact('Last seen', box.lastSeenAt ? `${formatAgo(box.lastSeenAt, now)} (${formatTime(box.lastSeenAt)})` : 'never', 'lastSeen'),
     fact('Device id', box.deviceId, 'deviceId'),
     fact(

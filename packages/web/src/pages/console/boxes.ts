@@ -1,6 +1,6 @@
 // Recording boxes: the fleet list (pending first, then by area), and what the list and one box's page
 // (box-page.ts) share: badges, the refresh timer, area names.
-import type { Area, ReplayServer, ReplayServerStatus } from '@club/contract'
+import type { Area, CameraHealth, FleetSummary, ReplayServer, ReplayServerStatus } from '@club/contract'
 import { field, h, heading, liveRegion, show } from '../shared/dom.js'
 import { formatAgo, formatTime } from '../shared/format.js'
 import type { Context, PageView } from './page.js'
@@ -18,6 +18,59 @@ export function statusBadge(status: ReplayServerStatus): HTMLElement {
 export function onlineDot(box: ReplayServer): HTMLElement {
   const online = onlineState(box)
   return h('span', { class: `dot dot-${online.state}` }, online.label)
+}
+
+/** A camera's health in words: its id, its state since when, and its problem. */
+export function cameraTitle(camera: CameraHealth): string {
+  return `${camera.id}: ${camera.state.toLowerCase()} since ${formatTime(camera.since)}${camera.problem ? ` (${camera.problem})` : ''}`
+}
+
+/** A dot per camera, coloured by its state, its words in the title and for screen readers; none before a report. */
+export function cameraDots(box: ReplayServer): HTMLElement {
+  const cameras = box.health?.cameras ?? []
+  if (cameras.length === 0) return h('span', { class: 'sub' }, box.health ? 'no cameras' : 'no report yet')
+  return h(
+    'span',
+    { class: 'camera-dots' },
+    cameras.map((camera) =>
+      h('span', { class: `camera-dot camera-${camera.state.toLowerCase()}`, title: cameraTitle(camera), 'data-camera': camera.id, role: 'img', 'aria-label': cameraTitle(camera) })
+    )
+  )
+}
+
+/** The box's problems in words (health.problems), or null when it has none. */
+export function problemsText(box: ReplayServer): string | null {
+  const words = { CAMERA_FAILED: 'a camera failed', DISK_LOW: 'disk low', CLOCK_SKEWED: 'clock off', OFFLINE: 'offline' } as const
+  const problems = box.health?.problems ?? []
+  return problems.length === 0 ? null : problems.map((p) => words[p]).join(', ')
+}
+
+/** The fleet at a glance (GET /apis/v2/admin/fleet), above the list. */
+export function fleetSummary(fleet: FleetSummary): HTMLElement {
+  const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`
+  const cameras = Object.entries(fleet.cameras).filter(([, n]) => n > 0)
+  return h(
+    'dl',
+    { class: 'facts fleet', 'aria-label': 'The fleet' },
+    h('div', {}, h('dt', {}, 'Boxes'), h('dd', { 'data-fleet': 'boxes' }, `${fleet.boxes.byStatus.APPROVED} approved, ${fleet.boxes.byStatus.PENDING} pending, ${fleet.boxes.total} in all`)),
+    h('div', {}, h('dt', {}, 'Online'), h('dd', { 'data-fleet': 'online' }, `${fleet.boxes.online} online, ${fleet.boxes.offline} offline`)),
+    h(
+      'div',
+      {},
+      h('dt', {}, 'Problems'),
+      h('dd', { 'data-fleet': 'problems', class: fleet.boxes.withProblems > 0 ? 'problem' : '' }, fleet.boxes.withProblems > 0 ? `${count(fleet.boxes.withProblems, 'box', 'boxes')} with a problem` : 'none')
+    ),
+    h(
+      'div',
+      {},
+      h('dt', {}, 'Cameras'),
+      h('dd', { 'data-fleet': 'cameras' }, cameras.length === 0 ? 'none reported' : cameras.map(([state, n]) => `${n} ${state.toLowerCase()}`).join(', '))
+    ),
+    h('div', {}, h('dt', {}, 'Versions'), h('dd', { 'data-fleet': 'versions' }, fleet.versions.map((v) => `${v.version ?? 'unknown'}: ${v.boxes}`).join(', ') || 'none')),
+    fleet.rollouts.length > 0
+      ? h('div', {}, h('dt', {}, 'Rollouts'), h('dd', { 'data-fleet': 'rollouts' }, fleet.rollouts.map((r) => `${r.version} (${r.status.toLowerCase()})`).join(', ')))
+      : null
+  )
 }
 
 export function versionText(box: ReplayServer): string {
@@ -67,7 +120,7 @@ export const boxList: PageView = (ctx, main) => {
         'table',
         { class: 'list boxes' },
         h('caption', { class: 'sr-only' }, `${shown.length} of ${boxes.length} boxes, pending first, then by area`),
-        h('thead', {}, h('tr', {}, ['Box', 'Status', 'Online', 'Version', 'Last seen', 'Local IP', 'Area'].map((c) => h('th', { scope: 'col' }, c)))),
+        h('thead', {}, h('tr', {}, ['Box', 'Status', 'Online', 'Cameras', 'Version', 'Last seen', 'Local IP', 'Area'].map((c) => h('th', { scope: 'col' }, c)))),
         h(
           'tbody',
           {},
@@ -85,6 +138,7 @@ export const boxList: PageView = (ctx, main) => {
                   : null
               ),
               h('td', { 'data-label': 'Online' }, onlineDot(box)),
+              h('td', { 'data-label': 'Cameras' }, cameraDots(box), problemsText(box) ? h('small', { class: 'sub problem' }, problemsText(box)) : null),
               h('td', { 'data-label': 'Version' }, versionText(box)),
               h('td', { 'data-label': 'Last seen', title: formatTime(box.lastSeenAt) }, formatAgo(box.lastSeenAt, now)),
               h('td', { 'data-label': 'Local IP' }, box.localIp ?? '—'),
@@ -95,8 +149,13 @@ export const boxList: PageView = (ctx, main) => {
       )
     )
   }
+  const fleet = h('section', { 'aria-label': 'The fleet at a glance' })
   const load = async () => {
     try {
+      void ctx.session
+        .call<FleetSummary>('GET', '/apis/v2/admin/fleet')
+        .then((summary) => show(fleet, fleetSummary(summary)))
+        .catch(() => undefined)
       boxes = await ctx.session.all<ReplayServer>(ADMIN)
       problem.textContent = ''
       draw()
@@ -109,6 +168,7 @@ export const boxList: PageView = (ctx, main) => {
   show(
     main,
     heading('Recording boxes'),
+    fleet,
     h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', statusFilter), field('Area', areaFilter)),
     problem,
     results

@@ -52,6 +52,7 @@ const box = (over: Partial<ReplayServer>): ReplayServer => ({
   keyFingerprint: null,
   keyAdoptedDate: null,
   keyAdoptedFrom: null,
+  health: null,
   claims: [],
   createdDate: '2026-03-01T10:00:00.000Z',
   updatedDate: '2026-03-01T10:00:00.000Z',

@@ -57,7 +57,12 @@ class NetworkError extends Error {}
 class NeedSignIn extends Error {}
 /** An error answer: the platform's {statusCode, message, error} read for the player. */
 class Refused extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** A 503's camera that does not record (every camera of the court is FAILED): the tap ends, said in words. */
+    readonly camera?: { id: string; since: string }
+  ) {
     super(message)
   }
 }
@@ -80,8 +85,8 @@ async function send(method: string, path: string, init: { headers?: Record<strin
 }
 
 async function failure(res: Response): Promise<Refused> {
-  const body = (await res.json().catch(() => ({}))) as { message?: string }
-  return new Refused(res.status, body.message || res.statusText)
+  const body = (await res.json().catch(() => ({}))) as { message?: string; camera?: { id: string; since: string } }
+  return new Refused(res.status, body.message || res.statusText, body.camera)
 }
 
 const tokenRequest = (form: Record<string, string>) => send('POST', `${API}/oauth2/token`, { form })
@@ -241,7 +246,15 @@ async function flush(): Promise<void> {
     const res = await api('POST', '/replays', { court: { id: next.court }, seconds: next.seconds, end: next.end })
     // Only an answer about the tap itself ends its wait: a 2xx, or a 4xx said in words below. A 5xx is
     // the server's trouble, not the tap's: it stays and is sent again.
-    if (res.status >= 500) throw await failure(res)
+    // Except the court's cameras all out of order: sending it again would not help.
+    if (res.status >= 500) {
+      const refused = await failure(res)
+      if (res.status !== 503 || !refused.camera) throw refused
+      forgetTap(next.key)
+      notice(t('error.cameraFailed', { time: clock(Date.parse(refused.camera.since)) }), 'error')
+      flushing = false
+      return flush()
+    }
     forgetTap(next.key)
     if (res.status === 201) {
       notice('')

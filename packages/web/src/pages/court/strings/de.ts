@@ -31,6 +31,7 @@ export const de: CourtWords = {
   'error.noItem': 'In deinen Paketen ist keine Wiederholung mehr übrig.',
   'error.buy': 'Paket kaufen',
   'error.tooMany': 'Gerade zu viele Wiederholungen. Versuche es etwas später.',
+  'error.cameraFailed': 'Die Kamera dieses Platzes nimmt seit {time} nicht auf, deshalb kann gerade keine Wiederholung erstellt werden.',
   'error.other': 'Das hat nicht geklappt: {message}',
   'offline.waiting': 'Kein Netz. Dein Tippen um {time} wird aufbewahrt und gesendet, sobald das Netz zurück ist, wenn das innerhalb von {minutes} Min. geschieht.',
   'server.retrying': 'Der Server konnte dein Tippen um {time} gerade nicht annehmen ({status}). Es ist gespeichert und wird in ein paar Sekunden erneut gesendet.',

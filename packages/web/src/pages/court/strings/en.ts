@@ -30,6 +30,7 @@ export const en = {
   'error.noItem': 'You have no replay left in your packages.',
   'error.buy': 'Buy a package',
   'error.tooMany': 'Too many replays just now. Try again in a little while.',
+  'error.cameraFailed': "This court's camera has not been recording since {time}, so no replay can be made now.",
   'error.other': 'That did not work: {message}',
   'offline.waiting': 'No network. Your tap at {time} is kept and is sent as soon as the network is back, if that is within {minutes} min of it.',
   'server.retrying': 'The server could not take your tap at {time} just now ({status}). It is kept and sent again in a few seconds.',

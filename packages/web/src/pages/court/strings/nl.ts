@@ -31,6 +31,7 @@ export const nl: CourtWords = {
   'error.noItem': 'Er is geen herhaling meer over in je pakketten.',
   'error.buy': 'Pakket kopen',
   'error.tooMany': 'Nu even te veel herhalingen. Probeer het straks nog eens.',
+  'error.cameraFailed': 'De camera van deze baan neemt sinds {time} niet op, dus er kan nu geen herhaling worden gemaakt.',
   'error.other': 'Dat lukte niet: {message}',
   'offline.waiting': 'Geen netwerk. Je tik om {time} wordt bewaard en verstuurd zodra het netwerk terug is, als dat binnen {minutes} min is.',
   'server.retrying': 'De server kon je tik om {time} nu niet aannemen ({status}). Hij is bewaard en wordt over een paar seconden opnieuw verstuurd.',
