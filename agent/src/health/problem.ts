@@ -31,12 +31,17 @@ export function withoutCredentials(text: string): string {
     .replace(/\b([a-z][a-z0-9+.-]*:\/\/[^\s?#]*)[?#][^\s]*/gi, '$1')
 }
 
+/** What an ffmpeg that exited 0 without a known reason was told: its input ended (a camera that closed the stream or lost power mid-stream). */
+export const STREAM_ENDED = 'the camera ended its stream'
+
 /**
  * The problem in words of a camera whose ffmpeg exited with `stderr` (its last lines); null when
- * stderr says nothing. A known reason is its phrase, else the last meaningful line without the
- * `[demuxer @ 0x…]` prefix, credentials removed, at most PROBLEM_MAX_LENGTH characters.
+ * stderr says nothing. A known reason is its phrase; else, when ffmpeg exited 0 (`endedCleanly`), its
+ * input ended and its last lines are only warnings of the run ("Too many bits… clamping"), so
+ * STREAM_ENDED; else the last meaningful line without the `[demuxer @ 0x…]` prefix, credentials
+ * removed, at most PROBLEM_MAX_LENGTH characters.
  */
-export function summariseFfmpegError(stderr: string): string | null {
+export function summariseFfmpegError(stderr: string, endedCleanly = false): string | null {
   const lines = stderr.split(/\r?\n|\s\|\s/).map((l) => l.trim()).filter((l) => l && !NOISE.test(l))
   // The last line is ffmpeg's verdict (the input's URL and the error); earlier ones say what led to it.
   for (const line of [...lines].reverse()) {
@@ -47,6 +52,7 @@ export function summariseFfmpegError(stderr: string): string | null {
       if (m) return typeof phrase === 'string' ? phrase : phrase(m)
     }
   }
+  if (endedCleanly) return STREAM_ENDED
   const last = lines.at(-1)
   if (!last) return null
   return trimTo(withoutCredentials(last.replace(/^\[[^\]]*@ 0x[0-9a-f]+\]\s*/i, '')), PROBLEM_MAX_LENGTH)

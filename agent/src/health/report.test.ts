@@ -18,7 +18,7 @@ const camera: Camera = { id: 'cam-1', feed: 'rtsp://admin:s3cret@10.0.0.9/stream
 const facts = (over: Partial<RecorderFacts> = {}): RecorderFacts => ({
   running: true, wroteThisRun: false, failuresInRow: 0, lastExit: null, restartTimes: [], finished: [], ...over
 })
-const refused = { at: now - 1_000, stderr: 'rtsp://admin:s3cret@10.0.0.9/stream: Connection refused', stalled: false }
+const refused = { at: now - 1_000, code: 1, stderr: 'rtsp://admin:s3cret@10.0.0.9/stream: Connection refused', stalled: false }
 
 t.test("a camera's state from what its supervisor saw", async (t) => {
   const state = (f: RecorderFacts | undefined, cam: Camera = camera, paused = false) => {
@@ -32,11 +32,19 @@ t.test("a camera's state from what its supervisor saw", async (t) => {
   t.same(state(facts({ wroteThisRun: true, failuresInRow: 3, lastExit: refused })), { state: 'RECORDING', problem: null }, 'mended: the restarted run writes')
   t.same(state(facts({ running: false, failuresInRow: 0, lastExit: refused })), { state: 'STARTING', problem: null }, 'a run that had recorded dropped: restarting')
   t.same(
-    state(facts({ failuresInRow: 1, lastExit: { at: now, stderr: 'video:0kB audio:0kB', stalled: true } })),
+    state(facts({ failuresInRow: 1, lastExit: { at: now, code: 255, stderr: 'video:0kB audio:0kB', stalled: true } })),
     { state: 'FAILED', problem: 'no video from the camera' },
     'stopped by the watchdog, nothing written'
   )
-  t.same(state(facts({ failuresInRow: 1, lastExit: { at: now, stderr: '', stalled: false } })), { state: 'FAILED', problem: 'ffmpeg exited without recording' })
+  t.same(state(facts({ failuresInRow: 1, lastExit: { at: now, code: 1, stderr: '', stalled: false } })), { state: 'FAILED', problem: 'ffmpeg exited without recording' })
+  // A camera that cut its stream soon after a start: ffmpeg ends normally, its last line a warning of the run.
+  const ended = { at: now, code: 0, stderr: '[aac @ 0x55f1] Too many bits 8832.000000 > 6144 per frame requested, clamping to max', stalled: false }
+  t.same(state(facts({ running: false, failuresInRow: 1, lastExit: ended })), { state: 'FAILED', problem: 'the camera ended its stream' }, 'the stream ended, not a warning of the run')
+  t.same(
+    state(facts({ running: false, failuresInRow: 1, lastExit: { ...ended, stderr: 'http://cam/x: Connection reset by peer' } })),
+    { state: 'FAILED', problem: 'the camera closed the connection' },
+    'a known reason still wins'
+  )
   t.same(state(undefined, { ...camera, isEnabled: false }), { state: 'DISABLED', problem: null })
   t.same(state(idleFacts('/nonexistent'), camera, true), { state: 'PAUSED', problem: null }, 'held off by a "do not film" interval')
   t.same(state(undefined), { state: 'STARTING', problem: null }, 'configured, its recorder not started yet')

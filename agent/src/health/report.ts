@@ -37,8 +37,8 @@ export function cameraHealth(camera: Camera, paused: boolean, facts: RecorderFac
   if (paused) return { ...base, state: 'PAUSED', problem: null }
   if (facts?.running && facts.wroteThisRun) return { ...base, state: 'RECORDING', problem: null }
   if (facts && facts.failuresInRow > 0 && facts.lastExit) {
-    const { stderr, stalled } = facts.lastExit
-    const problem = stalled ? 'no video from the camera' : (summariseFfmpegError(stderr) ?? 'ffmpeg exited without recording')
+    const { stderr, stalled, code } = facts.lastExit
+    const problem = stalled ? 'no video from the camera' : (summariseFfmpegError(stderr, code === 0) ?? 'ffmpeg exited without recording')
     return { ...base, state: 'FAILED', problem }
   }
   return { ...base, state: 'STARTING', problem: null }

@@ -36,6 +36,12 @@ t.test('a camera whose state or problem changed, or a camera added or removed: a
   t.equal(healthToSend(sent, report([camera('cam-1'), camera('cam-3')]), at(1_000)), true, 'replaced')
 })
 
+t.test("a camera's first finished segment: at once (its admin view would say none until the heartbeat)", async (t) => {
+  const starting = { report: report([camera('cam-1', { lastSegmentAt: null })]), at: at(0) }
+  t.equal(healthToSend(starting, report([camera('cam-1')]), at(1_000)), true)
+  t.equal(healthToSend(starting, report([camera('cam-1', { lastSegmentAt: null })]), at(1_000)), false, 'still none: nothing new')
+})
+
 t.test('free space moving by more than 1% of the disk: at once', async (t) => {
   const cameras = [camera('cam-1'), camera('cam-2')]
   t.equal(healthToSend(sent, report(cameras, 100 * GB - 5 * GB), at(1_000)), false, '1% of 500 GB is 5 GB: not more')

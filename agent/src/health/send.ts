@@ -16,7 +16,7 @@ export interface SentHealth {
 
 /**
  * Whether the poll at `now` carries `current`: the first after the agent starts (nothing sent yet),
- * a camera's state or problem changed or a camera came or went, free space moved by more than 1% of
+ * a camera's state or problem changed, a camera came or went or finished its first segment, free space moved by more than 1% of
  * the disk, or the heartbeat is due (also when the clock went back). A report whose poll failed was
  * never `previous`, so it is sent again with the next poll.
  */
@@ -29,6 +29,8 @@ export function healthToSend(previous: SentHealth | undefined, current: BoxHealt
   for (const [i, camera] of current.cameras.entries()) {
     const then = before[i]!
     if (then.id !== camera.id || then.state !== camera.state || then.problem !== camera.problem) return true
+    // Its first segment: "recording, nothing finished yet" would otherwise stand until the heartbeat.
+    if ((then.lastSegmentAt === null) !== (camera.lastSegmentAt === null)) return true
   }
   const total = Math.max(current.disk.totalBytes, previous.report.disk.totalBytes)
   return Math.abs(current.disk.freeBytes - previous.report.disk.freeBytes) > total * DISK_CHANGE_SHARE

@@ -42,8 +42,8 @@ export interface RecorderFacts {
   wroteThisRun: boolean
   /** Runs in a row that ended without recording for STALL_SEGMENTS segment lengths; 0 after a good run. */
   failuresInRow: number
-  /** How the last run ended: when, ffmpeg's last stderr lines, and whether the watchdog stopped it. */
-  lastExit: { at: number; stderr: string; stalled: boolean } | null
+  /** How the last run ended: when, ffmpeg's exit code and last stderr lines, and whether the watchdog stopped it. */
+  lastExit: { at: number; code: number | null; stderr: string; stalled: boolean } | null
   /** When ffmpeg was restarted, the last hour's (ms since the epoch). */
   restartTimes: number[]
   /** Its newest finished segments (in ffmpeg's list), oldest first, at most RATE_SEGMENTS. */
@@ -164,7 +164,7 @@ export class CameraRecorder {
       // A run that kept producing video for a while was a success, whatever its exit code says.
       failures = grew.value && Date.now() - startedAt > STALL_SEGMENTS * segmentSeconds * 1000 ? 0 : failures + 1
       this.failuresInRow = failures
-      this.lastExit = { at: Date.now(), stderr: lastLines(exit.stderr, 5), stalled: (this.state as CameraState) === 'stalled' }
+      this.lastExit = { at: Date.now(), code: exit.code, stderr: lastLines(exit.stderr, 5), stalled: (this.state as CameraState) === 'stalled' }
       this.feed = nextFeed(this.camera, this.feed, failures)
       this.restarts += 1
       this.restartTimes = [...this.restartTimes.filter((at) => Date.now() - at < HOUR_MS), Date.now()]
