@@ -16,6 +16,11 @@ export function least<T>(db: Kysely<any>, a: Expression<T>, b: Expression<T>): R
   return sql<T>`${sql.raw(dialectOf(db) === 'postgres' ? 'least' : 'min')}(${a}, ${b})`
 }
 
+/** A value as a floating-point number: PostgreSQL's double precision, SQLite's real. */
+export function castToReal(db: Kysely<any>, value: Expression<unknown>): RawBuilder<number | null> {
+  return sql<number | null>`cast(${value} as ${sql.raw(dialectOf(db) === 'postgres' ? 'double precision' : 'real')})`
+}
+
 /**
  * The elements of a JSON array (a text column or parameter) as a table `alias` with one column,
  * `value`, each element as JSON: `alias.value ->> 0`, `alias.value -> 'product' ->> 'id'` read the same

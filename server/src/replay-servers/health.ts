@@ -13,8 +13,8 @@ import {
   type ReplayServerHealth,
   type ReplayServerStatusQuery
 } from '@club/contract'
-import { dialectOf, type Db, type DbOrTx } from '../db/database.js'
-import { jsonArrayElements } from '../db/sql.js'
+import { type Db, type DbOrTx } from '../db/database.js'
+import { castToReal, jsonArrayElements } from '../db/sql.js'
 import type { ReplayServerHealthTable } from '../db/schema.js'
 import { BadRequestError } from '../errors.js'
 import { valueValidator } from '../plugins/validation.js'
@@ -162,11 +162,10 @@ export async function recordHealthFigures(db: Db, batch: readonly HealthFigures[
       return [replayServerId, JSON.stringify(rest), JSON.stringify(stored), at.toISOString(), offsetMs, written.reportedAt]
     })
   )
-  const real = sql.raw(dialectOf(db) === 'postgres' ? 'double precision' : 'real')
   const { rows: done } = await sql<{ replay_server_id: string }>`
     update replay_server_health
     set report = s.value ->> 1, cameras = s.value ->> 2, reported_at = s.value ->> 3,
-      clock_offset_ms = coalesce(cast(s.value ->> 4 as ${real}), replay_server_health.clock_offset_ms)
+      clock_offset_ms = coalesce(${castToReal(db, sql`s.value ->> 4`)}, replay_server_health.clock_offset_ms)
     from ${jsonArrayElements(db, rows, 's')}
     where replay_server_health.replay_server_id = s.value ->> 0 and replay_server_health.reported_at = s.value ->> 5
     returning replay_server_health.replay_server_id`.execute(db)
