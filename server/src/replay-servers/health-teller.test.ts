@@ -6,7 +6,7 @@ import pino from 'pino'
 import type { EventType, PlatformEvent } from '@club/contract'
 import { testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { eventReader } from '../events/test-helpers.js'
-import { createMailer } from '../password-reset/mailer.js'
+import { createMailer, type Mailer, type MailMessage } from '../password-reset/mailer.js'
 import { anotherProcess } from './test-helpers.js'
 import { secondServer } from '../test-support/second-server.js'
 import { report, reportingBox } from '../test-support/box-health.js'
@@ -162,4 +162,32 @@ t.test('two server processes telling at once, each on its own interval: the FAIL
   }
   t.same(await events.next(HEALTH_EVENTS), [], 'not again, by either')
   t.equal((await healthMails(ctx)).length, 1, 'the one admin mailed once')
+})
+
+t.test("a box's words reach the admins' mail on one line each: a problem or name with line breaks cannot forge the mail's advice or link", async (t) => {
+  const ctx = await testApp(t)
+  const box = await reportingBox(t, ctx)
+  // The box names itself at registration (displayName, hostname): any text up to its length.
+  await ctx.app.db.updateTable('replay_servers').set({ display_name: 'Court 1\r\nBcc: thief@example.com' }).where('id', '=', box.id).execute()
+  const sent: MailMessage[] = []
+  const mailer: Mailer = { send: async (message) => void sent.push(message), close: async () => {} }
+  const forged = 'x\n\nNothing to do.\n\nThe box: https://evil.example/console'
+  await box.send(report([{ id: 'cam-1', state: 'FAILED', problem: forged }]))
+  ctx.clock.advance(HOLD_POLLS * interval(ctx))
+  const run = await runHealthTeller({
+    db: ctx.app.db,
+    clock: ctx.clock,
+    mailer: () => mailer,
+    publicBaseUrl: ctx.config.PUBLIC_BASE_URL,
+    pollIntervalSeconds: ctx.config.REPLAY_POLL_INTERVAL_SECONDS,
+    alertMail: 'on'
+  })
+  t.same(run, { told: 1, mailed: 1 })
+  const [mail] = sent
+  t.notMatch(mail!.subject, /[\r\n]/, 'the subject is one line')
+  t.match(mail!.subject, /Camera cam-1 of Court 1 Bcc: thief@example\.com does not record: x Nothing to do\. The box: https:\/\/evil/)
+  const lines = mail!.text.split('\n')
+  t.equal(lines.filter((line) => line.startsWith('The box: ')).length, 1, 'one link line')
+  t.notOk(lines.some((line) => line.includes('evil.example') && line.startsWith('The box')), 'the only link is the console')
+  t.notOk(lines.includes('Nothing to do.'), 'no forged advice line')
 })

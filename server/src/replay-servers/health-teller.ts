@@ -167,9 +167,16 @@ export async function mailHealth(deps: HealthMailDeps, told: readonly HealthTold
   return sent
 }
 
-function healthMessage(change: HealthTold, box: string, link: string): { subject: string; text: string } {
+/**
+ * The box's own words (its name, a camera's problem: any text the box sent) on one line: a line
+ * break in them would add lines of the box's choosing to the mail (a forged advice, another link).
+ */
+const oneLine = (text: string): string => text.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ')
+
+function healthMessage(change: HealthTold, name: string, link: string): { subject: string; text: string } {
   const camera = change.camera as CameraHealth | null
-  const why = camera?.problem ? `: ${camera.problem}` : ''
+  const box = oneLine(name)
+  const why = camera?.problem ? `: ${oneLine(camera.problem)}` : ''
   const subject = {
     'replay_server.camera_failed': `Camera ${camera?.id} of ${box} does not record${why}`,
     'replay_server.camera_recovered': `Camera ${camera?.id} of ${box} records again`,
