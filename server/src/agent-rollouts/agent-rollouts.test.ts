@@ -3,7 +3,7 @@
 import t from 'tap'
 import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
 import { storeRelease } from '../test-support/agent-releases.js'
-import { adminOf, approve, area, poll, registeredBox } from '../replay-servers/test-helpers.js'
+import { adminOf, approve, area, camera, poll, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
 import { secondServer } from '../test-support/second-server.js'
 import { activeRollouts, groupSizes, type RecordingSince } from './service.js'
 import { recordHealth } from '../replay-servers/health.js'
@@ -481,4 +481,29 @@ t.test("with the app's own box health: a box whose report shows a camera FAILED 
   t.equal(stateOf(now, good), 'SUCCEEDED', 'its cameras recorded for healthSeconds after it ran the version')
   t.equal(stateOf(now, broken), 'FAILED', 'its camera failed within healthSeconds')
   t.match(now.groups[0].boxes.find((b: any) => b.id === broken.id).reason, /cameras stopped recording/)
+})
+
+t.test("with the app's own box health: a box whose report leaves out a camera its configuration films never counts as updated", async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 1)
+  const [box] = boxes as [Box]
+  t.equal((await putConfig(ctx, admin, box.id, { cameras: [camera('cam-1', { courtIds: [] }), camera('cam-2', { isEnabled: false })] })).statusCode, 200)
+  const disk = { freeBytes: 50, totalBytes: 100, recordingsBytes: 10, hoursKept: 5 }
+  // A release that breaks the agent's cameras so that it no longer reports them: nothing in its report is not RECORDING.
+  const tell = (cameras: Array<{ id: string; state: 'RECORDING' | 'DISABLED' }>) =>
+    recordHealth(ctx.app.db, box.id, { cameras: cameras.map((c) => ({ ...c, lastSegmentAt: null, restarts: 0, problem: null })), disk, temperatureCelsius: null, memoryBytes: 1, uptimeSeconds: 1 }, 0, ctx.clock.now(), 10)
+  const res = await create(ctx, admin, { version: NEW, groups: [{ percent: 100 }], errorThresholdPercent: 100, healthSeconds: 600 })
+  t.equal(res.statusCode, 201, res.body)
+  const id = res.json().id
+  await round(ctx, boxes)
+  for (const cameras of [[], [{ id: 'cam-2', state: 'DISABLED' as const }]]) {
+    await tell(cameras)
+    ctx.clock.advance(700_000)
+    await round(ctx, boxes)
+    t.not(stateOf(await read(ctx, admin, id), box), 'SUCCEEDED', `reported ${JSON.stringify(cameras.map((c) => c.id))}: not updated`)
+  }
+  await tell([{ id: 'cam-1', state: 'RECORDING' }, { id: 'cam-2', state: 'DISABLED' }])
+  ctx.clock.advance(700_000)
+  await round(ctx, boxes)
+  t.equal(stateOf(await read(ctx, admin, id), box), 'SUCCEEDED', 'its configured camera records: updated')
 })
