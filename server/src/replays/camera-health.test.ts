@@ -3,10 +3,10 @@
 // stored and nothing paid; one camera of the court still recording takes it.
 import t, { type Test } from 'tap'
 import { errorOf, userWithToken } from '../test-support/app.js'
-import { boxKey } from '../test-support/box-keys.js'
+import { boxKey, proven } from '../test-support/box-keys.js'
 import { report, signedHealthQuery } from '../test-support/box-health.js'
 import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
-import { camera, poll, putConfig } from '../replay-servers/test-helpers.js'
+import { approve, camera, poll, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
 import { REPLAYS, filmedVenue } from './test-helpers.js'
 
 async function setup(t: Test) {
@@ -63,4 +63,21 @@ t.test('a box that stopped polling says nothing of its cameras now: its last FAI
   s.ctx.clock.advance(3 * s.ctx.config.REPLAY_POLL_INTERVAL_SECONDS * 1000 + 1000)
   // Staff may ask for older footage; the member's replay must end now: the box is offline, asked as before.
   t.equal((await s.ask()).statusCode, 201)
+})
+
+t.test("another box's report of cameras with the same ids (FAILED) does not refuse this court: a report speaks only for its own box's cameras", async (t) => {
+  const s = await setup(t)
+  // A second box of the same area, with its own key, its cameras named like the first box's (filming no court yet).
+  const otherKey = boxKey()
+  const other = await registeredBox(s.ctx, proven(s.ctx, otherKey, { deviceId: 'box-2' }))
+  t.equal((await approve(s.ctx, s.admin, other.id, { areaId: s.venue.hall.id })).statusCode, 200)
+  t.equal((await putConfig(s.ctx, s.admin, other.id, { cameras: [camera('cam-1'), camera('cam-2')] })).statusCode, 200, 'configured')
+  s.ctx.clock.advance(1000)
+  const failed = report([{ id: 'cam-1', state: 'FAILED', problem: 'connection refused' }, { id: 'cam-2', state: 'FAILED', problem: 'connection refused' }])
+  t.equal((await poll(s.ctx, other.serverId, signedHealthQuery(s.ctx, otherKey, other.serverId, { health: failed }))).statusCode, 200)
+  // This box records, by its own report.
+  t.equal((await s.send(report([{ id: 'cam-1' }, { id: 'cam-2' }]))).statusCode, 200)
+  const res = await s.ask()
+  t.equal(res.statusCode, 201, res.body)
+  t.equal((await s.ctx.app.db.selectFrom('replays').select('replay_server_id').executeTakeFirstOrThrow()).replay_server_id, s.boxId, 'cut by this box')
 })
