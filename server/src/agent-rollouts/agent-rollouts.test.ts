@@ -1,7 +1,7 @@
 // Staged rollouts with simulated boxes polling the real status route, an injected clock and
 // injected box health (recordingSince): what each box is offered is read from its own poll answers.
 import t from 'tap'
-import { errorOf, testApp, userWithToken, type TestApp } from '../test-support/app.js'
+import { errorOf, testApp, userWithApiKey, userWithToken, type TestApp } from '../test-support/app.js'
 import { storeRelease } from '../test-support/agent-releases.js'
 import { adminOf, approve, area, camera, poll, putConfig, registeredBox } from '../replay-servers/test-helpers.js'
 import { secondServer } from '../test-support/second-server.js'
@@ -506,4 +506,41 @@ t.test("with the app's own box health: a box whose report leaves out a camera it
   ctx.clock.advance(700_000)
   await round(ctx, boxes)
   t.equal(stateOf(await read(ctx, admin, id), box), 'SUCCEEDED', 'its configured camera records: updated')
+})
+
+t.test("an admin's API key or read-only token may not start, stop or read rollouts, nor read the fleet: only an admin's full token", async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 1)
+  const running = await create(ctx, admin, { version: NEW, groups: [{ boxes: [{ id: boxes[0]!.id }] }], errorThresholdPercent: 100 })
+  t.equal(running.statusCode, 201, running.body)
+  const id = running.json().id
+  const user = await userWithApiKey(ctx, 'admin')
+  const readOnly = await ctx.app.inject({
+    method: 'POST',
+    url: '/apis/v2/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'password', username: user.email, password: user.password, scope: 'read' }).toString()
+  })
+  t.equal(readOnly.statusCode, 201, readOnly.body)
+  const credentials: Array<[string, Record<string, string>, number]> = [
+    ["an admin's API key", { 'x-api-key': user.apiKey }, 401],
+    ["an admin's read-only token", { authorization: `Bearer ${readOnly.json().access_token}` }, 403]
+  ]
+  const calls: Array<[string, 'GET' | 'POST', string, object?]> = [
+    ['start', 'POST', ROLLOUTS, { version: NEW, groups: [{ percent: 100 }], errorThresholdPercent: 100 }],
+    ['list', 'GET', ROLLOUTS],
+    ['read', 'GET', `${ROLLOUTS}/${id}`],
+    ['pause', 'POST', `${ROLLOUTS}/${id}/pause`],
+    ['cancel', 'POST', `${ROLLOUTS}/${id}/cancel`],
+    ['the fleet', 'GET', '/apis/v2/admin/fleet']
+  ]
+  for (const [who, headers, status] of credentials) {
+    for (const [what, method, url, payload] of calls) {
+      const res = await ctx.app.inject({ method, url, headers, ...(payload ? { payload } : {}) })
+      t.equal(res.statusCode, status, `${who}: ${what}`)
+      errorOf(res)
+    }
+  }
+  t.equal((await read(ctx, admin, id)).status, 'RUNNING', 'the rollout runs on')
+  t.equal((await ctx.app.db.selectFrom('agent_rollouts').select('id').execute()).length, 1, 'none started')
 })
