@@ -7,7 +7,7 @@ import { approveReplayServer, setReplayServerConfig } from '@club/server/replay-
 import { createTemplate, patchTemplate } from '@club/server/templates/service'
 import type { Clock } from '@club/server/clock'
 import type { Db } from '@club/server/db/database'
-import { boxKeyAdoptionText, boxKeyProofText, type BoxHealthReport, type TemplateStatus } from '@club/contract'
+import { boxHealthSignatureText, boxKeyAdoptionText, boxKeyProofText, type BoxHealthReport, type TemplateStatus } from '@club/contract'
 import { load, type LoadResult, type Started } from './harness.js'
 import type { SeededMemberships } from './memberships.js'
 import type { SeededPackages } from './packages.js'
@@ -250,15 +250,20 @@ export const HEALTH_REPORT: BoxHealthReport = {
   memoryBytes: 84_000_000,
   uptimeSeconds: 86_400
 }
-const HEALTH_QUERY = `&roundTripMs=12&health=${encodeURIComponent(JSON.stringify(HEALTH_REPORT))}`
+const HEALTH_TEXT = JSON.stringify(HEALTH_REPORT)
 
 /** A status poll signed afresh as the agent signs every poll, carrying a health report when asked. */
 export function signedStatusPath(box: KeyedBox, withHealth: boolean): string {
   box.lastSigned = Math.max(Date.now(), box.lastSigned + 1)
   const timestamp = new Date(box.lastSigned).toISOString()
   const keySignature = sign(null, Buffer.from(boxKeyAdoptionText({ serverId: box.serverId, publicKey: box.publicKey, timestamp })), box.privateKey).toString('base64')
-  const query = new URLSearchParams({ publicKey: box.publicKey, keyTimestamp: timestamp, keySignature }).toString()
-  return `${statusPath(box.serverId)}?${query}${withHealth ? HEALTH_QUERY : '&roundTripMs=12'}`
+  const query = new URLSearchParams({ publicKey: box.publicKey, keyTimestamp: timestamp, keySignature, roundTripMs: '12' })
+  if (withHealth) {
+    // The report is signed too, with the same timestamp, as the agent signs it (the server keeps no report it does not sign).
+    query.set('health', HEALTH_TEXT)
+    query.set('healthSignature', sign(null, Buffer.from(boxHealthSignatureText({ serverId: box.serverId, timestamp, health: HEALTH_TEXT })), box.privateKey).toString('base64'))
+  }
+  return `${statusPath(box.serverId)}?${query}`
 }
 
 /** Polls every box once, as a box would after approval, and keeps the ETag each received. */

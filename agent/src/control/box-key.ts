@@ -6,7 +6,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sig
 import { chmodSync, linkSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { writePrivateTemporary } from './state.js'
-import { boxKeyAdoptionText, boxKeyProofText, type BoxKeyProof } from '@club/contract'
+import { boxHealthSignatureText, boxKeyAdoptionText, boxKeyProofText, type BoxKeyProof } from '@club/contract'
 
 export const BOX_KEY_FILE = 'box-key.pem'
 
@@ -57,6 +57,11 @@ export function keyAdoptionFor(key: BoxKey, serverId: string, now: Date): { publ
   const keyTimestamp = now.toISOString()
   const text = boxKeyAdoptionText({ serverId, publicKey: key.publicKey, timestamp: keyTimestamp })
   return { publicKey: key.publicKey, keyTimestamp, keySignature: sign(null, Buffer.from(text), key.privateKey).toString('base64') }
+}
+
+/** The signature of a poll's health report, with the poll's keyTimestamp: the server keeps a report only when it is signed. */
+export function healthSignatureFor(key: BoxKey, serverId: string, keyTimestamp: string, health: string): string {
+  return sign(null, Buffer.from(boxHealthSignatureText({ serverId, timestamp: keyTimestamp, health })), key.privateKey).toString('base64')
 }
 
 /**

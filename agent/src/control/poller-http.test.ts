@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net'
 import pino from 'pino'
 import { createPublicKey, verify } from 'node:crypto'
 import { Value } from 'typebox/value'
-import { BoxHealthReport, boxKeyAdoptionText, boxKeyProofText, type CameraHealthReport, type ReplayServerStatusAnswer } from '@club/contract'
+import { BoxHealthReport, boxHealthSignatureText, boxKeyAdoptionText, boxKeyProofText, type CameraHealthReport, type ReplayServerStatusAnswer } from '@club/contract'
 import { ManualClock } from '../clock.js'
 import { tempDir } from '../temp-dir.fixture.js'
 import { loadOrCreateBoxKey } from './box-key.js'
@@ -208,6 +208,11 @@ t.test("a poll carries the health report only when it is news, and every signed 
   await f.poller.step()
   const first = queryOf(f.seen[1]!)
   t.same(JSON.parse(first.get('health')!), health, 'the first poll after a start carries it')
+  const healthText = boxHealthSignatureText({ serverId: 'sid-1', timestamp: first.get('keyTimestamp')!, health: first.get('health')! })
+  t.ok(
+    verify(null, Buffer.from(healthText), boxPublicKeyObject(first.get('publicKey')!), Buffer.from(first.get('healthSignature') ?? '', 'base64')),
+    'the report signed by the box key with the poll\'s timestamp (the server keeps no report it does not sign)'
+  )
   t.equal(first.get('roundTripMs'), null, 'no round trip measured yet')
 
   clock.advance(30_000)

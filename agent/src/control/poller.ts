@@ -8,7 +8,7 @@ import { encodeHealth } from '../health/report.js'
 import { healthToSend, type SentHealth } from '../health/send.js'
 import type { Identity } from '../identity.js'
 import type { Logger } from '../log.js'
-import { keyAdoptionFor, keyProofFor, type BoxKey } from './box-key.js'
+import { healthSignatureFor, keyAdoptionFor, keyProofFor, type BoxKey } from './box-key.js'
 import { RequestRefusedError, type ControlClient } from './client.js'
 import type { StateStore } from './state.js'
 
@@ -104,10 +104,12 @@ export class StatusPoller {
       if (!saved.serverId) return await this.register()
       const { boxKey, clock = systemClock, monotonic = () => performance.now() } = this.options
       health = await this.healthToSend()
+      const signed = boxKey ? keyAdoptionFor(boxKey, saved.serverId, clock.now()) : undefined
       const report: ReplayServerStatusQuery = {
         ...this.report(),
-        ...(boxKey ? keyAdoptionFor(boxKey, saved.serverId, clock.now()) : {}),
+        ...signed,
         ...(health?.encoded ? { health: health.encoded } : {}),
+        ...(boxKey && signed && health?.encoded ? { healthSignature: healthSignatureFor(boxKey, saved.serverId, signed.keyTimestamp, health.encoded) } : {}),
         // The server takes the clock offset from the signed keyTimestamp: unsigned, the round trip says nothing.
         ...(boxKey && this.roundTripMs !== undefined ? { roundTripMs: this.roundTripMs } : {})
       }

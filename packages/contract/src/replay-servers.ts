@@ -112,6 +112,16 @@ export function boxKeyAdoptionText(proof: { serverId: string; publicKey: string;
   return `club-box-key-adoption\n${proof.serverId}\n${proof.publicKey}\n${proof.timestamp}`
 }
 
+/**
+ * What a box key signs for the health report a status poll carries (healthSignature): keySignature
+ * covers only the serverId and the time, so without it whoever read a signed poll's query (a
+ * proxy's access log) could send its fresh signature with a report of their own (every camera
+ * FAILED: the court's players turned away) to a server process that had not taken it yet.
+ */
+export function boxHealthSignatureText(signed: { serverId: string; timestamp: string; health: string }): string {
+  return `club-box-health\n${signed.serverId}\n${signed.timestamp}\n${signed.health}`
+}
+
 export const ReplayServerRegistrationRequest = Type.Object(
   {
     deviceId: DeviceId,
@@ -173,6 +183,9 @@ export const ReplayServerStatusQuery = Type.Object(
     keyTimestamp: Type.Optional(DateTime({ description: 'When keySignature was made (ISO 8601, UTC): within two minutes of the server\'s clock' })),
     keySignature: Type.Optional(
       Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'Ed25519 signature (64 bytes), base64, by publicKey of boxKeyAdoptionText' })
+    ),
+    healthSignature: Type.Optional(
+      Type.String({ pattern: '^[A-Za-z0-9+/]{86}==$', description: 'Ed25519 signature (64 bytes), base64, by the box key of boxHealthSignatureText over the serverId, keyTimestamp and health: required with health' })
     ),
     health: Type.Optional(
       Type.String({

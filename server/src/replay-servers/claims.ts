@@ -5,6 +5,7 @@ import { createHash, createPublicKey, randomUUID, verify, type KeyObject } from 
 import { isIP } from 'node:net'
 import { sql } from 'kysely'
 import {
+  boxHealthSignatureText,
   boxKeyAdoptionText,
   boxKeyProofText,
   type ReplayServerClaim,
@@ -84,6 +85,17 @@ export function provesPolledKey(serverId: string, reported: ReplayServerStatusQu
   if (outOfWindow(keyTimestamp, now)) return false
   const text = boxKeyAdoptionText({ serverId, publicKey, timestamp: keyTimestamp })
   return verify(null, Buffer.from(text), boxPublicKey(publicKey, 'querystring.publicKey'), Buffer.from(keySignature, 'base64'))
+}
+
+/**
+ * Whether the health report of a poll that provesPolledKey is signed by the same key with the same
+ * timestamp (healthSignature over boxHealthSignatureText): keySignature alone does not cover it.
+ */
+export function signsHealth(serverId: string, reported: ReplayServerStatusQuery): boolean {
+  const { publicKey, keyTimestamp, healthSignature, health } = reported
+  if (publicKey === undefined || keyTimestamp === undefined || healthSignature === undefined || health === undefined) return false
+  const text = boxHealthSignatureText({ serverId, timestamp: keyTimestamp, health })
+  return verify(null, Buffer.from(text), boxPublicKey(publicKey, 'querystring.publicKey'), Buffer.from(healthSignature, 'base64'))
 }
 
 /** Open claims kept per box from one source (see sourceOf): one source alone cannot push the others out. */

@@ -225,3 +225,22 @@ t.test("a signed poll sent again (a query copied from a log, answered 304) does 
   t.same(health.problems, [], 'not measured 60 s behind')
   t.ok(Math.abs(health.clockOffsetSeconds) < 1)
 })
+
+t.test("a report swapped into a box's signed poll (its query read from a log, sent to a process that has not taken it): 401, nothing kept, the box's own poll still counts", async (t) => {
+  const ctx = await testApp(t)
+  const box = await reportingBox(t, ctx)
+  await box.send(report([{ id: 'cam-1' }]))
+  ctx.clock.advance(1000)
+  const own = new URLSearchParams(signedHealthQuery(ctx, box.key, box.serverId, { health: report([{ id: 'cam-1' }]) }))
+  const swapped = new URLSearchParams(own)
+  swapped.set('health', JSON.stringify(report([{ id: 'cam-1', state: 'FAILED', problem: 'connection refused' }])))
+  const unsigned = new URLSearchParams(swapped)
+  unsigned.delete('healthSignature')
+  for (const [what, query] of [['its signature kept', swapped], ['its signature dropped', unsigned]] as const) {
+    const res = await poll(ctx, box.serverId, query.toString())
+    t.equal(res.statusCode, 401, what)
+    t.match(errorOf(res).message, /health is not signed by the box's key/, what)
+  }
+  t.same((await adminView(ctx, box.admin, box.id)).health.problems, [], 'no camera FAILED')
+  t.equal((await poll(ctx, box.serverId, own.toString())).statusCode, 200, "the box's own poll, with that signature, is taken")
+})

@@ -13,7 +13,7 @@ import type { Db } from '../db/database.js'
 import { type ReplayServerDeps } from './service.js'
 import { UnauthorizedError } from '../errors.js'
 import { adoptPolledKey, findPolledReplayServer, recordReport, recordSightings, replayServerStatusChanges, reportedChanges, statusAnswerOf, type PollRow } from './polls.js'
-import { provesPolledKey } from './claims.js'
+import { provesPolledKey, signsHealth } from './claims.js'
 import { pendingUpdateFor, updateTargetOf } from './updates.js'
 import { doNotFilmOfArea } from '../do-not-film/service.js'
 import { footageTakedownsOfBox } from '../footage-takedowns/service.js'
@@ -66,6 +66,7 @@ const signedByBoxKey = (row: PollRow, serverId: string, reported: ReplayServerSt
 export const UNSIGNED_POLL =
   "this box has a key: its polls are signed by it (publicKey, keyTimestamp, keySignature), and this one is not, or not within 120 s of the server's clock (set the box's clock: NTP)"
 export const REPLAYED_POLL = "this poll's signature was already used: each poll is signed afresh"
+export const UNSIGNED_HEALTH = "this poll's health is not signed by the box's key (healthSignature over the serverId, keyTimestamp and health)"
 
 /** How many boxes' last signed poll times are kept to refuse a signed poll sent again (a query copied from a log). */
 const SIGNED_POLLS_KEPT = 100_000
@@ -163,6 +164,8 @@ export class StatusPolls {
     // address) only in polls its key signs, each signature once.
     if (entry.row.public_key !== null) {
       if (!signedByBoxKey(entry.row, serverId, reported, now)) throw new UnauthorizedError(UNSIGNED_POLL, 'BoxKey')
+      // Before the signature is taken as used: a report swapped into a box's signed poll is refused and the box's own poll still counts.
+      if (health !== undefined && !signsHealth(serverId, reported)) throw new UnauthorizedError(UNSIGNED_HEALTH, 'BoxKey')
       this.checkFresh(entry.row.id, reported.keyTimestamp!)
       // Health only from a poll the box's key signs: a keyless record's serverId is its only secret,
       // and it is in the status path (a proxy's access log), so whoever read it could otherwise report

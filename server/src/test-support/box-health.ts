@@ -2,7 +2,7 @@
 // carrying one, with the box's clock as far off as the test says.
 import { sign } from 'node:crypto'
 import type { Test } from 'tap'
-import { boxKeyAdoptionText, type BoxHealthReport } from '@club/contract'
+import { boxHealthSignatureText, boxKeyAdoptionText, type BoxHealthReport } from '@club/contract'
 import type { TestApp } from './app.js'
 import { approvedBox, boxKey, type BoxKey } from './box-keys.js'
 import { poll } from '../replay-servers/test-helpers.js'
@@ -26,7 +26,11 @@ export function signedHealthQuery(ctx: TestApp, key: BoxKey, serverId: string, o
   const keySignature = sign(null, Buffer.from(boxKeyAdoptionText({ serverId, publicKey: key.publicKey, timestamp })), key.privateKey).toString('base64')
   const query = new URLSearchParams({ publicKey: key.publicKey, keyTimestamp: timestamp, keySignature })
   if (options.roundTripMs !== undefined) query.set('roundTripMs', String(options.roundTripMs))
-  if (options.health !== undefined) query.set('health', typeof options.health === 'string' ? options.health : JSON.stringify(options.health))
+  if (options.health !== undefined) {
+    const health = typeof options.health === 'string' ? options.health : JSON.stringify(options.health)
+    query.set('health', health)
+    query.set('healthSignature', sign(null, Buffer.from(boxHealthSignatureText({ serverId, timestamp, health })), key.privateKey).toString('base64'))
+  }
   return query.toString()
 }
 
