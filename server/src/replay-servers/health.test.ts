@@ -77,6 +77,15 @@ t.test('a bad health parameter: 400 naming it and what is wrong, nothing written
     [report([{ id: 'cam-1' }, { id: 'cam-1' }]), /cam-1 is reported twice/],
     [report([], { freeBytes: 2, totalBytes: 1 }), /freeBytes: more than totalBytes/],
     [{ ...report([]), extra: 1 }, /querystring\.health/],
+    // NaN-ish and huge numbers: JSON has no NaN; 1e999 parses as Infinity.
+    ['{"cameras": [], "disk": {"freeBytes": NaN}}', /querystring\.health: not JSON/],
+    [JSON.stringify(report([])).replace('"freeBytes":500000000000', '"freeBytes":1e999'), /querystring\.health\.disk\.freeBytes/],
+    [JSON.stringify(report([])).replace('"uptimeSeconds":3600', '"uptimeSeconds":1e300'), /querystring\.health\.uptimeSeconds/],
+    [report([{ id: 'cam-1', restarts: -1 }]), /querystring\.health\.cameras\.0\.restarts/],
+    [report([{ id: 'cam-1', restarts: 1.5 }]), /querystring\.health\.cameras\.0\.restarts/],
+    [report([{ id: 'cam-1', lastSegmentAt: 'yesterday' }]), /querystring\.health\.cameras\.0\.lastSegmentAt/],
+    [report([{ id: 'cam-1', state: 'FAILED', problem: 'x'.repeat(201) }]), /querystring\.health\.cameras\.0\.problem/],
+    [report(Array.from({ length: 65 }, (_, i) => ({ id: `c${i}` }))), /querystring\.health\.cameras/],
     ['"x"'.padEnd(16_001, ' '), /querystring\.health/]
   ]
   for (const [health, message] of bad) {
