@@ -544,3 +544,20 @@ t.test("an admin's API key or read-only token may not start, stop or read rollou
   t.equal((await read(ctx, admin, id)).status, 'RUNNING', 'the rollout runs on')
   t.equal((await ctx.app.db.selectFrom('agent_rollouts').select('id').execute()).length, 1, 'none started')
 })
+
+t.test("cancelling a rollout leaves a target an admin set by hand to the same version on a box it never offered", async (t) => {
+  const ctx = await testApp(t)
+  const { admin, boxes } = await fleet(ctx, 2)
+  const [canary, waiting] = boxes as [Box, Box]
+  const res = await create(ctx, admin, { version: NEW, groups: [{ boxes: [{ id: canary.id }] }, { percent: 100 }], errorThresholdPercent: 100, healthSeconds: 0 })
+  const id = res.json().id
+  t.equal(stateOf(res.json(), waiting), 'WAITING')
+  // The admin does not wait for the rollout: this box gets the release now, by hand.
+  const set = await ctx.app.inject({ method: 'PUT', url: `/apis/v2/admin/replay-servers/${waiting.id}/target-version`, headers: { authorization: admin }, payload: { version: NEW } })
+  t.equal(set.statusCode, 200, set.body)
+  t.equal((await act(ctx, admin, id, 'cancel')).statusCode, 200)
+  await pollBox(ctx, waiting)
+  t.equal(waiting.pending, NEW, 'its own target stands')
+  await pollBox(ctx, canary)
+  t.equal(canary.pending, undefined, 'the offer the rollout made is withdrawn')
+})

@@ -429,10 +429,11 @@ async function offerBox(tx: Tx, rollout: AgentRolloutsTable, box: BoxRow, now: D
 /**
  * Withdraws the offer from the rollout's boxes that do not run the version (the rollout halted or
  * was cancelled): their target goes back to none, unless an admin set another meanwhile. Boxes that
- * run it keep it; a box installing right now finishes or rolls back by itself.
+ * run it keep it; a box installing right now finishes or rolls back by itself. Only boxes it offered:
+ * a box it never offered that heads for the version was set so by hand, and keeps it.
  */
 async function withdrawOffers(tx: Tx, rollout: AgentRolloutsTable, now: Date, why: string): Promise<void> {
-  const boxes = tx.selectFrom('agent_rollout_boxes').select('replay_server_id').where('rollout_id', '=', rollout.id)
+  const boxes = tx.selectFrom('agent_rollout_boxes').select('replay_server_id').where('rollout_id', '=', rollout.id).where('offered_at', 'is not', null)
   await tx
     .updateTable('replay_servers')
     .set({ target_version: null, updated_at: now.toISOString() })
