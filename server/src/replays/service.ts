@@ -44,7 +44,7 @@ interface CandidateBox {
 }
 
 /** A camera its box says is FAILED, and since when (the server's clock): see failedCameras. */
-export type FailedCameras = ReadonlyMap<string, { since: string; problem: string | null }>
+export type FailedCameras = ReadonlyMap<string, { since: string }>
 
 /**
  * The box and camera a replay of `courtId` is cut from: the named camera when it films the court,
@@ -56,7 +56,7 @@ export function chooseCamera(
   courtId: string,
   cameraId: string | undefined,
   failed: FailedCameras = new Map()
-): { replayServerId: string; cameraId: string } | { missing: string } | { failed: { cameraId: string; since: string; problem: string | null } } {
+): { replayServerId: string; cameraId: string } | { missing: string } | { failed: { cameraId: string; since: string } } {
   const filming = boxes.flatMap((box) =>
     box.config.cameras.filter((c) => c.isEnabled !== false && (c.courtIds ?? []).includes(courtId)).map((c) => ({ replayServerId: box.id, cameraId: c.id }))
   )
@@ -80,7 +80,7 @@ export function chooseCamera(
  * replay of it is asked for as before (it waits for the box, or fails as it always did).
  */
 export async function failedCameras(db: DbOrTx, boxIds: readonly string[], now: Date, pollIntervalSeconds: number): Promise<FailedCameras> {
-  const failed = new Map<string, { since: string; problem: string | null }>()
+  const failed = new Map<string, { since: string }>()
   if (boxIds.length === 0) return failed
   const rows = await db
     .selectFrom('replay_server_health as h')
@@ -92,7 +92,7 @@ export async function failedCameras(db: DbOrTx, boxIds: readonly string[], now: 
     .execute()
   for (const row of rows) {
     for (const camera of JSON.parse(row.cameras) as StoredCamera[]) {
-      if (camera.state === 'FAILED') failed.set(`${row.replay_server_id} ${camera.id}`, { since: camera.since, problem: camera.problem })
+      if (camera.state === 'FAILED') failed.set(`${row.replay_server_id} ${camera.id}`, { since: camera.since })
     }
   }
   return failed
@@ -173,9 +173,11 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
   if ('missing' in choice) throw new ConflictError(choice.missing)
   // Told at once, before anything is stored or paid: the box would only report it FAILED minutes later.
   if ('failed' in choice) {
-    const { cameraId, since, problem } = choice.failed
+    // Not its problem in words: that is the box's own text (ffmpeg's last line at worst, a camera's
+    // address in it), for staff in the admin view, not for whoever asks for a replay.
+    const { cameraId, since } = choice.failed
     throw new ServiceUnavailableError(
-      `camera ${quote(cameraId)} filming court ${quote(court.id)} does not record since ${since}${problem ? ` (${problem})` : ''}: no replay can be cut from it until it records again`,
+      `camera ${quote(cameraId)} filming court ${quote(court.id)} does not record since ${since}: no replay can be cut from it until it records again`,
       // Its box reports the camera's next change with its next poll.
       { 'retry-after': String(deps.settings.pollIntervalSeconds) },
       // For the court page, which tells the player in their language (a 503 is otherwise sent again).
