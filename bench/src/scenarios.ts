@@ -2,7 +2,7 @@
 // row, reference, search entry and version record is exactly what the API would have written, and
 // the scenarios that read them.
 import { createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
-import { deviceTokenKey, registerReplayServer } from '@club/server/replay-servers/service'
+import { deviceTokenKey, MAX_WAITING_BOXES, registerReplayServer } from '@club/server/replay-servers/service'
 import { approveReplayServer, setReplayServerConfig } from '@club/server/replay-servers/decisions'
 import { createTemplate, patchTemplate } from '@club/server/templates/service'
 import type { Clock } from '@club/server/clock'
@@ -150,7 +150,9 @@ export const SEARCH_TERM = `${SPORTS[3]} ${GROUPS[4]}`
 /**
  * `count` boxes registered through the service; nine in ten approved for an area with a two-camera
  * configuration, the rest left pending. Answers the approved boxes' serverIds; the pending boxes'
- * go into `pending` when given (the evening polls them too).
+ * go into `pending` when given (the evening polls them too), fewer than MAX_WAITING_BOXES of them:
+ * the server drops the oldest box never approved beyond that (each new registration waits too until
+ * approved), so the rest are approved and every box seeded still polls.
  */
 export async function seedReplayServers(db: Db, count: number, venue: Venue, pending?: string[], keyed?: KeyedSeeding): Promise<string[]> {
   const clock = { now: () => new Date() }
@@ -167,7 +169,7 @@ export async function seedReplayServers(db: Db, count: number, venue: Venue, pen
       deps
     )
     if (key) keyed!.keys.set(serverId, { serverId, publicKey: key.publicKey, privateKey: key.privateKey, lastSigned: 0 })
-    if (i % 10 === 9) {
+    if (i % 10 === 9 && (pending === undefined || pending.length < MAX_WAITING_BOXES - 1)) {
       pending?.push(serverId)
       continue
     }
