@@ -1,7 +1,9 @@
 // `pnpm bench:evening`: a club's busiest evening, everything at once. Seeds the benchmark's volumes
 // (bench/src/seed.ts, scenarios.ts, memberships.ts, packages.ts), starts the server as `pnpm start`
 // starts it (one process on SQLite; two on one PostgreSQL with BENCH_DATABASE=postgres), and drives
-// it open-loop (bench/src/open-loop.ts) with boxes polling, members reading, staff editing,
+// it open-loop (bench/src/open-loop.ts) with boxes polling as the agent does (each poll signed by the
+// box's key with the previous poll's round trip, a health report with the first and every five
+// minutes after), members reading, staff editing,
 // redemptions and replay requests at fixed rates, with a CHARGE job in the middle. Then the step
 // search: the same mix at 2x, 3x, … until a read route's p99 reaches 50 ms. Prints tables and
 // writes JSON under bench/results/. Never fails on a number.
@@ -18,7 +20,8 @@ import { seedMemberships } from './memberships.js'
 import { pools, runMix, seededRandom, zipf, type MixResult, type Stream } from './open-loop.js'
 import { seedPackages } from './packages.js'
 import { seedUsers } from './seed.js'
-import { seedReplayServers, seedVenue, statusPath, TemplateSeeder } from './scenarios.js'
+import type { BoxHealthReport } from '@club/contract'
+import { cameraNumbers, seedReplayServers, seedVenue, signedPollQuery, statusPath, TemplateSeeder, type KeyedBox } from './scenarios.js'
 
 /** 1 = the benchmark's volumes (1,000 users, 5,000 boxes, 100,000 templates); 0.05 for a quick run. */
 const SCALE = Number(process.env.BENCH_SCALE ?? 1)
@@ -42,6 +45,19 @@ const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').f
 /** The bound every read route's p99 is held under for a multiple to count as held. */
 const READ_P99_MS = 50
 const PASSWORD_HASH_COST = 65536
+/** BENCH_EVENING_HEALTH=0: the boxes' polls carry no health report (still signed, with their round trip), to compare. */
+const HEALTH = process.env.BENCH_EVENING_HEALTH !== '0'
+/** Only the streams whose route contains this text (or any of several separated by `|`), e.g. "status" for the polls alone; no CHARGE job then. */
+const ONLY = process.env.BENCH_EVENING_ONLY
+/** Cameras in each approved box (all RECORDING in its reports). */
+const CAMERAS = 4
+/**
+ * A box that is fine sends its health report at most this long apart (agent/src/health/send.ts,
+ * HEALTH_HEARTBEAT_MS), besides its first poll and any change.
+ */
+const HEALTH_HEARTBEAT_SECONDS = 300
+/** Seconds of the server idle (nothing sent) before the warm-up, to take from its CPU in a run of some streams only (BENCH_EVENING_ONLY). */
+const IDLE_SECONDS = 10
 
 /**
  * The mix at 1x, in requests per second. The issue fixes the writes (patches 1/s, redemptions 20/s,
@@ -122,7 +138,7 @@ function clusterCpuSeconds(postmaster: number): number | undefined {
   }
 }
 
-/** Four courts per area, filmed by the area's first box (two each per camera): what replay requests ask for. */
+/** Four courts per area, filmed by the area's first box (one per camera): what replay requests ask for. */
 async function seedCourts(db: Db, areaIds: string[]): Promise<string[]> {
   const clock = { now: () => new Date() }
   const deps = { clock, tokenKey: await deviceTokenKey(db, { DEVICE_TOKEN_SECRET: '' }, clock), pollIntervalSeconds: 30 }
@@ -134,21 +150,23 @@ async function seedCourts(db: Db, areaIds: string[]): Promise<string[]> {
     const courts = [0, 1, 2, 3].map((c) => ({ id: randomUUID(), area_id: areaId, pod_id: null, name: `Court ${c + 1}`, slug: `court-${a}-${c}`, created_at: now, updated_at: now }))
     await db.insertInto('courts').values(courts).execute()
     courtIds.push(...courts.map((c) => c.id))
-    const cameras = [1, 2].map((n) => ({ id: `cam-${n}`, name: `Courts ${n}`, feed: `rtsp://10.1.${a}.${n}:554/stream`, courtIds: courts.slice((n - 1) * 2, n * 2).map((c) => c.id) }))
+    const cameras = cameraNumbers(CAMERAS).map((n) => ({ id: `cam-${n}`, name: `Court ${n}`, feed: `rtsp://10.1.${a}.${n}:554/stream`, courtIds: [courts[(n - 1) % courts.length]!.id] }))
     await setReplayServerConfig(db, box.id, { cleanupEnabled: true, cameras }, deps)
   }
   return courtIds
 }
 
-/** Polls every box once as it would after starting: its ETag and the interval the server advises. */
-async function firstPolls(url: string, serverIds: string[]): Promise<{ etags: Array<string | undefined>; pollInterval: number }> {
+/** Polls every box once as it would after starting (signed, with its health report): its ETag and the interval the server advises. */
+async function firstPolls(url: string, boxes: Box[]): Promise<{ etags: Array<string | undefined>; pollInterval: number }> {
   const etags: Array<string | undefined> = []
   let pollInterval = 30
-  for (let i = 0; i < serverIds.length; i += 50) {
+  for (let i = 0; i < boxes.length; i += 50) {
     const chunk = await Promise.all(
-      serverIds.slice(i, i + 50).map(async (id) => {
-        const res = await fetch(`${url}${statusPath(id)}?version=1.0.0`)
-        if (res.status !== 200) throw new Error(`the first status poll of a seeded box answered ${res.status}`)
+      boxes.slice(i, i + 50).map(async (box, k) => {
+        const sent = performance.now()
+        const res = await fetch(`${url}${pollPath(box, i + k, HEALTH)}`)
+        if (res.status !== 200) throw new Error(`the first status poll of a seeded box answered ${res.status}: ${await res.text()}`)
+        box.roundTripMs = Math.round(performance.now() - sent)
         const answer = (await res.json()) as { pollInterval?: number }
         if (answer.pollInterval) pollInterval = answer.pollInterval
         return res.headers.get('etag') ?? undefined
@@ -159,8 +177,45 @@ async function firstPolls(url: string, serverIds: string[]): Promise<{ etags: Ar
   return { etags, pollInterval }
 }
 
+/** Polls sent with a health report so far (the measured runs report their share). */
+let healthPollsSent = 0
+
+/** A polling box as the agent is: its key, its polls so far, when the last was sent and how long its last answer took. */
+interface Box {
+  key: KeyedBox
+  polls: number
+  sentAt: number
+  roundTripMs: number | undefined
+}
+
+/**
+ * What a box that is fine reports (contract BoxHealthReport): every camera RECORDING with a segment
+ * finished in the last few seconds, a disk of 1 TB about half full of recordings, the agent's memory
+ * and uptime. Figures differ a little from box to box, as they would.
+ */
+function healthReport(b: number, now: number): BoxHealthReport {
+  const freeBytes = 300_000_000_000 + (b % 200) * 1_000_000_000
+  return {
+    cameras: cameraNumbers(CAMERAS).map((n) => ({ id: `cam-${n}`, state: 'RECORDING' as const, lastSegmentAt: new Date(now - ((b + n) % 10) * 1000).toISOString(), restarts: 0, problem: null })),
+    disk: { freeBytes, totalBytes: 1_000_000_000_000, recordingsBytes: 1_000_000_000_000 - freeBytes - 40_000_000_000, hoursKept: Math.round((1_000_000_000_000 - 40_000_000_000) / 2_000_000_000) / 10 },
+    temperatureCelsius: 44 + (b % 12),
+    memoryBytes: 80_000_000 + (b % 50) * 100_000,
+    uptimeSeconds: 86_400 + Math.round(now / 1000) % 86_400
+  }
+}
+
+/**
+ * Box b's poll as the agent sends it: signed afresh, with the previous poll's round trip (none on the
+ * first), and its health report when `withHealth`.
+ */
+function pollPath(box: Box, b: number, withHealth: boolean): string {
+  const health = withHealth ? JSON.stringify(healthReport(b, Date.now())) : undefined
+  const roundTrip = box.roundTripMs === undefined ? '' : `&roundTripMs=${box.roundTripMs}`
+  return `${statusPath(box.key.serverId)}?version=1.0.0&${signedPollQuery(box.key, health)}${roundTrip}`
+}
+
 interface Population {
-  boxes: string[]
+  boxes: Box[]
   etags: Array<string | undefined>
   pollInterval: number
   members: Array<{ token: string; packageId: string }>
@@ -196,17 +251,28 @@ function streams(p: Population): Stream[] {
   const areaPage = page(p.areaPages)
   const searchPage = page(10)
   const run = randomUUID().slice(0, 8)
-  return [
+  const heartbeatPolls = Math.max(1, Math.round(HEALTH_HEARTBEAT_SECONDS / p.pollInterval))
+  const all: Stream[] = [
     {
       route: 'GET replay-servers/device/{serverId}/status',
       read: true,
       rate: p.boxes.length / p.pollInterval,
       request: (i) => {
-        const etag = p.etags[i % p.boxes.length]
-        return { method: 'GET', path: `${statusPath(p.boxes[i % p.boxes.length]!)}?version=1.0.0`, ...(etag ? { headers: { 'if-none-match': etag } } : {}) }
+        const b = i % p.boxes.length
+        const box = p.boxes[b]!
+        const etag = p.etags[b]
+        // After the first poll (before the warm-up), every heartbeat-th poll of a box carries its
+        // report, each box at its own phase so that the reports are spread evenly.
+        box.polls++
+        const withHealth = HEALTH && (box.polls + b) % heartbeatPolls === 0
+        if (withHealth) healthPollsSent++
+        box.sentAt = performance.now()
+        return { method: 'GET', path: pollPath(box, b, withHealth), ...(etag ? { headers: { 'if-none-match': etag } } : {}) }
       },
       ok: ok(200, 304),
       answered: (i, status, headers) => {
+        const box = p.boxes[i % p.boxes.length]!
+        box.roundTripMs = Math.round(performance.now() - box.sentAt)
         if (status === 200 && typeof headers.etag === 'string') p.etags[i % p.boxes.length] = headers.etag
       }
     },
@@ -279,6 +345,8 @@ function streams(p: Population): Stream[] {
       ok: ok(201)
     }
   ]
+  const only = ONLY?.split('|')
+  return only ? all.filter((s) => only.some((o) => s.route.includes(o))) : all
 }
 
 /** Prometheus counters of every server: read cache look-ups by cache and result, status polls by answer. */
@@ -315,6 +383,15 @@ interface RunReport extends MixResult {
   /** Percent of one core over the run. */
   cpu: { servers: Array<number | undefined>; database?: number; generator: number; machineBusy?: number }
   cachesAndPolls: ReturnType<typeof hitRates>
+  /** The servers' CPU over the run divided by the requests answered (every route together). */
+  serverCpuMicrosPerRequest?: number
+  /**
+   * How often migration 0008's status change counter moved: each move drops every box's kept poll
+   * answer (replay-servers/status-polls.ts), so the next poll of each box reads its record afresh.
+   */
+  statusChanges: { moves: number; perSecond: number }
+  /** Polls sent with a health report during the run. */
+  healthPolls: number
   chargeJob?: { seconds: number; status: number; counts?: Record<string, number>; error?: string }
 }
 
@@ -343,7 +420,9 @@ async function main() {
     const readers = users.emails.map((email, i) => ({ user: byEmail.get(email)!, token: users.accessTokens[i]! })).filter((r) => r.user.role === 'member').map((r) => ({ userId: r.user.id, token: r.token }))
     const venue = await seedVenue(db)
     const pending: string[] = []
-    const approved = await seedReplayServers(db, Math.round(5000 * SCALE), venue, pending)
+    // Registered with a key each, as the agent registers now: their polls must be signed.
+    const keys = new Map<string, KeyedBox>()
+    const approved = await seedReplayServers(db, Math.round(5000 * SCALE), venue, pending, { audience: 'http://127.0.0.1', cameras: CAMERAS, keys })
     // One subscription per member, all due on one date: the CHARGE job in the middle renews them.
     await seedMemberships(db, readers.length, readers)
     const packages = await seedPackages(db, readers)
@@ -361,7 +440,7 @@ async function main() {
       started.push(server)
     }
     const urls = started.map((s) => s.url)
-    const boxes = [...approved, ...pending]
+    const boxes: Box[] = [...approved, ...pending].map((id) => ({ key: keys.get(id)!, polls: 0, sentAt: 0, roundTripMs: undefined }))
     const { etags, pollInterval } = await firstPolls(urls[0]!, boxes)
     const population: Population = {
       boxes,
@@ -400,6 +479,7 @@ async function main() {
       // every cache's stamp, so it must not even look like one).
       const reader = openDatabase(database.url)
       const due = await reader.selectFrom('membership_subscriptions').select((eb) => eb.fn.min('next_charge_date').as('date')).executeTakeFirst()
+      const changesBefore = await statusChangeCount(reader)
       await reader.destroy()
       const before = await scrape(urls)
       const load = loadavg()[0]!
@@ -409,9 +489,20 @@ async function main() {
       const host = cpuTimes()
       const idle = machineIdle()
       const t = performance.now()
+      const healthBefore = healthPollsSent
       const partial: Partial<RunReport> = {}
-      const result = await runMix(clients, mix, multiple, seconds, [{ atSeconds: seconds / 2, run: () => chargeJob(partial as RunReport, String(due?.date ?? new Date().toISOString())) }])
+      const charge = ONLY ? [] : [{ atSeconds: seconds / 2, run: () => chargeJob(partial as RunReport, String(due?.date ?? new Date().toISOString())) }]
+      const result = await runMix(clients, mix, multiple, seconds, charge)
       const wall = (performance.now() - t) / 1000
+      const after = openDatabase(database.url)
+      const changesAfter = await statusChangeCount(after)
+      await after.destroy()
+      const serverSeconds = started.map((s, n) => {
+        const a = servers[n]
+        const b = processCpuSeconds(s.child.pid)
+        return a === undefined || b === undefined ? undefined : b - a
+      })
+      const answered = result.routes.reduce((n, r) => n + r.requests - r.errors, 0)
       const share = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : round(((b - a) / wall) * 100))
       const hostAfter = cpuTimes()
       const idleAfter = machineIdle()
@@ -430,12 +521,28 @@ async function main() {
             : {})
         },
         cachesAndPolls: hitRates(before, await scrape(urls)),
+        serverCpuMicrosPerRequest: serverSeconds.every((x) => x !== undefined) && answered > 0 ? Math.round((serverSeconds.reduce((a, b) => a! + b!, 0)! / answered) * 1e6) : undefined,
+        healthPolls: healthPollsSent - healthBefore,
+        statusChanges: { moves: changesAfter - changesBefore, perSecond: round((changesAfter - changesBefore) / wall, 2) },
         ...partial
       }
       print(report)
       return report
     }
 
+    // With some streams only, what the server spends doing nothing (its timers, the sightings flush)
+    // is measured first, to be taken from the run's CPU.
+    let idleServerCpu: Array<number | undefined> | undefined
+    if (ONLY) {
+      const before = started.map((s) => processCpuSeconds(s.child.pid))
+      await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000))
+      idleServerCpu = started.map((s, n) => {
+        const a = before[n]
+        const b = processCpuSeconds(s.child.pid)
+        return a === undefined || b === undefined ? undefined : round(((b - a) / IDLE_SECONDS) * 100, 2)
+      })
+      process.stdout.write(`only ${mix.map((m) => m.route).join(', ')}; the server idle for ${IDLE_SECONDS}s: ${idleServerCpu.join(' + ')}% of a core\n`)
+    }
     if (WARMUP > 0) {
       process.stdout.write(`warm-up: ${WARMUP}s of the mix at 1x (not counted)…\n`)
       await runMix(clients, mix, 1, WARMUP)
@@ -462,6 +569,8 @@ async function main() {
       templates: templates.ids.length,
       seedSeconds,
       pollIntervalSeconds: pollInterval,
+      polls: { signed: true, healthReports: HEALTH, cameras: CAMERAS, healthHeartbeatSeconds: HEALTH_HEARTBEAT_SECONDS },
+      ...(ONLY ? { only: ONLY, idleServerCpu } : {}),
       ratesAt1x: Object.fromEntries(mix.map((s) => [s.route, round(s.rate, 2)])),
       readP99BoundMs: READ_P99_MS,
       heldMultiple: held,
@@ -480,6 +589,12 @@ async function main() {
   }
 }
 
+/** Migration 0008's status change counter, read on `db`. */
+async function statusChangeCount(db: Db): Promise<number> {
+  const row = await db.selectFrom('replay_server_status_changes').select('counter').where('id', '=', 1).executeTakeFirstOrThrow()
+  return Number(row.counter)
+}
+
 /** The machine's idle time (idle + iowait) from /proc/stat, in the same ticks as cpuTimes().total. */
 function machineIdle(): number | undefined {
   try {
@@ -495,6 +610,7 @@ function print(r: RunReport) {
     `\n${r.multiple}x for ${r.seconds}s: load ${r.loadAverage.before.toFixed(2)} → ${r.loadAverage.after.toFixed(2)}; CPU (% of a core) servers ${r.cpu.servers.join(' + ')}` +
       `${r.cpu.database !== undefined ? `, PostgreSQL ${r.cpu.database}` : ''}, load generator ${r.cpu.generator}, machine busy ${r.cpu.machineBusy ?? '?'}% of all cores; ` +
       `send lag p99 ${r.sendLagMs.p99} ms; ${r.held ? 'held' : 'NOT held'}\n` +
+      `server CPU per request ${r.serverCpuMicrosPerRequest ?? '?'} µs; polls with a health report ${r.healthPolls}; status change counter moved ${r.statusChanges.moves} times (${r.statusChanges.perSecond}/s)\n` +
       `${table(
         r.routes.map((x) => ({
           route: x.route,

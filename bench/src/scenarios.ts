@@ -2,7 +2,7 @@
 // row, reference, search entry and version record is exactly what the API would have written, and
 // the scenarios that read them.
 import { createHash, generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:crypto'
-import { deviceTokenKey, registerReplayServer } from '@club/server/replay-servers/service'
+import { deviceTokenKey, MAX_WAITING_BOXES, registerReplayServer } from '@club/server/replay-servers/service'
 import { approveReplayServer, setReplayServerConfig } from '@club/server/replay-servers/decisions'
 import { createTemplate, patchTemplate } from '@club/server/templates/service'
 import type { Clock } from '@club/server/clock'
@@ -150,31 +150,37 @@ export const SEARCH_TERM = `${SPORTS[3]} ${GROUPS[4]}`
 /**
  * `count` boxes registered through the service; nine in ten approved for an area with a two-camera
  * configuration, the rest left pending. Answers the approved boxes' serverIds; the pending boxes'
- * go into `pending` when given (the evening polls them too).
+ * go into `pending` when given (the evening polls them too), fewer than MAX_WAITING_BOXES of them:
+ * the server drops the oldest box never approved beyond that (each new registration waits too until
+ * approved), so the rest are approved and every box seeded still polls.
  */
-export async function seedReplayServers(db: Db, count: number, venue: Venue, pending?: string[]): Promise<string[]> {
+export async function seedReplayServers(db: Db, count: number, venue: Venue, pending?: string[], keyed?: KeyedSeeding): Promise<string[]> {
   const clock = { now: () => new Date() }
   const deps = { clock, tokenKey: await deviceTokenKey(db, { DEVICE_TOKEN_SECRET: '' }, clock), pollIntervalSeconds: 30 }
+  const audience = keyed?.audience ?? 'http://127.0.0.1'
   const serverIds: string[] = []
   for (let i = 0; i < count; i++) {
+    const deviceId = `bench-box-${i}`
+    const key = keyed ? newBoxKey(deviceId, audience) : undefined
     const { serverId } = await registerReplayServer(
       db,
-      { deviceId: `bench-box-${i}`, hostname: `box-${i}`, version: '1.0.0', localIp: `10.0.${i >> 8}.${i & 255}` },
-      { sourceIp: '127.0.0.1', audience: 'http://127.0.0.1' },
+      { deviceId, hostname: `box-${i}`, version: '1.0.0', localIp: `10.0.${i >> 8}.${i & 255}`, ...(key ? { publicKey: key.publicKey, keyProof: key.keyProof } : {}) },
+      { sourceIp: '127.0.0.1', audience },
       deps
     )
-    if (i % 10 === 9) {
+    if (key) keyed!.keys.set(serverId, { serverId, publicKey: key.publicKey, privateKey: key.privateKey, lastSigned: 0 })
+    if (i % 10 === 9 && (pending === undefined || pending.length < MAX_WAITING_BOXES - 1)) {
       pending?.push(serverId)
       continue
     }
-    const { id } = await db.selectFrom('replay_servers').select('id').where('device_id', '=', `bench-box-${i}`).executeTakeFirstOrThrow()
+    const { id } = await db.selectFrom('replay_servers').select('id').where('device_id', '=', deviceId).executeTakeFirstOrThrow()
     await approveReplayServer(db, id, { areaId: pick(venue.areaIds, i) }, deps)
     await setReplayServerConfig(
       db,
       id,
       {
         cleanupEnabled: true,
-        cameras: [1, 2].map((n) => ({ id: `cam-${n}`, name: `Court ${n}`, feed: `rtsp://10.0.${i >> 8}.${i & 255}:554/stream${n}` }))
+        cameras: cameraNumbers(keyed?.cameras ?? 2).map((n) => ({ id: `cam-${n}`, name: `Court ${n}`, feed: `rtsp://10.0.${i >> 8}.${i & 255}:554/stream${n}` }))
       },
       deps
     )
@@ -182,6 +188,19 @@ export async function seedReplayServers(db: Db, count: number, venue: Venue, pen
   }
   return serverIds
 }
+
+/** Boxes registered with a key of their own, as the agent registers now (seedReplayServers). */
+export interface KeyedSeeding {
+  /** The address the key proofs are made out to. */
+  audience: string
+  /** Cameras in each approved box's configuration. */
+  cameras: number
+  /** Filled with each box's key by serverId, pending boxes' too. */
+  keys: Map<string, KeyedBox>
+}
+
+/** 1..n: the seeded cameras are cam-1, cam-2, … */
+export const cameraNumbers = (n: number) => Array.from({ length: n }, (_, k) => k + 1)
 
 /**
  * One waiting replay (REQUESTED) for each of `serverIds`' boxes, on a court of its area, asked by
@@ -229,17 +248,23 @@ export async function seedKeyedReplayServers(db: Db, count: number, venue: Venue
   const boxes: KeyedBox[] = []
   for (let i = 0; i < count; i++) {
     const deviceId = `bench-keyed-box-${i}`
-    const pair = generateKeyPairSync('ed25519')
-    const publicKey = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
-    const timestamp = new Date().toISOString()
-    const signature = sign(null, Buffer.from(boxKeyProofText({ deviceId, publicKey, timestamp, audience })), pair.privateKey).toString('base64')
-    const { serverId } = await registerReplayServer(db, { deviceId, publicKey, keyProof: { timestamp, signature } }, { sourceIp: '127.0.0.1', audience }, deps)
+    const { publicKey, privateKey, keyProof } = newBoxKey(deviceId, audience)
+    const { serverId } = await registerReplayServer(db, { deviceId, publicKey, keyProof }, { sourceIp: '127.0.0.1', audience }, deps)
     const { id } = await db.selectFrom('replay_servers').select('id').where('device_id', '=', deviceId).executeTakeFirstOrThrow()
     await approveReplayServer(db, id, { areaId: pick(venue.areaIds, i) }, deps)
     await setReplayServerConfig(db, id, { cameras: [1, 2].map((n) => ({ id: `cam-${n}`, name: `Court ${n}`, feed: `rtsp://10.1.${i >> 8}.${i & 255}:554/stream${n}` })) }, deps)
-    boxes.push({ serverId, publicKey, privateKey: pair.privateKey, lastSigned: 0 })
+    boxes.push({ serverId, publicKey, privateKey, lastSigned: 0 })
   }
   return boxes
+}
+
+/** A box key of its own and the proof that registers it, as the agent makes them. */
+function newBoxKey(deviceId: string, audience: string) {
+  const pair = generateKeyPairSync('ed25519')
+  const publicKey = Buffer.from(pair.publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')
+  const timestamp = new Date().toISOString()
+  const signature = sign(null, Buffer.from(boxKeyProofText({ deviceId, publicKey, timestamp, audience })), pair.privateKey).toString('base64')
+  return { publicKey, privateKey: pair.privateKey, keyProof: { timestamp, signature } }
 }
 
 /** What a box with two cameras recording reports, as the agent sends it. */
@@ -254,16 +279,24 @@ const HEALTH_TEXT = JSON.stringify(HEALTH_REPORT)
 
 /** A status poll signed afresh as the agent signs every poll, carrying a health report when asked. */
 export function signedStatusPath(box: KeyedBox, withHealth: boolean): string {
+  return `${statusPath(box.serverId)}?${signedPollQuery(box, withHealth ? HEALTH_TEXT : undefined)}&roundTripMs=12`
+}
+
+/**
+ * The query parameters that sign a poll (publicKey, keyTimestamp, keySignature), each signature newer
+ * than the box's last, and with `health` the report and its own signature (healthSignature).
+ */
+export function signedPollQuery(box: KeyedBox, health?: string): string {
   box.lastSigned = Math.max(Date.now(), box.lastSigned + 1)
   const timestamp = new Date(box.lastSigned).toISOString()
   const keySignature = sign(null, Buffer.from(boxKeyAdoptionText({ serverId: box.serverId, publicKey: box.publicKey, timestamp })), box.privateKey).toString('base64')
-  const query = new URLSearchParams({ publicKey: box.publicKey, keyTimestamp: timestamp, keySignature, roundTripMs: '12' })
-  if (withHealth) {
+  const query = new URLSearchParams({ publicKey: box.publicKey, keyTimestamp: timestamp, keySignature })
+  if (health !== undefined) {
     // The report is signed too, with the same timestamp, as the agent signs it (the server keeps no report it does not sign).
-    query.set('health', HEALTH_TEXT)
-    query.set('healthSignature', sign(null, Buffer.from(boxHealthSignatureText({ serverId: box.serverId, timestamp, health: HEALTH_TEXT })), box.privateKey).toString('base64'))
+    query.set('health', health)
+    query.set('healthSignature', sign(null, Buffer.from(boxHealthSignatureText({ serverId: box.serverId, timestamp, health })), box.privateKey).toString('base64'))
   }
-  return `${statusPath(box.serverId)}?${query}`
+  return query.toString()
 }
 
 /** Polls every box once, as a box would after approval, and keeps the ETag each received. */
