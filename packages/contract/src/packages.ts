@@ -146,7 +146,8 @@ export const RedemptionTarget = Type.Object(
     ),
     guest: Type.Optional(Type.Object({ name: Text, kid: Type.Optional(Type.Boolean({ default: false })) }, strict)),
     series: Type.Optional(ItemRef),
-    replay: Type.Optional(ItemRef)
+    replay: Type.Optional(ItemRef),
+    match: Type.Optional(ItemRef)
   },
   { ...strict, minProperties: 1 }
 )
@@ -179,7 +180,7 @@ const guarded = { 401: ErrorBody, 403: ErrorBody }
 const redemptionRules =
   'The target needs, by item type: EVENT_SIGNUP an `event`; BOOKING a `booking` (a court or a pod, its start and end; ' +
   "its session period types come from the area's peak hours); GUEST_SIGNUP a `guest` and an `event` or a `booking`; " +
-  'SERIES_SIGNUP a `series`; REPLAY a `replay`. `user` is who uses it (default: the package holder; a member may name ' +
+  'SERIES_SIGNUP a `series`; REPLAY a `replay` (or a `match`, redeemed by opening it under MATCH_REQUIRES_PACKAGE). `user` is who uses it (default: the package holder; a member may name ' +
   'themself or someone on a membership they own; staff anyone). The same target twice is one redemption (200 the ' +
   'second time); the last item is taken by exactly one of several requests racing for it. A refused redemption is a ' +
   '409 whose `errors` name each constraint that did not match.'

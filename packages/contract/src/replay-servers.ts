@@ -67,6 +67,12 @@ export const ReplayServerConfig = Type.Object(
     cloudCredentialsPath: Type.Optional(FilePath),
     postrollPath: Type.Optional(FilePath),
     cleanupEnabled: Type.Boolean({ default: false }),
+    uploadMaxBytesPerSecond: Type.Optional(
+      Type.Integer({
+        minimum: 16384,
+        description: "The most a match's upload sends per second (a player's replay uploads first and is never held back); none: no cap"
+      })
+    ),
     cameras: Type.Array(Camera, { maxItems: 64, default: [] })
   },
   { additionalProperties: false }

@@ -7,6 +7,24 @@ import { CameraId } from './replay-servers.js'
 export const ReplayStatus = Type.Enum(['REQUESTED', 'EXPORTING', 'UPLOADING', 'READY', 'FAILED', 'EXPIRED', 'TAKEN_DOWN'])
 export type ReplayStatus = Static<typeof ReplayStatus>
 
+/**
+ * CLIP: the last seconds a player asked for. MATCH: one camera's whole recording of a booking or event
+ * (MATCH_RECORDING), one replay per camera filming the court, grouped as a match (GET /apis/v2/matches/{id}).
+ */
+export const ReplayKind = Type.Enum(['CLIP', 'MATCH'])
+export type ReplayKind = Static<typeof ReplayKind>
+
+/** A mark in a match's video: where a replay a participant asked for during the match starts. */
+export const Chapter = Type.Object(
+  {
+    at: Type.Number({ minimum: 0, description: "Seconds from the match's start" }),
+    label: Type.String({ minLength: 1, maxLength: 100, description: "What the player sees, e.g. \"Replay 19:42\" (the club's time)" }),
+    replay: Type.Optional(Type.Object({ id: Type.String() }, { description: 'The replay asked for then; shown to staff and to the participant who asked' }))
+  },
+  { additionalProperties: false }
+)
+export type Chapter = Static<typeof Chapter>
+
 /** Why a replay failed. The box may name others; these are the ones the platform itself knows. */
 export const ReplayFailureReason = Type.String({
   minLength: 1,
@@ -40,6 +58,7 @@ export type ReplayRequest = Static<typeof ReplayRequest>
 
 export const Replay = Type.Object({
   id: Type.String(),
+  kind: ReplayKind,
   status: ReplayStatus,
   reason: Type.Optional(ReplayFailureReason),
   /** The member's; null for a guest's replay (REPLAYS_GUEST). */
@@ -50,6 +69,8 @@ export const Replay = Type.Object({
   end: DateTime(),
   durationSeconds: Nullable(Type.Number({ description: 'As measured in the uploaded file' })),
   sizeBytes: Nullable(Type.Integer()),
+  match: Type.Optional(Type.Object({ id: Type.String() }, { description: 'kind MATCH: the match this is one angle of' })),
+  chapters: Type.Optional(Type.Array(Chapter, { description: 'kind MATCH: the marks in its video, in order' })),
   downloadUrl: Type.Optional(Type.String({ description: 'When READY: a link valid REPLAY_URL_TTL_SECONDS' })),
   downloadUrlExpiresAt: Type.Optional(DateTime()),
   takedown: Type.Optional(
@@ -76,6 +97,7 @@ export const ReplayListQuery = Type.Object(
     court: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'A court id' })),
     status: Type.Optional(ReplayStatus),
     user: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: "A user id (staff only; a member sees their own)" })),
+    kind: Type.Optional(ReplayKind),
     ...PageQuery
   },
   { additionalProperties: false }
@@ -94,10 +116,14 @@ export type ReplayDownloadQuery = Static<typeof ReplayDownloadQuery>
 /** A waiting replay as the box that must cut it sees it. */
 export const DeviceReplay = Type.Object({
   id: Type.String(),
+  /** A MATCH is cut after every player's CLIP, at the lowest priority, and uploaded under the box's uploadMaxBytesPerSecond. */
+  kind: ReplayKind,
   status: ReplayStatus,
   cameraId: Type.String(),
   start: DateTime(),
-  end: DateTime()
+  end: DateTime(),
+  /** kind MATCH: the chapter marks to write into the clip (MP4 chapters). */
+  chapters: Type.Optional(Type.Array(Chapter))
 })
 export type DeviceReplay = Static<typeof DeviceReplay>
 

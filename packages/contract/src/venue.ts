@@ -63,6 +63,7 @@ export const Event = Type.Object({
   pods: ItemRefCollection,
   courts: ItemRefCollection,
   series: Nullable(ItemRef),
+  recordMatch: Type.Boolean({ description: 'With MATCH_RECORDING=events: its whole interval on each of its filmed courts becomes a match' }),
   ...Stamps
 })
 export type Event = Static<typeof Event>
@@ -82,7 +83,8 @@ export const EventCreate = Type.Object(
     startDate: DateTime(),
     endDate: DateTime({ description: 'After startDate' }),
     ...EventPlaces,
-    series: Type.Optional(Nullable(ItemRef))
+    series: Type.Optional(Nullable(ItemRef)),
+    recordMatch: Type.Optional(Type.Boolean({ default: false }))
   },
   strict
 )
@@ -97,7 +99,8 @@ export const EventPatch = Type.Object(
     startDate: Type.Optional(DateTime()),
     endDate: Type.Optional(DateTime()),
     ...EventPlaces,
-    series: Type.Optional(Nullable(ItemRef))
+    series: Type.Optional(Nullable(ItemRef)),
+    recordMatch: Type.Optional(Type.Boolean())
   },
   strict
 )

@@ -21,7 +21,8 @@ export function transitionError(current: ReplayStatus, next: DeviceReplayStatusC
 }
 
 function toDeviceReplay(row: Pick<ReplaysTable, 'id' | 'status' | 'camera_id' | 'start_at' | 'end_at'>): DeviceReplay {
-  return { id: row.id, status: row.status, cameraId: row.camera_id, start: row.start_at, end: row.end_at }
+  // Matches (issue 49) are not made yet: every replay is a player's clip.
+  return { id: row.id, kind: 'CLIP', status: row.status, cameraId: row.camera_id, start: row.start_at, end: row.end_at }
 }
 
 /** What a box must still cut or upload, oldest first. */

@@ -64,6 +64,7 @@ export function toReplay(row: ReplaysTable, requester: Requester | null, link?: 
   const takedown = takedownOf(row, requester)
   return {
     id: row.id,
+    kind: 'CLIP',
     status: row.status,
     ...(row.reason !== null ? { reason: row.reason } : {}),
     user: row.user_id === null ? null : { id: row.user_id },

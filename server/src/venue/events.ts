@@ -28,6 +28,7 @@ export function toEvent(row: EventsTable, places: EventPlaces): Event {
     tags: JSON.parse(row.tags) as string[],
     startDate: row.start_at,
     endDate: row.end_at,
+    recordMatch: false,
     areas: refCollection(places.areas, self),
     pods: refCollection(places.pods, self),
     courts: refCollection(places.courts, self),
