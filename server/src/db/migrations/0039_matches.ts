@@ -99,6 +99,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('matches_booking_court').on('matches').columns(['redemption_id', 'court_id']).unique().execute()
   await db.schema.createIndex('matches_event_court').on('matches').columns(['event_id', 'court_id']).unique().execute()
   await db.schema.createIndex('matches_court_start').on('matches').columns(['court_id', 'start_at']).execute()
+  // The teller's mail scan, every poll interval: the matches not mailed yet.
+  await db.schema.createIndex('matches_mailed').on('matches').columns(['mailed_at', 'end_at']).execute()
   // The match maker's scan: the bookings that began within its window.
   await db.schema.createIndex('package_redemptions_type_start').on('package_redemptions').columns(['type', 'target_start_at']).execute()
   if (isPostgres(db)) {
