@@ -3,6 +3,7 @@
 // it costs, when it expires and who is mailed.
 import t from 'tap'
 import { errorOf } from '../test-support/app.js'
+import { club } from '../replay-servers/test-helpers.js'
 import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures.js'
 import { DEVICE, REPLAYS } from '../replays/test-helpers.js'
 import { deleteExpiredReplays } from '../replays/clips.js'
@@ -97,6 +98,9 @@ t.test('READY angles: the participants and staff see them with links (logged), a
   t.same((await call('GET', REPLAYS, s.stranger)).json().items.map((r: { id: string }) => r.id), [theirs.id])
   t.same((await call('GET', MATCHES, s.friend)).json().items.map((m: { id: string }) => m.id), [match.id], 'the match list')
   t.same((await call('GET', MATCHES, s.stranger)).json()._total, 0)
+  const shell = await club(ctx, 'matches', 'list', '--user', s.friend.email)
+  t.equal(shell.code, 0, shell.err)
+  t.same(shell.json.items.map((m: { id: string; chapters: unknown[] }) => [m.id, m.chapters]), [[match.id, [{ at: 1770, label: 'Replay 10:59', replay: { id: mine.id } }]]], '`club matches list` as staff see it')
 
   // A participant may not delete an angle for everyone; staff may.
   const deleted = await call('DELETE', `${REPLAYS}/${angleId}`, s.member)
