@@ -8,7 +8,7 @@ import { issued, packageTemplate, threeReplays } from '../packages/test-fixtures
 import { DEVICE, REPLAYS } from '../replays/test-helpers.js'
 import { deleteExpiredReplays } from '../replays/clips.js'
 import { ReplayStorage } from '../replays/storage.js'
-import { openDatabase } from '../db/database.js'
+import { migrateToLatest, migratorFor, openDatabase } from '../db/database.js'
 import { dueMatches, filmingCameras, makeMatch } from './service.js'
 import { MATCHES, REDEEM, angleRows, at, boxMakesReady, matchRows, playedMatch, setup, teller } from './test-helpers.js'
 
@@ -246,4 +246,18 @@ t.test("a takedown of one angle takes the match's minutes down: both angles TAKE
   const seen = (await call('GET', `${MATCHES}/${match.id}`, s.member)).json()
   t.equal(seen.status, 'TAKEN_DOWN')
   t.notOk(seen.angles.some((a: { downloadUrl?: string }) => a.downloadUrl), 'no link')
+})
+
+t.test('migration 0039, down and up again, keeps the replays and the takedowns naming them (SQLite rebuilds the table)', async (t) => {
+  const s = await setup(t)
+  const { ctx, call } = s
+  const clip = (await call('POST', REPLAYS, s.member, { court: { id: s.venue.court1.id }, seconds: 30 })).json()
+  t.equal((await call('POST', `/apis/v2/admin/replays/${clip.id}/takedown`, s.staff, { reason: 'a parent asked' })).statusCode, 200)
+  const db = ctx.app.db
+  const before = await db.selectFrom('replays').select(['id', 'status', 'user_id', 'taken_down_reason']).execute()
+  await migratorFor(db).migrateTo('0038_agent_rollouts')
+  await migrateToLatest(db)
+  t.same(await db.selectFrom('replays').select(['id', 'status', 'user_id', 'taken_down_reason']).execute(), before, 'the replays as they were')
+  t.same((await db.selectFrom('replays').select('kind').execute()).map((r) => r.kind), ['CLIP'])
+  t.same((await db.selectFrom('footage_takedowns').select('replay_id').execute()).map((r) => r.replay_id), [clip.id], 'the takedown still names its replay')
 })
