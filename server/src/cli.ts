@@ -21,6 +21,7 @@ import { venueCommands } from './venue/cli.js'
 import { replayPageCommands } from './replay-page/cli.js'
 import { footageCommands } from './footage-access/cli.js'
 import { replayCommands } from './replays/cli.js'
+import { matchCommands } from './matches/cli.js'
 import { doNotFilmCommands } from './do-not-film/cli.js'
 import { flags, HelpRequested, integer, UsageError, type Command, type StandaloneCommand } from './cli/args.js'
 import { webhookEndpointCommands } from './webhook-endpoints/cli.js'
@@ -151,6 +152,7 @@ export const commands: Record<string, Command> = {
   ...replayPageCommands,
   ...footageCommands,
   ...replayCommands,
+  ...matchCommands,
   ...doNotFilmCommands,
   ...membershipCommands,
   ...jobCommands,
