@@ -21,7 +21,7 @@ t.test('a cut clip of a replay no longer listed is removed at the next pick-up; 
   }
   const gone = clip('deleted-replay')
   const kept = clip('listed-replay')
-  const listed: DeviceReplay = { id: 'listed-replay', status: 'UPLOADING', cameraId: 'cam-1', start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T10:00:10.000Z' }
+  const listed: DeviceReplay = { id: 'listed-replay', kind: 'CLIP', status: 'UPLOADING', cameraId: 'cam-1', start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T10:00:10.000Z' }
   const abort = new AbortController()
   const reports: string[] = []
   const worker = new ReplayWorker({
