@@ -112,3 +112,84 @@ t.test("a match's upload cut off with the box stopping goes on, once it is back,
   t.same(reports.slice(2), ['match-1:UPLOADING', 'match-1:READY'], 'not cut again: uploaded from the note, READY')
   t.notOk(existsSync(clipPath), 'the box keeps no copy once stored')
 })
+
+t.test("a match's upload holds while a player's clip uploads, and keeps to uploadMaxBytesPerSecond; the clip's upload is not paced", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'club-worker-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const match: DeviceReplay = { id: 'match-1', kind: 'MATCH', status: 'REQUESTED', cameraId: 'cam-1', start: '2026-03-01T10:00:00.000Z', end: '2026-03-01T11:30:00.000Z' }
+  const clip: DeviceReplay = { id: 'clip-1', kind: 'CLIP', status: 'REQUESTED', cameraId: 'cam-1', start: '2026-03-01T10:10:00.000Z', end: '2026-03-01T10:10:30.000Z' }
+  const listed = new Map([[match.id, match]])
+  const turns = (n: number) => (async () => { for (let i = 0; i < n; i++) await new Promise((r) => setImmediate(r)) })()
+  const cap = 64 * 1024
+  let matchSlices = 0
+  let clipSawPace: boolean | undefined
+  let slicesWhileClipUploaded: number | undefined
+  let pacedMs = 0
+  let capped = false
+  let worker!: ReplayWorker
+  const abort = new AbortController()
+  t.teardown(() => abort.abort())
+  const bucket = {
+    url: 'file:///clips',
+    upload: async (_path: string, key: string, options?: UploadOptions) => {
+      if (key.includes('clip-1')) {
+        clipSawPace = !!options?.pace
+        const before = matchSlices
+        await turns(50)
+        slicesWhileClipUploaded = matchSlices - before
+        return 'file:///clips/clip-1.mp4'
+      }
+      // The match, in slices of 16 KiB, uncapped at first: the player asks for a clip once it is under
+      // way, and the match goes on sending (a turn of the event loop between slices) until it is stored.
+      for (let i = 0; i < 4; i++) {
+        await options!.pace!(16 * 1024)
+        matchSlices++
+      }
+      listed.set(clip.id, clip)
+      void worker.pickUp()
+      for (let i = 0; slicesWhileClipUploaded === undefined && i < 100_000; i++) {
+        await options!.pace!(16 * 1024)
+        matchSlices++
+        await turns(1)
+      }
+      // Then capped: a second's worth at once, and the next 96 KiB over 1.5 s, on any machine.
+      capped = true
+      const started = performance.now()
+      for (let i = 0; i < 10; i++) {
+        await options!.pace!(16 * 1024)
+        matchSlices++
+      }
+      pacedMs = performance.now() - started
+      return 'file:///clips/match-1.mp4'
+    },
+    remove: async () => {},
+    signedUrl: async () => ''
+  } as Bucket
+  worker = new ReplayWorker({
+    client: {
+      waiting: async () => [...listed.values()],
+      report: async (id, change) => {
+        if (change.status === 'READY') listed.delete(id)
+      }
+    },
+    cut: async (replay) => {
+      const path = join(dir, `${replay.id}.mp4`)
+      writeFileSync(path, 'footage')
+      return { path, duration: 1 }
+    },
+    bucket: async () => bucket,
+    stateDir: dir,
+    uploadAttempts: 1,
+    flushSeconds: 0,
+    uploadMaxBytesPerSecond: () => (capped ? cap : undefined),
+    log: createLogger('silent'),
+    signal: abort.signal
+  })
+  await worker.pickUp()
+  await worker.matchesDone()
+  await worker.pickUp()
+  t.equal(clipSawPace, false, "the clip's upload is not paced")
+  t.ok(slicesWhileClipUploaded !== undefined && slicesWhileClipUploaded <= 1, `the match sent ${slicesWhileClipUploaded} slice(s) while the clip uploaded (at most the one already let through)`)
+  // 160 KiB at 64 KiB/s: the first 64 KiB at once, 96 KiB after; a throttle only ever adds waits.
+  t.ok(pacedMs >= 1_450, `the match kept to the cap: ${pacedMs.toFixed(0)} ms for 160 KiB`)
+})
