@@ -247,3 +247,51 @@ t.test('file:// a paced upload copies the whole file through the pace', async (t
   t.ok(readFileSync(fileURLToPath(location)).equals(match.bytes))
   t.equal(sent, match.bytes.length)
 })
+
+/**
+ * Uploads `path` resumably while the store goes away mid-way (`stop` once 10 MiB went out, not awaited
+ * there: the request sending may finish or be cut) and comes back (`start`); then again from what was
+ * written down. Answers the first attempt's error and the bytes the second sent.
+ */
+async function storeOutageMidUpload(bucket: Bucket, path: string, stop: () => Promise<void>, start: () => Promise<void>) {
+  let state: ResumableUpload | undefined
+  let sent = 0
+  let stopping: Promise<void> | undefined
+  const firstError = await bucket.upload(path, 'cam-a/match.mp4', {
+    onProgress: (s) => void (state = structuredClone(s)),
+    pace: async (bytes) => {
+      sent += bytes
+      if (sent > 10 * 1024 * 1024 && !stopping) stopping = stop()
+    }
+  }).then(() => undefined, (err: Error) => err)
+  await stopping
+  await start()
+  let second = 0
+  await bucket.upload(path, 'cam-a/match.mp4', { ...(state ? { resume: state } : {}), pace: async (bytes) => void (second += bytes) })
+  return { firstError, second }
+}
+
+t.test('s3:// the store going away mid-upload (connections refused) and coming back: the upload goes on from its parts', async (t) => {
+  const dir = tempDir(t)
+  const s3 = await startS3(t, dir, 'clips')
+  const bucket = await openBucket('s3://clips', { credentialsPath: s3Credentials(dir, s3.endpoint), maxAttempts: 1 })
+  const match = matchFile(dir)
+  const { firstError, second } = await storeOutageMidUpload(bucket, match.path, () => s3.stop(), () => s3.start())
+  t.ok(firstError instanceof Error, `the first attempt failed: ${firstError?.message}`)
+  const res = await fetch(await bucket.signedUrl('s3://clips/cam-a/match.mp4', { expiresInSeconds: 900, now: new Date() }))
+  t.ok(Buffer.from(await res.arrayBuffer()).equals(match.bytes), 'the object is whole: the same bytes')
+  t.ok(second < match.bytes.length, `fewer bytes the second time: ${second} of ${match.bytes.length}`)
+})
+
+t.test('gs:// the store dropping every connection mid-chunk and coming back: the session goes on from the bytes it holds', async (t) => {
+  const dir = tempDir(t)
+  const gcs = new FakeGcs()
+  await gcs.start()
+  t.teardown(() => gcs.stop())
+  const bucket = await openBucket('gs://clips', { credentialsPath: gcsCredentials(dir, gcs.url) })
+  const match = matchFile(dir)
+  const { firstError, second } = await storeOutageMidUpload(bucket, match.path, () => gcs.stop(), () => gcs.start(gcs.port))
+  t.ok(firstError instanceof Error, `the first attempt failed: ${firstError?.message}`)
+  t.ok(gcs.objects.get('clips/cam-a/match.mp4')?.equals(match.bytes), 'the object is whole: the same bytes')
+  t.equal(second, match.bytes.length - 8 * 1024 * 1024, `only what the store lacked the second time: ${second} of ${match.bytes.length}`)
+})
