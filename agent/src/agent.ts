@@ -178,7 +178,7 @@ export class Agent {
       accessToken: () => this.state.load().accessToken,
       releaseKeyPath: config.releaseKeyPath,
       // Waiting exports count: they would be cut by the restart as surely as the running one.
-      exportsRunning: () => this.decoders.listJobs().filter((job) => job.state === 'running' || job.state === 'queued').length + this.replays.matchesInProgress,
+      exportsRunning: () => this.decoders.listJobs().filter((job) => job.state === 'running' || job.state === 'queued').length + this.replays.matchesBeingCut,
       trigger: (version) => runUpdateCommand(config.updateCommand, version, log),
       clock,
       log,

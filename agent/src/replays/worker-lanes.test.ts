@@ -36,6 +36,7 @@ t.test("a clip asked while a corrected match encodes is cut at once and READY be
   const abort = new AbortController()
   t.teardown(() => abort.abort())
   let worker!: ReplayWorker
+  let beingCut: number | undefined
   worker = new ReplayWorker({
     client: {
       waiting: async () => [...listed.values()],
@@ -51,6 +52,7 @@ t.test("a clip asked while a corrected match encodes is cut at once and READY be
       if (replay.kind === 'MATCH') {
         // The player asks for a replay now, while the match is being encoded: the server lists it and
         // tells the box (a pick-up).
+        beingCut = worker.matchesBeingCut
         listed.set(clip.id, clip)
         seen('clip listed')
         void worker.pickUp()
@@ -78,6 +80,8 @@ t.test("a clip asked while a corrected match encodes is cut at once and READY be
   await worker.matchesDone()
   t.comment(events.map((e) => `${(e.at - events[0]!.at).toFixed(0)} ms ${e.what}`).join('\n'))
 
+  t.equal(beingCut, 1, "the match being cut is what the box's update waits for")
+  t.equal(worker.matchesBeingCut, 0, 'and nothing once it is stored')
   t.ok(when('clip-1 READY'), 'the clip is READY')
   t.ok(when('clip-1 cut')! < when('match-1 cut done')!, "the clip's cut started while the match was still being encoded: the clip lane never waits for the match lane")
   t.ok(when('clip-1 READY')! < when('match-1 READY')!, 'the clip is READY before the match')

@@ -64,6 +64,7 @@ export class ReplayWorker {
   private readonly matchQueue: ReplayStep[] = []
   private matchLane: Promise<void> | undefined
   private readonly pace: UploadPace
+  private readonly cutting = new Set<string>()
 
   constructor(private readonly options: ReplayWorkerOptions) {
     this.pendingDir = join(options.stateDir, 'replay-uploads')
@@ -75,9 +76,12 @@ export class ReplayWorker {
     })
   }
 
-  /** Whether a match is waiting or being cut or uploaded (the updater waits for it, as for an export). */
-  get matchesInProgress(): number {
-    return this.matchesTaken.size
+  /**
+   * Matches being cut now (0 or 1): the box's update waits for them as for an export. One waiting its
+   * turn loses nothing to a restart, and one uploading goes on from its parts afterwards.
+   */
+  get matchesBeingCut(): number {
+    return this.cutting.size
   }
 
   /** Settles once the match lane has nothing left to do (tests; a shutdown that wants to wait). */
@@ -167,7 +171,8 @@ export class ReplayWorker {
       if (wait > 0) await sleep(wait, undefined, { signal: this.options.signal })
       let clip: CutClip
       try {
-        clip = await this.cutWhole(replay)
+        if (replay.kind === 'MATCH') this.cutting.add(replay.id)
+        clip = await this.cutWhole(replay).finally(() => this.cutting.delete(replay.id))
       } catch (err) {
         // Stopping: the replay stays EXPORTING, and the box cuts it again once started (planReplays).
         if (this.options.signal.aborted) throw err
