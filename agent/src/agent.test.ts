@@ -134,7 +134,7 @@ t.test('a replay ending in the segment being written is cut whole once it is fin
   const { writing } = await boundary(box)
   const end = writing.start.getTime() + 1_000
   const asked = 2.5
-  box.device.replays.push({ id: 'replay-1', status: 'REQUESTED', cameraId: 'cam-1', start: new Date(end - asked * 1000).toISOString(), end: new Date(end).toISOString() })
+  box.device.replays.push({ id: 'replay-1', kind: 'CLIP', status: 'REQUESTED', cameraId: 'cam-1', start: new Date(end - asked * 1000).toISOString(), end: new Date(end).toISOString() })
   // The server's notice; the box fetches the replay from the device routes.
   t.equal((await box.call('/replay-requests', { method: 'POST' })).status, 202)
   await waitFor('the replay reported READY or FAILED', () => box.device.reports.some((r) => r.status === 'READY' || r.status === 'FAILED'), 30_000)

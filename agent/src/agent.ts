@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { openBucket, type Bucket } from '@club/storage'
 import type { FastifyInstance } from 'fastify'
-import type { AgentHealth, BoxHealthReport, Clip, ClipRequest, DoNotFilm, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
+import type { AgentHealth, BoxHealthReport, Clip, ClipRequest, DeviceReplay, DoNotFilm, PendingUpdate, ReplayServerConfig, ReplayServerStatusAnswer } from '@club/contract'
 import { LocalPassword } from './access/local-password.js'
 import { SessionStore, SignInAttempts } from './access/sessions.js'
 import { addressTowards, chooseHttpHost } from './bind-address.js'
@@ -50,6 +50,8 @@ export interface AgentOptions {
   config: AgentConfig
   identity: Identity
   runner: FfmpegRunner
+  /** Runs a match's ffmpeg at the lowest priority; `runner` when absent. */
+  backgroundRunner?: FfmpegRunner
   log: Logger
   clock?: Clock
 }
@@ -128,6 +130,7 @@ export class Agent {
       clipsDir: config.clipsDir,
       segmentSeconds: config.segmentSeconds,
       maxClipSeconds: config.maxClipSeconds,
+      ...(options.backgroundRunner ? { backgroundRunner: options.backgroundRunner } : {}),
       filterThreads: availableParallelism(),
       leases,
       bucket: () => this.openBucket(),
@@ -159,11 +162,12 @@ export class Agent {
     })
     this.replays = new ReplayWorker({
       client: deviceClient,
-      cut: (replay) => this.cutReplay(replay),
+      cut: (replay) => (replay.kind === 'MATCH' ? this.cutMatch(replay) : this.cutReplay(replay)),
       bucket: () => this.openBucket(),
       stateDir: config.stateDir,
       uploadAttempts: config.uploadAttempts,
       flushSeconds: config.replayFlushSeconds,
+      uploadMaxBytesPerSecond: () => this.serverConfig?.uploadMaxBytesPerSecond,
       log,
       signal: this.abort.signal
     })
@@ -174,7 +178,7 @@ export class Agent {
       accessToken: () => this.state.load().accessToken,
       releaseKeyPath: config.releaseKeyPath,
       // Waiting exports count: they would be cut by the restart as surely as the running one.
-      exportsRunning: () => this.decoders.listJobs().filter((job) => job.state === 'running' || job.state === 'queued').length,
+      exportsRunning: () => this.decoders.listJobs().filter((job) => job.state === 'running' || job.state === 'queued').length + this.replays.matchesBeingCut,
       trigger: (version) => runUpdateCommand(config.updateCommand, version, log),
       clock,
       log,
@@ -434,6 +438,23 @@ export class Agent {
   private async cutReplay(replay: { cameraId: string; start: string; end: string }): Promise<{ path: string; duration: number }> {
     if (!this.serverConfig) throw new HttpError(422, 'this box has no approved configuration')
     const clip = await this.decoders.submitExport({ cameraId: replay.cameraId, start: replay.start, end: replay.end, keepLocal: true, whole: true }).finished
+    return { path: fileURLToPath(clip.location), duration: clip.duration }
+  }
+
+  /**
+   * Cuts a match (a camera's whole booking) with the box's export, in the match lane: not through the
+   * local API's export queue, where its hours would hold every player's replay behind it. The export
+   * runs its ffmpeg at the lowest priority and writes the match's chapters.
+   */
+  private async cutMatch(replay: DeviceReplay): Promise<{ path: string; duration: number }> {
+    const config = this.serverConfig
+    if (!config) throw new HttpError(422, 'this box has no approved configuration')
+    const clip = await this.exporter.export(
+      { cameraId: replay.cameraId, start: new Date(replay.start), end: new Date(replay.end), whole: true, match: { chapters: replay.chapters ?? [] } },
+      this.recorder.camera(replay.cameraId),
+      { ...config, cloudStorageBucket: undefined },
+      this.recorder.correctionError(replay.cameraId)
+    )
     return { path: fileURLToPath(clip.location), duration: clip.duration }
   }
 

@@ -109,7 +109,9 @@ async function main(): Promise<number> {
     return 1
   }
   const identity = await readIdentity(config.deviceId)
-  const agent = new Agent({ config, identity, runner, log })
+  // A match's ffmpeg at the lowest priority (nice 19, idle I/O): the recordings and players' replays first.
+  const backgroundRunner = new FfmpegRunner({ ffmpegPath: config.ffmpegPath, ffprobePath: config.ffprobePath, lowestPriority: true })
+  const agent = new Agent({ config, identity, runner, backgroundRunner, log })
   await agent.start()
 
   await new Promise<void>((resolve) => {

@@ -1,10 +1,10 @@
 // Cuts a replay clip from the recorded segments: the camera's corrections, the logo, the postroll.
 import { randomUUID } from 'node:crypto'
-import { access, constants, mkdir, rm, writeFile } from 'node:fs/promises'
+import { access, constants, mkdir, rename, rm, stat, statfs, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Bucket } from '@club/storage'
-import type { Camera, LogoPlacement, ReplayServerConfig } from '@club/contract'
+import type { Camera, Chapter, LogoPlacement, ReplayServerConfig } from '@club/contract'
 import { systemClock, type Clock } from '../clock.js'
 import type { Logger } from '../log.js'
 import { audioEncoder, correctedSize, correctedVideo, MAP_INPUT, videoEncoder } from '../recorder/pipeline.js'
@@ -131,6 +131,64 @@ export interface ClipRequest {
    * a 410. Without it (the local API's clips), the part on disk is cut: "the last seconds".
    */
   whole?: boolean
+  /**
+   * A MATCH (a booking's whole interval, hours long): up to MAX_MATCH_SECONDS whatever the local API's
+   * maxClipSeconds; no logo nor postroll (they would mean encoding hours of footage), ffmpeg at the
+   * lowest priority, its chapters written into the MP4; refused with a 503 while the clips folder
+   * has no room for it.
+   */
+  match?: { chapters: readonly Chapter[] }
+}
+
+/** The longest match the box cuts: a four-hour booking, with room to spare. */
+export const MAX_MATCH_SECONDS = 6 * 3600
+
+/** Free space kept on the clips folder's disk beyond a match's clip: the recordings go on meanwhile. */
+const MATCH_DISK_RESERVE_BYTES = 1024 ** 3
+
+/**
+ * Whether a match's clip fits in the clips folder's free space: its footage's size (a copy is that
+ * size; an encode of it about as much), twice over when chapters are written (a second copy is made,
+ * then the first removed), plus a reserve for the recordings. When not, the match waits.
+ */
+export function matchFits(footageBytes: number, withChapters: boolean, freeBytes: number): boolean {
+  return footageBytes * (withChapters ? 2 : 1) + MATCH_DISK_RESERVE_BYTES <= freeBytes
+}
+
+/** Seconds before a match refused for room is asked again: the cleanup and the uploads free space meanwhile. */
+const MATCH_ROOM_RETRY_SECONDS = 300
+
+/**
+ * A match's chapters as an FFMETADATA file (ffmpeg's own format): each from its mark to the next, the
+ * last to the clip's end, a "Start" chapter before the first mark, in milliseconds; marks at or past the end are left out, since a player
+ * cannot jump there.
+ */
+export function chapterMetadata(chapters: readonly Chapter[], durationSeconds: number): string {
+  const escape = (text: string) => text.replace(/[\\=;#\n]/g, (c) => `\\${c}`)
+  const end = Math.round(durationSeconds * 1000)
+  const marks = chapters.map((c) => ({ at: Math.max(0, Math.round(c.at * 1000)), label: c.label })).filter((c) => c.at < end).sort((a, b) => a.at - b.at)
+  // An MP4's chapters tile its timeline from 0 (a player reads the first as starting there whatever
+  // its START): a first mark later than 0 gets a chapter of its own before it.
+  if (marks.length && marks[0]!.at > 0) marks.unshift({ at: 0, label: MATCH_START_CHAPTER })
+  const lines = [';FFMETADATA1']
+  marks.forEach((mark, i) => {
+    lines.push('[CHAPTER]', 'TIMEBASE=1/1000', `START=${mark.at}`, `END=${marks[i + 1]?.at ?? end}`, `title=${escape(mark.label)}`)
+  })
+  return `${lines.join('\n')}\n`
+}
+
+/** The chapter before a match's first mark. */
+export const MATCH_START_CHAPTER = 'Start'
+
+/** ffmpeg's arguments writing `chaptersPath`'s chapters into a copy of `inputPath` (no stream encoded again). */
+export function chapterArgs(inputPath: string, chaptersPath: string, outputPath: string): string[] {
+  return [
+    '-hide_banner', '-loglevel', 'error',
+    '-i', inputPath, '-f', 'ffmetadata', '-i', chaptersPath,
+    '-map', '0', '-map_metadata', '0', '-map_chapters', '1', '-c', 'copy',
+    '-movflags', '+faststart',
+    outputPath
+  ]
 }
 
 export interface Clip {
@@ -148,6 +206,8 @@ export interface ClipExporterOptions {
   clipsDir: string
   segmentSeconds: number
   maxClipSeconds: number
+  /** Runs a match's ffmpeg at the lowest priority (FfmpegRunner's lowestPriority); `runner` when absent. */
+  backgroundRunner?: FfmpegRunner
   /** Threads for ffmpeg's filter slices (the box's cores). */
   filterThreads?: number
   leases: SegmentLeases
@@ -166,16 +226,21 @@ export class ClipExporter {
 
   /** The checks that need no file: run before an export waits in the queue, so a bad request fails at once. */
   check(request: ClipRequest, camera: Camera | undefined, correctionError: string | null): asserts camera is Camera {
-    const { maxClipSeconds } = this.options
     const seconds = (request.end.getTime() - request.start.getTime()) / 1000
     if (!(seconds > 0)) throw new ClipError(400, 'end must be after start')
-    if (seconds > maxClipSeconds) throw new ClipError(400, `a clip may last at most ${maxClipSeconds} s; this one asks for ${seconds} s`)
+    // The local API's limit is for clips people ask for; a match lasts its booking.
+    const longest = request.match ? MAX_MATCH_SECONDS : this.options.maxClipSeconds
+    if (seconds > longest) throw new ClipError(400, `a ${request.match ? 'match' : 'clip'} may last at most ${longest} s; this one asks for ${seconds} s`)
     if (!camera) throw new ClipError(404, `there is no camera ${request.cameraId}`)
     if (correctionError) throw new ClipError(422, correctionError)
   }
 
-  async export(request: ClipRequest, camera: Camera | undefined, config: ReplayServerConfig, correctionError: string | null): Promise<Clip> {
-    const { runner, leases, log, segmentSeconds } = this.options
+  async export(request: ClipRequest, camera: Camera | undefined, given: ReplayServerConfig, correctionError: string | null): Promise<Clip> {
+    const { leases, log, segmentSeconds } = this.options
+    const runner = request.match ? (this.options.backgroundRunner ?? this.options.runner) : this.options.runner
+    // A match is the footage as recorded (corrected where the camera needs it): a logo or a postroll
+    // would mean encoding hours of it, the very cost a copy avoids.
+    const config = request.match ? { ...given, logoPath: undefined, postrollPath: undefined } : given
     this.check(request, camera, correctionError)
     const seconds = (request.end.getTime() - request.start.getTime()) / 1000
     for (const [what, path] of [['logo', config.logoPath], ['postroll', config.postrollPath]] as const) {
@@ -223,6 +288,13 @@ export class ClipExporter {
     }
     const available = sources.reduce((sum, s) => sum + s.duration, 0) - offset
     const duration = Math.min(seconds, available)
+    if (request.match) {
+      const footageBytes = (await Promise.all(sources.map((s) => stat(s.path).then((st) => st.size, () => 0)))).reduce((a, b) => a + b, 0)
+      const disk = await statfs(this.options.clipsDir)
+      if (!matchFits(footageBytes, request.match.chapters.length > 0, disk.bavail * disk.bsize)) {
+        throw new ClipError(503, `the clips folder has no room for the match of camera ${camera.id} (${Math.ceil(footageBytes / 1024 ** 2)} MiB of footage): asking again in ${MATCH_ROOM_RETRY_SECONDS} s`, MATCH_ROOM_RETRY_SECONDS)
+      }
+    }
 
     const id = randomUUID()
     const work = join(this.options.clipsDir, `.work-${id}`)
@@ -255,7 +327,7 @@ export class ClipExporter {
       const encoder = isPlainCut(camera, { logo: !!plan.logo, postroll: !!postroll }) && (!plan.withAudio || audio?.codec_name === 'aac')
         ? matchingEncoder(video)
         : undefined
-      log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration, copy: !!encoder }, 'exporting clip')
+      log.info({ clipId: id, cameraId: camera.id, segments: sources.length, duration, copy: !!encoder, match: !!request.match }, 'exporting clip')
       const encodeWhole = async () => {
         await writeFile(plan.concatListPath, concatList(sources))
         await runner.run(clipArgs(plan), Math.max(60_000, (duration + (postroll?.duration ?? 0)) * 10_000))
@@ -263,7 +335,7 @@ export class ClipExporter {
       try {
         if (encoder) {
           try {
-            await this.cutByCopy(plan, encoder, work)
+            await this.cutByCopy(runner, plan, encoder, work)
           } catch (err) {
             // The copy is a shortcut: footage it cannot continue (keyframes ffprobe cannot read, an end
             // ffmpeg refuses to join) is encoded whole, as every clip was before, and the reason logged.
@@ -274,12 +346,15 @@ export class ClipExporter {
           await encodeWhole()
         }
       } catch (err) {
+        // Whatever ffmpeg wrote is no clip: a match's half-written hours are not left on the disk.
+        await rm(plan.outputPath, { force: true })
         // Footage measured a moment ago and still being written is the one thing here that can change
         // under ffmpeg: that failure is the caller's to retry, and ffmpeg's own words go to the log.
         if (retryAfter === undefined || !written.has(sources.at(-1)!.path)) throw err
         log.warn({ err, clipId: id, cameraId: camera.id }, 'export over footage still being written failed')
         throw new ClipError(503, `the footage of camera ${camera.id} could not be read while it is being written: ask again in ${retryAfter} s`, retryAfter)
       }
+      if (request.match?.chapters.length) await this.writeChapters(runner, plan.outputPath, request.match.chapters, duration, work)
       const result = await runner.probe(plan.outputPath)
       const location = bucket ? await upload(bucket, plan.outputPath, `${camera.id}/${id}.mp4`, log) : pathToFileURL(plan.outputPath).href
       return { id, cameraId: camera.id, start: request.start.toISOString(), end: request.end.toISOString(), duration: result.duration ?? duration, location }
@@ -289,9 +364,22 @@ export class ClipExporter {
     }
   }
 
+  /** Writes a match's chapters into its clip: a copy with them (no stream encoded again), renamed over it. */
+  private async writeChapters(runner: FfmpegRunner, clipPath: string, chapters: readonly Chapter[], duration: number, work: string): Promise<void> {
+    const metadata = join(work, 'chapters.ffmetadata')
+    const withChapters = join(work, 'with-chapters.mp4')
+    await writeFile(metadata, chapterMetadata(chapters, duration))
+    try {
+      await runner.run(chapterArgs(clipPath, metadata, withChapters), Math.max(60_000, duration * 1_000))
+      await rename(withChapters, clipPath)
+    } catch (err) {
+      await rm(clipPath, { force: true })
+      throw err
+    }
+  }
+
   /** The smart cut of a plain clip: the ends encoded to match the recording, the rest copied. */
-  private async cutByCopy(plan: ClipPlan, encoder: readonly string[], work: string): Promise<void> {
-    const { runner } = this.options
+  private async cutByCopy(runner: FfmpegRunner, plan: ClipPlan, encoder: readonly string[], work: string): Promise<void> {
     const { sources, offset, duration } = plan
     // Only the first and last segment can be cut inside: the others are copied whole.
     // Each step's processes run side by side: the head and the tail are independent, and a box

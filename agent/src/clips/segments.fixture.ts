@@ -8,7 +8,7 @@ import { createLogger } from '../log.js'
 import { SEGMENT_FORMAT_OPTIONS } from '../recorder/pipeline.js'
 import { FfmpegRunner } from '../recorder/runner.js'
 import { listSegments, parseSegmentList } from '../recorder/segments.js'
-import { ClipExporter } from './export.js'
+import { ClipExporter, type ClipRequest } from './export.js'
 import { SegmentLeases } from './leases.js'
 import { execFileAsync } from './recording.fixture.js'
 
@@ -31,7 +31,7 @@ export const RECORDED_AT = Date.UTC(2026, 2, 1, 10, 0, 0)
 export const pattern = (footage: Pick<Footage, 'size' | 'rate'>) => `testsrc2=size=${footage.size}:rate=${footage.rate}`
 
 /** Records `footage` into `dir`/recordings/cam-1 and answers an exporter over it. */
-export async function recorded(dir: string, footage: Footage, options: { runner?: FfmpegRunner } = {}) {
+export async function recorded(dir: string, footage: Footage, options: { runner?: FfmpegRunner; backgroundRunner?: FfmpegRunner } = {}) {
   const folder = join(dir, 'recordings', 'cam-1')
   mkdirSync(folder, { recursive: true })
   mkdirSync(join(dir, 'clips'), { recursive: true })
@@ -64,6 +64,7 @@ export async function recorded(dir: string, footage: Footage, options: { runner?
     clipsDir: join(dir, 'clips'),
     segmentSeconds: footage.segmentSeconds,
     maxClipSeconds: 3600,
+    ...(options.backgroundRunner ? { backgroundRunner: options.backgroundRunner } : {}),
     leases: new SegmentLeases(),
     bucket: () => Promise.reject(new Error('no bucket in this test')),
     log: createLogger('silent')
@@ -72,9 +73,9 @@ export async function recorded(dir: string, footage: Footage, options: { runner?
     camera,
     segments: () => listSegments(folder),
     /** Cuts seconds `from` to `to` of the recording; the clip's path. */
-    async cut(from: number, to: number, options: { camera?: Camera; config?: Partial<ReplayServerConfig> } = {}) {
+    async cut(from: number, to: number, options: { camera?: Camera; config?: Partial<ReplayServerConfig>; match?: ClipRequest['match'] } = {}) {
       const c = options.camera ?? camera
-      const request = { cameraId: c.id, start: new Date(RECORDED_AT + from * 1000), end: new Date(RECORDED_AT + to * 1000), whole: true }
+      const request: ClipRequest = { cameraId: c.id, start: new Date(RECORDED_AT + from * 1000), end: new Date(RECORDED_AT + to * 1000), whole: true, ...(options.match ? { match: options.match } : {}) }
       const clip = await exporter.export(request, c, { cameras: [c], ...options.config } as ReplayServerConfig, null)
       return new URL(clip.location).pathname
     }

@@ -47,6 +47,12 @@ export interface FfmpegRunnerOptions {
   ffprobePath: string
   /** How long each stop step waits before escalating. */
   stopStepMs?: number
+  /**
+   * Runs every ffmpeg at the lowest priority: under `nice -n 19`, and in the idle I/O class (ionice -c 3)
+   * where ionice exists. A match's re-encode so leaves the cores and the disk to the recordings and to
+   * a player's replay. ffprobe is left alone (it is short).
+   */
+  lowestPriority?: boolean
 }
 
 /** Splits a flat ffmpeg argument list into fluent-ffmpeg's inputs (options + source) and output. */
@@ -78,7 +84,8 @@ export class FfmpegRunner {
   // element on its first space and break a filtergraph or a path with spaces in two.
   start(args: readonly string[]): FfmpegProcess {
     const { inputs, outputOptions, target } = splitArgs(args)
-    const command = ffmpeg({ stdoutLines: 20 }).setFfmpegPath(this.options.ffmpegPath)
+    // niceness: fluent-ffmpeg spawns `nice -n 19 ffmpeg ...`, so every thread ffmpeg makes is nice from the start.
+    const command = ffmpeg({ stdoutLines: 20, ...(this.options.lowestPriority ? { niceness: 19 } : {}) }).setFfmpegPath(this.options.ffmpegPath)
     for (const input of inputs) {
       command.input(input.source)
       if (input.options.length) command.inputOptions(...input.options)
@@ -99,6 +106,8 @@ export class FfmpegRunner {
           signal = s
         })
         resolvePid(proc.pid)
+        // Best effort: a box without ionice (or a kernel without CFQ/BFQ classes) still has the nice.
+        if (this.options.lowestPriority && proc.pid !== undefined) execFile('ionice', ['-c', '3', '-p', String(proc.pid)], () => {})
       })
       command.on('end', (_stdout: string | null, stderr: string | null) => resolve({ code: code ?? 0, signal, stderr: stderr ?? '' }))
       command.on('error', (err: Error, _stdout: string | null, stderr: string | null) => {

@@ -19,7 +19,8 @@ async function serverAnswering(t: { teardown(fn: () => unknown): void }, body: u
   return { client, seen }
 }
 
-const replay = { id: 'r1', status: 'REQUESTED', cameraId: 'cam-1', start: '2026-11-25T10:00:00.000Z', end: '2026-11-25T10:00:30.000Z' }
+const replay = { id: 'r1', kind: 'CLIP', status: 'REQUESTED', cameraId: 'cam-1', start: '2026-11-25T10:00:00.000Z', end: '2026-11-25T10:00:30.000Z' }
+const { kind: _kind, ...beforeMatches } = replay
 
 t.test('the waiting replays are the items of the collection the server answers', async (t) => {
   const { client, seen } = await serverAnswering(t, { items: [replay], _total: 1, _links: { self: { href: '/apis/v2/replay-servers/device/replays' } } })
@@ -32,4 +33,14 @@ t.test('a bare array (a server from before the collection shape) still works; an
   t.same(await older.client.waiting(), [replay], 'a box updated before its server keeps working')
   const odd = await serverAnswering(t, { replays: [replay] })
   await t.rejects(odd.client.waiting(), { name: 'ServerUnavailableError', message: /do not match the contract/ })
+})
+
+t.test('a server from before matches names no kind: its replays are clips, in either shape', async (t) => {
+  const collection = await serverAnswering(t, { items: [beforeMatches], _total: 1, _links: { self: { href: '/apis/v2/replay-servers/device/replays' } } })
+  t.same(await collection.client.waiting(), [replay])
+  const bare = await serverAnswering(t, [beforeMatches])
+  t.same(await bare.client.waiting(), [replay])
+  const match = { ...replay, id: 'm1', kind: 'MATCH', chapters: [{ at: 12, label: 'Replay 19:42' }] }
+  const current = await serverAnswering(t, { items: [match], _total: 1, _links: { self: { href: '/apis/v2/replay-servers/device/replays' } } })
+  t.same(await current.client.waiting(), [match], 'a match and its chapters as the server lists them')
 })

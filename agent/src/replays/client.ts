@@ -17,7 +17,7 @@ export class ReplayClient {
   constructor(private readonly options: ReplayClientOptions) {}
 
   async waiting(): Promise<DeviceReplay[]> {
-    const json = await this.call('GET', replayDeviceRoutes.list.url)
+    const json = clipsUnlessSaid(await this.call('GET', replayDeviceRoutes.list.url))
     if (Value.Check(DeviceReplayCollection, json)) return json.items
     // A server from before the collection shape answered the bare array: a box updated first keeps working.
     if (Value.Check(OlderDeviceReplays, json)) return json
@@ -43,4 +43,16 @@ export class ReplayClient {
     })
     return answerOf(res, `${method} ${path}`)
   }
+}
+
+/**
+ * A server from before matches names no kind: each of its replays is a player's clip. Filled in before
+ * the contract is checked, so a box updated before its server keeps taking replays up.
+ */
+function clipsUnlessSaid(json: unknown): unknown {
+  const fill = (items: unknown) =>
+    Array.isArray(items) ? items.map((item: unknown) => (item && typeof item === 'object' && !('kind' in item) ? { ...item, kind: 'CLIP' } : item)) : items
+  if (Array.isArray(json)) return fill(json)
+  if (json && typeof json === 'object' && 'items' in json) return { ...json, items: fill((json as { items: unknown }).items) }
+  return json
 }

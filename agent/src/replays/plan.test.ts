@@ -4,9 +4,9 @@ import { clipHttpError } from '../agent.js'
 import { ClipError } from '../clips/export.js'
 import { DecodersBusyError } from '../decoders.js'
 import { HttpError } from '../http.js'
-import { askAgainAfterSeconds, cutNotBefore, exportFailureReason, planReplays, uploadRetryDelay } from './plan.js'
+import { askAgainAfterSeconds, cutNotBefore, exportFailureReason, laneSteps, nextUploadAttempt, planReplays, uploadRetryDelay } from './plan.js'
 
-const replay = (id: string, status: DeviceReplay['status']): DeviceReplay => ({ id, status, cameraId: 'cam-a', start: '2026-03-01T10:00:00Z', end: '2026-03-01T10:00:10Z' })
+const replay = (id: string, status: DeviceReplay['status']): DeviceReplay => ({ id, kind: 'CLIP', status, cameraId: 'cam-a', start: '2026-03-01T10:00:00Z', end: '2026-03-01T10:00:10Z' })
 
 t.test('planReplays: cut what waits, upload again what a restart left cut', async (t) => {
   const waiting = [replay('r1', 'REQUESTED'), replay('r2', 'UPLOADING'), replay('r3', 'UPLOADING'), replay('r4', 'EXPORTING')]
@@ -50,4 +50,23 @@ t.test('askAgainAfterSeconds: a full queue or footage still being written is wai
   t.equal(askAgainAfterSeconds(new ClipError(404, 'no footage')), undefined)
   t.equal(askAgainAfterSeconds(new Error('ffmpeg failed')), undefined)
   t.equal(askAgainAfterSeconds(undefined), undefined)
+})
+
+t.test('laneSteps: clips in their lane as listed; matches in theirs, each taken once', async (t) => {
+  const match = (id: string): DeviceReplay => ({ ...replay(id, 'REQUESTED'), kind: 'MATCH' })
+  const steps = planReplays([match('m1'), replay('c1', 'REQUESTED'), match('m2'), replay('c2', 'EXPORTING')], new Map())
+  const lanes = laneSteps(steps, new Set(['m1']))
+  t.same(lanes.clips.map((s) => s.replay.id), ['c1', 'c2'], 'a clip listed after a match is not behind it')
+  t.same(lanes.matches.map((s) => s.replay.id), ['m2'], 'a match the lane already holds is not taken again')
+  const older = { ...replay('old', 'REQUESTED') } as Partial<DeviceReplay>
+  delete older.kind
+  t.same(laneSteps(planReplays([older as DeviceReplay], new Map()), new Set()).clips.map((s) => s.replay.id), ['old'], 'no kind: a clip')
+})
+
+t.test('nextUploadAttempt: attempts in a row without progress are counted; progress starts the count again', async (t) => {
+  t.equal(nextUploadAttempt(1, false, 3), 2)
+  t.equal(nextUploadAttempt(3, false, 3), undefined, 'given up')
+  t.equal(nextUploadAttempt(3, true, 3), 2, 'the store took more parts: not given up')
+  t.equal(nextUploadAttempt(1, true, 1), 2)
+  t.equal(nextUploadAttempt(2, false, 1), undefined)
 })

@@ -52,3 +52,27 @@ export function askAgainAfterSeconds(err: unknown): number | undefined {
 export function cutNotBefore(replay: Pick<DeviceReplay, 'end'>, marginSeconds: number): number {
   return Date.parse(replay.end) + marginSeconds * 1000
 }
+
+/**
+ * The two lanes of a pick-up: a player's CLIPs, in the order listed, cut and uploaded as they come;
+ * the MATCHes the match lane has not taken yet (it works on one at a time, after or beside the clips).
+ * A CLIP never waits behind a MATCH: hours of footage would hold a replay asked a minute ago. A replay
+ * of no kind (a server from before matches) is a CLIP.
+ */
+export function laneSteps(steps: readonly ReplayStep[], matchesTaken: ReadonlySet<string>): { clips: ReplayStep[]; matches: ReplayStep[] } {
+  const isMatch = (step: ReplayStep) => step.replay.kind === 'MATCH'
+  return {
+    clips: steps.filter((s) => !isMatch(s)),
+    matches: steps.filter((s) => isMatch(s) && !matchesTaken.has(s.replay.id))
+  }
+}
+
+/**
+ * The upload attempt that comes next, after attempt `attempt` failed: a resumable upload that got
+ * further (the store acknowledged more) starts counting again, so a long upload over a poor uplink
+ * is given up only when attempts in a row make no progress; undefined when none is left.
+ */
+export function nextUploadAttempt(attempt: number, progressed: boolean, attempts: number): number | undefined {
+  if (progressed) return 2
+  return attempt < attempts ? attempt + 1 : undefined
+}

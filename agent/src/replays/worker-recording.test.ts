@@ -18,7 +18,7 @@ import { ReplayWorker } from './worker.js'
 async function takeUp(t: { teardown(fn: () => unknown): void }, camera: Awaited<ReturnType<typeof recording>>, start: number, end: number) {
   const dir = tempDir(t)
   mkdirSync(join(dir, 'bucket'))
-  const replay: DeviceReplay = { id: 'replay-1', status: 'REQUESTED', cameraId: camera.camera.id, start: new Date(start).toISOString(), end: new Date(end).toISOString() }
+  const replay: DeviceReplay = { id: 'replay-1', kind: 'CLIP', status: 'REQUESTED', cameraId: camera.camera.id, start: new Date(start).toISOString(), end: new Date(end).toISOString() }
   const reports: DeviceReplayStatusChange[] = []
   let logs = ''
   const abort = new AbortController()

@@ -12,8 +12,12 @@ export interface SignedUrlOptions {
 export interface Bucket {
   /** The bucket's URL as configured (scheme://bucket/prefix). */
   readonly url: string
-  /** Stores a local file under `key` (below the bucket's prefix); answers its location (a URL of the same scheme). */
-  upload(localPath: string, key: string): Promise<string>
+  /**
+   * Stores a local file under `key` (below the bucket's prefix); answers its location (a URL of the
+   * same scheme). With `options`, the upload is resumable and paced (a match's hours of video): see
+   * UploadOptions. Without, it is a replay clip's upload as it always was.
+   */
+  upload(localPath: string, key: string, options?: UploadOptions): Promise<string>
   /** Removes the object at `location`; one already gone is not an error. */
   remove(location: string): Promise<void>
   /** A link anyone can GET the object at `location` with, until it expires (s3 and gs; file:// links are the server's). */
@@ -65,3 +69,32 @@ export interface GcsCredentials {
   project_id?: string
   apiEndpoint?: string
 }
+
+/**
+ * Where a resumable upload stands, as its driver left it: kept by the caller (on disk) and handed back
+ * to go on from there. Opaque to the caller but plain JSON. `size` is the local file's, so a file that
+ * changed since is uploaded from zero rather than stitched from two files.
+ */
+export type ResumableUpload =
+  /** An S3 multipart upload: its id and the parts the store acknowledged (number, ETag, bytes). */
+  | { scheme: 's3'; key: string; size: number; partSize: number; uploadId: string; parts: Array<{ number: number; etag: string }> }
+  /** A GCS resumable session: its URI (valid a week), which the store asks for its received bytes. */
+  | { scheme: 'gs'; key: string; size: number; sessionUri: string }
+
+export interface UploadOptions {
+  /** Where an earlier attempt of this same upload stopped (what `onProgress` last said). */
+  resume?: ResumableUpload
+  /**
+   * Called each time the store has acknowledged more (a part, a chunk): the caller writes it down, so
+   * an upload cut off (a dropped connection, a restart) goes on from there. Awaited before going on.
+   */
+  onProgress?(state: ResumableUpload): void | Promise<void>
+  /**
+   * Awaited before each slice of `bytes` is sent: the caller's bandwidth cap and "a clip first" gate.
+   * Throwing from it stops the upload where it is (resumable from the last acknowledged part).
+   */
+  pace?(bytes: number): Promise<void>
+}
+
+/** Bytes read at a time and handed to `pace`: small enough that a cap is smooth, big enough to be cheap. */
+export const PACE_SLICE_BYTES = 64 * 1024

@@ -1,12 +1,14 @@
 // The file:// driver: a bucket that is a folder, a local disk or a share the server mounts too.
-import { constants } from 'node:fs'
+import { constants, createWriteStream } from 'node:fs'
+import { pipeline } from 'node:stream/promises'
 import type { Stats } from 'node:fs'
 import { copyFile, lstat, mkdir, open, readlink, realpath, rename, rm, stat, type FileHandle } from 'node:fs/promises'
 import { randomBytes } from 'node:crypto'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BucketError, BucketObjectMissingError } from './errors.js'
-import type { Bucket } from './bucket.js'
+import type { Bucket, UploadOptions } from './bucket.js'
+import { pacedRead } from './resumable.js'
 
 /** The file a file:// URL names, with `..` and `.` resolved, or an error when it names none. */
 export function filePathOf(location: string): string {
@@ -43,7 +45,8 @@ export class FileBucket implements Bucket {
     private readonly root: string
   ) {}
 
-  async upload(localPath: string, key: string): Promise<string> {
+  /** Copies again from the start each time (`resume` is not used): a folder or a mounted share is near. */
+  async upload(localPath: string, key: string, options?: UploadOptions): Promise<string> {
     const target = join(this.root, key)
     if (!isBelow(resolve(this.root), resolve(target))) throw new BucketError(`the key ${JSON.stringify(key)} is not in this bucket`)
     await mkdir(dirname(target), { recursive: true })
@@ -53,8 +56,13 @@ export class FileBucket implements Bucket {
     // Copied beside the target under a fresh name, then renamed over it: a link already at the
     // target is replaced, never written through.
     const temporary = join(folder, `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`)
-    await copyFile(localPath, temporary, constants.COPYFILE_EXCL)
     try {
+      if (options?.pace) {
+        // Paced (a match's copy to a share over the venue's network): read through the caller's cap.
+        await pipeline(pacedRead(localPath, 0, Number.MAX_SAFE_INTEGER, options.pace.bind(options)), createWriteStream(temporary, { flags: 'wx' }))
+      } else {
+        await copyFile(localPath, temporary, constants.COPYFILE_EXCL)
+      }
       await rename(temporary, join(folder, basename(target)))
     } catch (err) {
       await rm(temporary, { force: true })

@@ -10,7 +10,8 @@ import { keyOf, type Bucket, type BucketAddress, type GcsCredentials, type S3Cre
 import { BucketError } from './errors.js'
 import { FileBucket, filePathOf, isBelow } from './file.js'
 
-export { joinKey, keyOf, type Bucket, type BucketAddress, type GcsCredentials, type S3Credentials, type SignedUrlOptions } from './bucket.js'
+export { joinKey, keyOf, PACE_SLICE_BYTES, type Bucket, type BucketAddress, type GcsCredentials, type ResumableUpload, type S3Credentials, type SignedUrlOptions, type UploadOptions } from './bucket.js'
+export { partSizeFor, partsToSend } from './resumable.js'
 export { BucketError, BucketObjectMissingError } from './errors.js'
 export { FileBucket } from './file.js'
 
