@@ -349,7 +349,7 @@ async function loadMine(): Promise<void> {
   if (!auth && !guest) return
   // A member's matches (issue 49) come with a module of their own, fetched only for a member: the page
   // a player taps on carries none of it (budget.test.ts weighs it apart).
-  if (auth) import('./match.js').then((m) => m.loadMatches({ cfg, offset, get, fail })).catch(() => {})
+  if (auth) import('./match.js').then((m) => m.loadMatches({ cfg, get, fail })).catch(() => {})
   try {
     const res = await api('GET', '/replays?kind=CLIP&ipp=20')
     if (!res.ok) return

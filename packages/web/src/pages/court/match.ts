@@ -20,8 +20,6 @@ export function chapterText(words: Partial<CourtWords>, chapter: Chapter): strin
 /** What the page lends this module (main.ts). */
 export interface MatchPage {
   cfg: CourtPageConfig
-  /** Ms to add to a phone's time to get the server's: times are shown on the phone's clock, as the clips'. */
-  offset: number
   /** A GET with the member's credential: its answer, or thrown. */
   get<T>(path: string): Promise<T>
   /** Says in `box` why a call failed. */
@@ -47,33 +45,35 @@ function button(text: string, onClick: () => void): HTMLButtonElement {
 export async function loadMatches(page: MatchPage): Promise<void> {
   const { cfg } = page
   const t = (key: ScriptWordKey, values?: Record<string, string | number>) => say(cfg.strings, key, values)
-  const minute = (iso: string, weekday?: 'short') => new Date(Date.parse(iso) - page.offset).toLocaleString(cfg.lang, { weekday, hour: '2-digit', minute: '2-digit' })
+  // A booking's own time, whatever the phone's clock says (unlike a tap, it was not made on the phone).
+  const minute = (iso: string, weekday?: 'short') => new Date(iso).toLocaleString(cfg.lang, { weekday, hour: '2-digit', minute: '2-digit' })
   /** Its court (named when it is this page's) and its time. */
   const title = (match: Match) =>
     t('match.item', { court: match.court.id === cfg.court.id ? cfg.court.name : t('match.elsewhere'), time: `${minute(match.start, 'short')}–${minute(match.end)}` })
 
-  async function open(id: string): Promise<void> {
+  async function open(listed: Match): Promise<void> {
     // The card between the matches and the clips, made afresh for each match opened.
     $('match')?.remove()
     const card = element('section', '', 'card', 'match')
     const message = element('p', '', 'notice', 'match-message')
+    card.dataset.id = listed.id
+    card.append(element('p', title(listed), 'state'), message)
+    $('mine').before(card)
+    card.scrollIntoView({ behavior: 'smooth' })
+    let match: Match
+    try {
+      match = await page.get<Match>(`/matches/${encodeURIComponent(listed.id)}`)
+    } catch (err) {
+      // A 402 is no REPLAY item left to open it with: said with the shop's link.
+      return page.fail(err, message)
+    }
     const angles = element('div', '', 'actions', 'angles')
     const video = element('video', '', '', 'match-player') as HTMLVideoElement
     const chapters = element('ol', '', '', 'chapters')
     video.controls = video.playsInline = true
     video.preload = 'auto'
-    card.dataset.id = id
-    card.append(element('p', '', 'state', 'match-title'), message, angles, video, element('h3', t('match.chapters')), chapters)
-    $('mine').before(card)
-    card.scrollIntoView({ behavior: 'smooth' })
-    let match: Match
-    try {
-      match = await page.get<Match>(`/matches/${encodeURIComponent(id)}`)
-    } catch (err) {
-      // A 402 is no REPLAY item left to open it with: said with the shop's link.
-      return page.fail(err, message)
-    }
-    $('match-title').textContent = title(match)
+    card.append(angles, video)
+    if (match.chapters.length) card.append(element('h3', t('match.chapters')), chapters)
     // Switching cameras keeps the moment, so a rally is seen from the other side.
     const play = (angle: Replay, pressed: Element) => {
       for (const b of angles.children) b.setAttribute('aria-pressed', String(b === pressed))
@@ -110,7 +110,8 @@ export async function loadMatches(page: MatchPage): Promise<void> {
     const li = element('li')
     li.dataset.id = match.id
     li.dataset.status = match.status
-    li.append(element('span', title(match)), match.status === 'READY' ? button(t('mine.play'), () => void open(match.id)) : element('span', t(`status.${match.status}`), 'muted'))
+    li.append(element('span', title(match)), match.status === 'READY' ? button(t('mine.play'), () => void open(match)) : element('span', t(`status.${match.status}`), 'muted'))
     list.append(li)
   }
+  list.dataset.loaded = ''
 }
