@@ -222,7 +222,7 @@ export async function seedWaitingReplays(db: Db, serverIds: string[], userId: st
       .values({
         id: randomUUID(), user_id: userId, court_id: courtId, replay_server_id: box.id, camera_id: 'cam-1', start_at: now, end_at: now,
         status: 'REQUESTED', reason: null, location: null, duration_seconds: null, size_bytes: null, sha256: null,
-        package_id: null, redemption_id: null, created_at: now, updated_at: now
+        package_id: null, redemption_id: null, created_at: now, updated_at: now, kind: 'CLIP'
       })
       .execute()
   }

@@ -14,6 +14,7 @@ import orderRoutes from './orders/routes.js'
 import packageRoutes from './packages/routes.js'
 import productRoutes from './products/routes.js'
 import replayRoutes from './replays/routes.js'
+import matchRoutes from './matches/routes.js'
 import footageAccessRoutes from './footage-access/routes.js'
 import eventRoutes from './events/routes.js'
 import consoleRoutes from './console/routes.js'
@@ -154,6 +155,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(jobRoutes)
   await app.register(productRoutes)
   await app.register(replayRoutes)
+  await app.register(matchRoutes)
   // Every look at footage, for admins (issue 33).
   await app.register(footageAccessRoutes)
   // The court page players open from the sign's QR code (issue 25).

@@ -254,6 +254,20 @@ export const ConfigSchema = Type.Object({
     description: 'Where a member with no REPLAY item left can buy a package; the court page links to it. Empty: no link'
   }),
   REPLAY_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: 'Replays older than this are expired by the replays/cleanup job: clip deleted, status EXPIRED' }),
+  // Matches (issue 49; docs/replays.md, "Matches"): a booking's or event's whole interval, every angle.
+  MATCH_RECORDING: Type.Enum(['off', 'bookings', 'events'], {
+    default: 'off',
+    description:
+      "bookings: every BOOKING redemption of a filmed court becomes a match when it ends (plus MATCH_GRACE_SECONDS), one replay per camera filming the court; events: every event with recordMatch on its filmed courts; off: none"
+  }),
+  MATCH_GRACE_SECONDS: Int({ default: 120, minimum: 0, maximum: 3600, description: "How long after a booking's or event's end its match is asked of the boxes" }),
+  MATCH_RETENTION_DAYS: Int({ default: 30, minimum: 1, maximum: 3650, description: "A match's angles expire this many days after its end (replays/cleanup job): clips deleted, status EXPIRED" }),
+  MATCH_REQUIRES_PACKAGE: Type.Boolean({
+    default: false,
+    description: "A participant's first opening of a READY match redeems one REPLAY package item (402 when none is left); staff never pay"
+  }),
+  MATCH_MAIL: Type.Enum(['on', 'off'], { default: 'on', description: 'Mail each participant with an e-mail address a link once their match is READY (once per match); off: none' }),
+  MATCH_MAX_MINUTES: Int({ default: 240, minimum: 1, maximum: 1440, description: 'A booking or event longer than this is not filmed as a match' }),
   DEVICE_TOKEN_SECRET: Type.String({
     default: '',
     pattern: '^$|^.{32,}$',

@@ -12,6 +12,7 @@ import type {
   MembershipType,
   PhoneVerificationStatus,
   ReplayServerStatus,
+  ReplayKind,
   ReplayStatus,
   FootageActor,
   FootagePurpose,
@@ -479,6 +480,8 @@ export interface EventsTable {
   series_id: string | null
   created_at: string
   updated_at: string
+  /** 0 or 1 (0039): with MATCH_RECORDING=events, a match on each of its filmed courts. */
+  record_match: number
 }
 
 export interface EventRefsTable {
@@ -779,6 +782,26 @@ export interface ReplaysTable {
   /** Null with taken_down_at set: the `club` command line. */
   taken_down_by: string | null
   taken_down_reason: string | null
+  /** CLIP, or MATCH: one camera's angle of a match (0039). */
+  kind: ReplayKind
+  match_id: string | null
+}
+
+/** A booking's or event's whole interval on a filmed court (0039, matches/service.ts). */
+export interface MatchesTable {
+  id: string
+  court_id: string
+  source_type: 'BOOKING' | 'EVENT'
+  redemption_id: string | null
+  event_id: string | null
+  start_at: string
+  end_at: string
+  /** JSON: the chapters as stored, each with its replay's id and asker ({at, label, replayId, userId}). */
+  chapters: string
+  /** When the participants were mailed the link: set once, conditionally, by the process that mails. */
+  mailed_at: string | null
+  created_at: string
+  updated_at: string
 }
 
 export interface DoNotFilmIntervalsTable {
@@ -993,6 +1016,7 @@ export interface Database {
   reminders_sent: RemindersSentTable
   summaries: SummariesTable
   replays: ReplaysTable
+  matches: MatchesTable
   replay_guests: ReplayGuestsTable
   footage_access: FootageAccessTable
   do_not_film_intervals: DoNotFilmIntervalsTable

@@ -14,7 +14,7 @@ export async function runReplaysCleanup(deps: ScheduledJobDeps, date: Date): Pro
   // Deleting needs only the bucket's credentials; no download link is signed here.
   const storage = new ReplayStorage({ credentialsPath: deps.config.REPLAY_STORAGE_CREDENTIALS, linkKey: '', publicBaseUrl: deps.config.PUBLIC_BASE_URL })
   const counts: Record<string, number> = {}
-  count(counts, 'expired', await deleteExpiredReplays(deps.db, storage, date, deps.config.REPLAY_RETENTION_DAYS))
+  count(counts, 'expired', await deleteExpiredReplays(deps.db, storage, date, deps.config.REPLAY_RETENTION_DAYS, deps.config.MATCH_RETENTION_DAYS))
   const logKeptSince = new Date(date.getTime() - deps.config.FOOTAGE_LOG_RETENTION_DAYS * DAY_MS).toISOString()
   count(counts, 'footage_access_deleted', await purge(deps.db, 'footage_access', sql`created_at < ${logKeptSince}`))
   return { counts }

@@ -28,7 +28,8 @@ const NEEDS: Record<PackageItemType, { required: Array<keyof RedemptionTarget>; 
   BOOKING: { required: ['booking'] },
   GUEST_SIGNUP: { required: ['guest'], oneOf: ['event', 'booking'] },
   SERIES_SIGNUP: { required: ['series'] },
-  REPLAY: { required: ['replay'] }
+  // A replay asked for, or a match opened under MATCH_REQUIRES_PACKAGE (issue 49).
+  REPLAY: { required: [], oneOf: ['replay', 'match'] }
 }
 
 function checkShape(type: PackageItemType, target: RedemptionTarget): void {
@@ -152,6 +153,13 @@ export async function resolveTarget(db: DbOrTx, type: PackageItemType, target: R
     parts.push(`replay:${target.replay.id}`)
     stored.replay = { id: target.replay.id }
     description = `replay ${target.replay.id}`
+  }
+  if (target.match) {
+    const match = await db.selectFrom('matches').select(['id', 'start_at']).where('id', '=', target.match.id).executeTakeFirst()
+    if (!match) throw new BadRequestError(`body.target.match.id: no match ${quote(target.match.id)}`)
+    parts.push(`match:${match.id}`)
+    stored.match = { id: match.id }
+    description = `match ${match.id}`
   }
   return { subject, key: parts.join('|'), startAt, description, stored }
 }

@@ -29,20 +29,39 @@ export async function openReplayDownload(db: Db, id: string, expires: number, si
 
 /**
  * The replays/cleanup job's work (the webhooks issue wires it): every replay older than
- * `retentionDays` loses its stored clip and becomes EXPIRED, and a taken-down replay's clip still
+ * `retentionDays` (a match's angle: `matchRetentionDays` after its match's end) loses its stored clip and becomes EXPIRED, and a taken-down replay's clip still
  * stored is deleted. A clip that cannot be deleted now keeps its replay as it is, for the next run.
  * Answers how many expired.
  */
-export async function deleteExpiredReplays(db: Db, storage: Pick<ReplayStorage, 'remove'>, now: Date, retentionDays: number): Promise<number> {
+export async function deleteExpiredReplays(
+  db: Db,
+  storage: Pick<ReplayStorage, 'remove'>,
+  now: Date,
+  retentionDays: number,
+  matchRetentionDays: number = retentionDays
+): Promise<number> {
   const before = new Date(now.getTime() - retentionDays * 86_400_000).toISOString()
-  const rows = await db
+  const clips = await db
     .selectFrom('replays')
     .select(['id', 'location', 'bucket', 'replay_server_id'])
     // A taken-down replay stays as it is: its record is what the takedown keeps.
     .where('status', 'not in', ['EXPIRED', 'TAKEN_DOWN'])
+    .where('kind', '=', 'CLIP')
     .where('created_at', '<', before)
     .orderBy('created_at')
     .execute()
+  // A match's angles by MATCH_RETENTION_DAYS after the match's end (issue 49).
+  const matchesBefore = new Date(now.getTime() - matchRetentionDays * 86_400_000).toISOString()
+  const angles = await db
+    .selectFrom('replays')
+    .innerJoin('matches', 'matches.id', 'replays.match_id')
+    .select(['replays.id', 'replays.location', 'replays.bucket', 'replays.replay_server_id'])
+    .where('replays.status', 'not in', ['EXPIRED', 'TAKEN_DOWN'])
+    .where('replays.kind', '=', 'MATCH')
+    .where('matches.end_at', '<', matchesBefore)
+    .orderBy('matches.end_at')
+    .execute()
+  const rows = [...clips, ...angles]
   let expired = 0
   for (const row of rows) {
     try {

@@ -1,7 +1,7 @@
 // Replays, the box's side: what a box must still cut or upload, and its reports of each replay's
 // progress (only forward, only into its own bucket).
 import { replayClipKey, replayDeviceRoutes } from '@club/contract'
-import type { DeviceReplay, DeviceReplayCollection, DeviceReplayStatusChange, ReplayStatus } from '@club/contract'
+import type { Chapter, DeviceReplay, DeviceReplayCollection, DeviceReplayStatusChange, ReplayStatus } from '@club/contract'
 import type { Db, DbOrTx } from '../db/database.js'
 import type { ReplaysTable } from '../db/schema.js'
 import { BadRequestError, ConflictError, NotFoundError, quote } from '../errors.js'
@@ -11,6 +11,7 @@ import { parseConfig } from '../replay-servers/service.js'
 import { BucketError, checkLocation, keyBelow } from '@club/storage'
 import { FINAL, IN_PROGRESS, giveBack, recordReplayEvent, removeClip, type ReplayDeps } from './replay.js'
 import { failUnansweredReplays } from './service.js'
+import { chaptersOfMatches } from '../matches/chapters.js'
 
 /** Whether a box may move a replay from `current` to `next`: only forward, never out of a final status. */
 export function transitionError(current: ReplayStatus, next: DeviceReplayStatusChange['status']): string | null {
@@ -20,9 +21,17 @@ export function transitionError(current: ReplayStatus, next: DeviceReplayStatusC
   return null
 }
 
-function toDeviceReplay(row: Pick<ReplaysTable, 'id' | 'status' | 'camera_id' | 'start_at' | 'end_at'>): DeviceReplay {
-  // Matches (issue 49) are not made yet: every replay is a player's clip.
-  return { id: row.id, kind: 'CLIP', status: row.status, cameraId: row.camera_id, start: row.start_at, end: row.end_at }
+type DeviceRow = Pick<ReplaysTable, 'id' | 'kind' | 'match_id' | 'status' | 'camera_id' | 'start_at' | 'end_at'>
+
+/** A MATCH angle carries its match's chapter marks (no replay ids: the box writes only the marks). */
+function toDeviceReplay(row: DeviceRow, chapters: ReadonlyMap<string, Chapter[]>): DeviceReplay {
+  const marks = row.match_id === null ? undefined : chapters.get(row.match_id)
+  return { id: row.id, kind: row.kind, status: row.status, cameraId: row.camera_id, start: row.start_at, end: row.end_at, ...(marks ? { chapters: marks } : {}) }
+}
+
+async function toDeviceReplays(db: DbOrTx, rows: readonly DeviceRow[]): Promise<DeviceReplay[]> {
+  const chapters = await chaptersOfMatches(db, rows.flatMap((row) => (row.match_id === null ? [] : [row.match_id])), 'box')
+  return rows.map((row) => toDeviceReplay(row, chapters))
 }
 
 /** What a box must still cut or upload, oldest first. */
@@ -30,13 +39,13 @@ export async function listDeviceReplays(db: Db, replayServerId: string, deps: Re
   await failUnansweredReplays(db, deps)
   const rows = await db
     .selectFrom('replays')
-    .select(['id', 'status', 'camera_id', 'start_at', 'end_at'])
+    .select(['id', 'kind', 'match_id', 'status', 'camera_id', 'start_at', 'end_at'])
     .where('replay_server_id', '=', replayServerId)
     .where('status', 'in', IN_PROGRESS)
     .orderBy('created_at')
     .orderBy('id')
     .execute()
-  return collection(rows.map(toDeviceReplay), replayDeviceRoutes.list.url)
+  return collection(await toDeviceReplays(db, rows), replayDeviceRoutes.list.url)
 }
 
 /** A READY location that is not the replay's own clip: the box's error (400), and worth a line in the log. */
@@ -130,6 +139,6 @@ export async function setDeviceReplayStatus(db: Db, replayServerId: string, id: 
     }
     throw new ConflictError(`replay ${row.row.id}: ${row.problem}`)
   }
-  return toDeviceReplay(row.row)
+  return (await toDeviceReplays(db, [row.row]))[0]!
 }
 

@@ -1,7 +1,7 @@
 // A replay as the API shows it, the dependencies every replay rule takes, and the few steps the
 // player's side (service.ts), the box's side (device.ts) and the clip's life (clips.ts) share: the
 // event written with each change, the package item given back, the clip deleted from its bucket.
-import type { EventType, Replay, ReplayStatus } from '@club/contract'
+import type { Chapter, EventType, Replay, ReplayStatus } from '@club/contract'
 import { isStaff } from '../actor.js'
 import type { Clock } from '../clock.js'
 import type { DbOrTx } from '../db/database.js'
@@ -12,6 +12,7 @@ import { type Viewer } from '../footage-access/service.js'
 import { returnUndeliveredIn, type RedemptionDeps } from '../packages/redemptions.js'
 import { parseConfig } from '../replay-servers/service.js'
 import { BucketError } from '@club/storage'
+import { chaptersOfMatches } from '../matches/chapters.js'
 import type { ReplayStorage } from './storage.js'
 
 export interface ReplaySettings {
@@ -57,14 +58,15 @@ function takedownOf(row: ReplaysTable, requester: Requester | null): Replay['tak
 }
 
 /**
- * The one row → API shape mapping; the download link is added by the caller when READY. `requester`
- * null: the command line, which sees what staff see.
+ * The one row → API shape mapping; the download link is added by the caller when READY, and a MATCH
+ * angle's chapters (as the requester may see them: matches/chapters.ts). `requester` null: the
+ * command line, which sees what staff see.
  */
-export function toReplay(row: ReplaysTable, requester: Requester | null, link?: { url: string; expiresAt: Date }): Replay {
+export function toReplay(row: ReplaysTable, requester: Requester | null, link?: { url: string; expiresAt: Date }, chapters?: Chapter[]): Replay {
   const takedown = takedownOf(row, requester)
   return {
     id: row.id,
-    kind: 'CLIP',
+    kind: row.kind,
     status: row.status,
     ...(row.reason !== null ? { reason: row.reason } : {}),
     user: row.user_id === null ? null : { id: row.user_id },
@@ -74,6 +76,7 @@ export function toReplay(row: ReplaysTable, requester: Requester | null, link?: 
     end: row.end_at,
     durationSeconds: row.duration_seconds,
     sizeBytes: row.size_bytes,
+    ...(row.match_id !== null ? { match: { id: row.match_id }, chapters: chapters ?? [] } : {}),
     ...(link ? { downloadUrl: link.url, downloadUrlExpiresAt: link.expiresAt.toISOString() } : {}),
     ...(takedown ? { takedown } : {}),
     createdDate: row.created_at,
@@ -88,7 +91,8 @@ export function toReplay(row: ReplaysTable, requester: Requester | null, link?: 
  */
 export async function recordReplayEvent(tx: DbOrTx, id: string, type: Extract<EventType, `replay.${string}`>, now: Date): Promise<void> {
   const row = await tx.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
-  await recordEvent(tx, { type, resourceId: id, data: toReplay(row, null) }, now)
+  const chapters = row.match_id === null ? undefined : (await chaptersOfMatches(tx, [row.match_id], null)).get(row.match_id)
+  await recordEvent(tx, { type, resourceId: id, data: toReplay(row, null, undefined, chapters) }, now)
 }
 
 /** Gives back the package item an unfinished replay was paid with, in the transaction that ends it. */

@@ -104,7 +104,7 @@ t.test('a replay from request to READY: the status poll, each transition, the do
 
   const list = await call('GET', DEVICE, device)
   t.same(list.json(), {
-    items: [{ id: replay.id, status: 'REQUESTED', cameraId: 'cam-1', start: replay.start, end: replay.end }],
+    items: [{ id: replay.id, kind: 'CLIP', status: 'REQUESTED', cameraId: 'cam-1', start: replay.start, end: replay.end }],
     _total: 1,
     _links: { self: { href: DEVICE } }
   }, 'the collection shape')

@@ -21,6 +21,8 @@ import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-a
 import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { refuseTakenDownFootage, takeDownFootage } from '../footage-takedowns/service.js'
 import { redeemFromAnyIn } from '../packages/redemptions.js'
+import { chaptersOfMatches } from '../matches/chapters.js'
+import { matchIdsOf, maySeeMatch } from '../matches/participants.js'
 import { paged, pageRequest } from '../paging.js'
 import { onlineSince, parseConfig } from '../replay-servers/service.js'
 import type { StoredCamera } from '../replay-servers/health.js'
@@ -41,6 +43,19 @@ import {
 interface CandidateBox {
   id: string
   config: ReplayServerConfig
+}
+
+/** The approved, configured boxes of an area, oldest first: whose cameras may film its courts. */
+export async function areaBoxes(db: DbOrTx, areaId: string): Promise<CandidateBox[]> {
+  const boxes = await db
+    .selectFrom('replay_servers')
+    .select(['id', 'config'])
+    .where('area_id', '=', areaId)
+    .where('status', '=', 'APPROVED')
+    .where('config', 'is not', null)
+    .orderBy('created_at')
+    .execute()
+  return boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! }))
 }
 
 /** A camera its box says is FAILED, and since when (the server's clock): see failedCameras. */
@@ -159,15 +174,7 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
   if (isGuest(requester)) await checkGuestCourt(db, requester.guestId, body.court.id)
   const court = await db.selectFrom('courts').select(['id', 'area_id']).where('id', '=', body.court.id).executeTakeFirst()
   if (!court) throw new BadRequestError(`body.court.id: no court ${quote(body.court.id)}`)
-  const boxes = await db
-    .selectFrom('replay_servers')
-    .select(['id', 'config'])
-    .where('area_id', '=', court.area_id)
-    .where('status', '=', 'APPROVED')
-    .where('config', 'is not', null)
-    .orderBy('created_at')
-    .execute()
-  const candidates = boxes.map((b) => ({ id: b.id, config: parseConfig(b.config)! }))
+  const candidates = await areaBoxes(db, court.area_id)
   const failed = await failedCameras(db, candidates.map((b) => b.id), now, deps.settings.pollIntervalSeconds)
   const choice = chooseCamera(candidates, court.id, body.cameraId, failed)
   if ('missing' in choice) throw new ConflictError(choice.missing)
@@ -228,7 +235,9 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
       bucket: null,
       taken_down_at: null,
       taken_down_by: null,
-      taken_down_reason: null
+      taken_down_reason: null,
+      kind: 'CLIP',
+      match_id: null
     }
     await tx.insertInto('replays').values(row).execute()
     await recordReplayEvent(tx, id, 'replay.requested', now)
@@ -280,9 +289,18 @@ export async function failUnansweredReplays(db: Db, deps: ReplayDeps): Promise<n
   return failed
 }
 
+/** Whether `requester` sees the replay: their own clip, a MATCH angle of a match they take part in (matches/participants.ts), or staff. */
+async function maySeeReplay(db: DbOrTx, row: ReplaysTable, requester: Requester): Promise<boolean> {
+  if (row.kind === 'MATCH') {
+    const match = await db.selectFrom('matches').selectAll().where('id', '=', row.match_id!).executeTakeFirst()
+    return match !== undefined && (await maySeeMatch(db, match, requester))
+  }
+  return isGuest(requester) ? row.guest_id === requester.guestId : row.user_id === requester.id || isStaff(requester)
+}
+
 async function visibleReplay(db: DbOrTx, id: string, requester: Requester): Promise<ReplaysTable> {
   const row = await db.selectFrom('replays').selectAll().where('id', '=', id).executeTakeFirst()
-  const visible = row && (isGuest(requester) ? row.guest_id === requester.guestId : row.user_id === requester.id || isStaff(requester))
+  const visible = row && (await maySeeReplay(db, row, requester))
   // Someone else's replay is "not found", not "forbidden": its existence is not theirs to learn.
   if (!visible) throw new NotFoundError(`no replay ${quote(id)}`)
   return row
@@ -297,15 +315,17 @@ export function presentNewReplay(row: ReplaysTable, requester: Requester): Repla
  * Replays as `viewer` sees them: a READY one with a fresh download link, and each link issued is a
  * look at footage, written to the log.
  */
-async function presentReplays(db: Db, rows: readonly ReplaysTable[], viewer: Viewer, deps: ReplayDeps): Promise<Replay[]> {
+export async function presentReplays(db: Db, rows: readonly ReplaysTable[], viewer: Viewer, deps: ReplayDeps): Promise<Replay[]> {
   const now = deps.clock.now()
   const looks: FootageLook[] = []
+  const chapters = await chaptersOfMatches(db, rows.flatMap((row) => (row.match_id === null ? [] : [row.match_id])), viewer.who)
   const replays = await Promise.all(
     rows.map(async (row) => {
-      if (row.status !== 'READY' || row.location === null) return toReplay(row, viewer.who)
+      const marks = row.match_id === null ? undefined : chapters.get(row.match_id)
+      if (row.status !== 'READY' || row.location === null) return toReplay(row, viewer.who, undefined, marks)
       const link = await deps.storage.downloadLink(row.id, row.location, now, deps.settings.urlTtlSeconds)
       looks.push({ purpose: 'DOWNLOAD_LINK', courtId: row.court_id, replayServerId: row.replay_server_id, cameraId: row.camera_id, replayId: row.id, start: row.start_at, end: row.end_at })
-      return toReplay(row, viewer.who, link)
+      return toReplay(row, viewer.who, link, marks)
     })
   )
   await recordFootageAccess(db, viewer, looks, now)
@@ -328,23 +348,30 @@ export async function listReplays(db: Db, query: ReplayListQuery, viewer: Viewer
     filtered = filtered.where('guest_id', '=', requester.guestId)
   } else if (!isStaff(requester)) {
     if (query.user !== undefined && query.user !== requester.id) throw new BadRequestError('user: a member lists only their own replays')
-    filtered = filtered.where('user_id', '=', requester.id)
+    // Their own clips, and the angles of the matches they take part in (someone else's booking they were a guest of).
+    const matches = await matchIdsOf(db, requester.id)
+    filtered = filtered.where((eb) => (matches.length === 0 ? eb('user_id', '=', requester.id) : eb.or([eb('user_id', '=', requester.id), eb('match_id', 'in', matches)])))
   } else if (query.user !== undefined) {
     filtered = filtered.where('user_id', '=', query.user)
   }
   if (query.court !== undefined) filtered = filtered.where('court_id', '=', query.court)
   if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
+  if (query.kind !== undefined) filtered = filtered.where('kind', '=', query.kind)
   const [rows, count] = await Promise.all([
     filtered.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(request.ipp).offset(request.offset).execute(),
     filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
   ])
   const items = await presentReplays(db, rows, viewer, deps)
-  return paged(items, Number(count.total), request, PATH, { court: query.court, status: query.status, user: query.user })
+  return paged(items, Number(count.total), request, PATH, { court: query.court, status: query.status, user: query.user, kind: query.kind })
 }
 
 /** Removes a replay: its stored clip first (a clip left behind would outlive its record), then the record. */
 export async function deleteReplay(db: Db, id: string, requester: Requester, deps: ReplayDeps): Promise<void> {
   const row = await visibleReplay(db, id, requester)
+  if (row.kind === 'MATCH' && (isGuest(requester) || !isStaff(requester))) {
+    // One angle of a match is every participant's: not one player's to remove for the others.
+    throw new ForbiddenError(`replay ${quote(id)} is an angle of match ${quote(row.match_id!)}, which all its participants see: only staff delete it`)
+  }
   if (row.status === 'TAKEN_DOWN') throw new ConflictError(`replay ${quote(id)} was taken down by staff: its record is kept`)
   await removeClip(db, row, deps)
   const deleted = await db.transaction().execute(async (tx) => {

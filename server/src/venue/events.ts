@@ -28,7 +28,7 @@ export function toEvent(row: EventsTable, places: EventPlaces): Event {
     tags: JSON.parse(row.tags) as string[],
     startDate: row.start_at,
     endDate: row.end_at,
-    recordMatch: false,
+    recordMatch: row.record_match === 1,
     areas: refCollection(places.areas, self),
     pods: refCollection(places.pods, self),
     courts: refCollection(places.courts, self),
@@ -116,7 +116,8 @@ export async function createEvent(db: DbOrTx, input: EventCreate, clock: Clock):
       end_at: endAt,
       series_id: await checkSeries(tx, input.series),
       created_at: now,
-      updated_at: now
+      updated_at: now,
+      record_match: input.recordMatch === true ? 1 : 0
     }
     await tx.insertInto('events').values(row).execute()
     await writeEventPlaces(tx, row.id, places)
@@ -135,6 +136,7 @@ export async function patchEvent(db: DbOrTx, id: string, patch: EventPatch, cloc
     const changes: Partial<EventsTable> = { ...describedChanges(patch), start_at: start, end_at: end, updated_at: clock.now().toISOString() }
     if (patch.tags !== undefined) changes.tags = JSON.stringify([...new Set(patch.tags)])
     if (patch.series !== undefined) changes.series_id = await checkSeries(tx, patch.series)
+    if (patch.recordMatch !== undefined) changes.record_match = patch.recordMatch ? 1 : 0
     await tx.updateTable('events').set(changes).where('id', '=', id).execute()
     await writeEventPlaces(tx, id, places)
     return getEvent(tx, id)

@@ -38,6 +38,7 @@ import * as m0035 from './0035_events_without_url_passwords.js'
 import * as m0036 from './0036_poll_address_since.js'
 import * as m0037 from './0037_replay_server_health.js'
 import * as m0038 from './0038_agent_rollouts.js'
+import * as m0039 from './0039_matches.js'
 
 export const migrations: Record<string, Migration> = {
   '0001_foundation': m0001,
@@ -77,5 +78,6 @@ export const migrations: Record<string, Migration> = {
   '0035_events_without_url_passwords': m0035,
   '0036_poll_address_since': m0036,
   '0037_replay_server_health': m0037,
-  '0038_agent_rollouts': m0038
+  '0038_agent_rollouts': m0038,
+  '0039_matches': m0039
 }
