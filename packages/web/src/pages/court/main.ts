@@ -95,7 +95,11 @@ function keepTokens(answer: OAuth2AccessToken): void {
   write(sessionStorage, AUTH, auth)
 }
 
-async function refresh(): Promise<boolean> {
+// One refresh at a time: the server rotates the refresh token, so a second call made meanwhile (the
+// clips and the matches load together) would send the spent one and sign the member out.
+let refreshing: Promise<boolean> | null = null
+const refresh = () => (refreshing ??= renew().finally(() => (refreshing = null)))
+async function renew(): Promise<boolean> {
   if (!auth?.refresh) return false
   const res = await tokenRequest({ grant_type: 'refresh_token', refresh_token: auth.refresh })
   if (!res.ok) {
