@@ -73,7 +73,7 @@ interface StoredBooking {
  * live BOOKING redemptions of a court (a pod's booking names no court: not filmed as a match); with
  * `events`, each court of every event with recordMatch. Longer than MATCH_MAX_MINUTES: none.
  */
-async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings): Promise<DueMatch[]> {
+export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings): Promise<DueMatch[]> {
   const endedBy = new Date(now.getTime() - settings.graceSeconds * 1000).toISOString()
   const endedAfter = new Date(now.getTime() - settings.graceSeconds * 1000 - LOOKBACK_MS).toISOString()
   const maxMs = settings.maxMinutes * 60_000
@@ -118,7 +118,7 @@ async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings): Promi
 }
 
 /** Every enabled camera of an approved box of the court's area that films it (as chooseCamera sees them), with the courts each films. */
-async function filmingCameras(db: DbOrTx, courtId: string) {
+export async function filmingCameras(db: DbOrTx, courtId: string) {
   const court = await db.selectFrom('courts').select('area_id').where('id', '=', courtId).executeTakeFirst()
   if (!court) return []
   return (await areaBoxes(db, court.area_id)).flatMap((box) =>
@@ -152,7 +152,7 @@ async function refusal(tx: DbOrTx, courtIds: readonly string[], start: Date, end
  * Makes one match with its angles, or nothing when another process made it first (the unique keys
  * on source and court: the insert does nothing). Answers its id when this call made it.
  */
-async function makeMatch(db: Db, due: DueMatch, cameras: Awaited<ReturnType<typeof filmingCameras>>, deps: MatchDeps): Promise<string | null> {
+export async function makeMatch(db: Db, due: DueMatch, cameras: Awaited<ReturnType<typeof filmingCameras>>, deps: MatchDeps): Promise<string | null> {
   const now = deps.replay.clock.now()
   const at = now.toISOString()
   return rowLocked(db, async (tx) => {

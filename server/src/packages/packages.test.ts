@@ -320,7 +320,7 @@ t.test('every route: 401, 403, 404 and 400', async (t) => {
     ['GET', `${PACKAGES}?status=GONE`, undefined, /status/],
     ['PATCH', `${PACKAGES}/${pkg.id}`, {}, /./],
     ['PATCH', `${PACKAGES}/${pkg.id}`, { expirationDate: 'tomorrow' }, /expirationDate/],
-    ['POST', `${PACKAGES}/${pkg.id}/redemptions`, { type: 'REPLAY', target: { event: { id: 'e' } } }, /^body\.target\.replay is required for a REPLAY redemption/],
+    ['POST', `${PACKAGES}/${pkg.id}/redemptions`, { type: 'REPLAY', target: { event: { id: 'e' } } }, /^body\.target needs exactly one of replay or match for a REPLAY redemption/],
     ['POST', `${PACKAGES}/${pkg.id}/redemptions`, { type: 'REPLAY', target: { replay: { id: 'b' }, series: { id: 's' } } }, /^body\.target\.series does not apply to a REPLAY redemption/],
     ['POST', `${PACKAGES}/${pkg.id}/redemptions`, { type: 'EVENT_SIGNUP', target: { event: { id: 'nope' } } }, /^body\.target\.event\.id: no event nope/],
     ['POST', `${PACKAGES}/${pkg.id}/redemptions`, { type: 'BOOKING', target: { booking: { startDate: '2026-03-03T10:00:00Z', endDate: '2026-03-03T11:00:00Z' } } }, /needs exactly one of court or pod/],

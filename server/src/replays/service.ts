@@ -39,6 +39,9 @@ import {
   type Requester
 } from './replay.js'
 
+/** How long a MATCH angle may wait for its box to start it before it fails box_unreachable. */
+export const MATCH_UNANSWERED_MS = 86_400_000
+
 /** An approved box of the court's area with its configuration. */
 interface CandidateBox {
   id: string
@@ -264,11 +267,14 @@ export async function createReplay(db: Db, body: ReplayRequest, viewer: Viewer, 
 export async function failUnansweredReplays(db: Db, deps: ReplayDeps): Promise<number> {
   const now = deps.clock.now()
   const before = new Date(now.getTime() - deps.settings.requestTimeoutSeconds * 1000).toISOString()
+  // A match's angle waits behind every player's clip on its box (cut at the lowest priority): only
+  // a box that has not started it within a day (MATCH_UNANSWERED_MS) is unreachable for it.
+  const matchBefore = new Date(now.getTime() - Math.max(deps.settings.requestTimeoutSeconds * 1000, MATCH_UNANSWERED_MS)).toISOString()
   const stale = await db
     .selectFrom('replays')
     .select(['id', 'user_id', 'package_id', 'redemption_id'])
     .where('status', '=', 'REQUESTED')
-    .where('created_at', '<', before)
+    .where((eb) => eb.or([eb.and([eb('kind', '=', 'CLIP'), eb('created_at', '<', before)]), eb.and([eb('kind', '=', 'MATCH'), eb('created_at', '<', matchBefore)])]))
     .execute()
   let failed = 0
   for (const row of stale) {
