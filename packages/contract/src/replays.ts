@@ -247,12 +247,21 @@ export const replayRoutes = defineRoutes({
       summary: 'The clip of a replay kept in a file:// bucket, by its signed link',
       description:
         'No authorization: the signature is the credential. 403 once expired or when the signature does not match; 404 when ' +
-        'the clip is no longer stored, or its location leads out of its bucket (a symbolic link); 410 once taken down.',
+        'the clip is no longer stored, or its location leads out of its bucket (a symbolic link); 410 once taken down. A single ' +
+        'byte range (Range: bytes=a-b) is answered 206 with those bytes, so a player seeks in a long clip; 416 outside the clip.',
       tags: ['replays'],
       security: noSecurity,
       params: IdParams,
       querystring: ReplayDownloadQuery,
-      response: { 200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'video/mp4' }), 400: ErrorBody, 403: ErrorBody, 404: ErrorBody, 410: ErrorBody }
+      response: {
+        200: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'video/mp4' }),
+        206: Type.Unsafe<Uint8Array>({ type: 'string', format: 'binary', description: 'The bytes of the range asked for (Content-Range)' }),
+        400: ErrorBody,
+        403: ErrorBody,
+        404: ErrorBody,
+        410: ErrorBody,
+        416: ErrorBody
+      }
     }
   }
 })

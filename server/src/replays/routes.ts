@@ -12,6 +12,8 @@ import { boxCallDeps } from '../replay-servers/box-call.js'
 import { createReplay, deleteReplay, failUnansweredReplays, getReplay, listReplays, presentNewReplay, takeDownReplay } from './service.js'
 import { NotTheReplaysClipError, listDeviceReplays, setDeviceReplayStatus } from './device.js'
 import { openReplayDownload } from './clips.js'
+import { byteRange } from '../agent-releases/service.js'
+import { HttpError } from '../errors.js'
 import type { Requester } from './replay.js'
 import { replayDeps } from './deps.js'
 import type { Viewer } from '../footage-access/service.js'
@@ -108,11 +110,20 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       // Opened once, where it really is: what was checked is what is sent (the stream closes it).
       const { handle, size } = await openReplayDownload(app.db, request.params.id, request.query.expires, request.query.signature, deps)
+      // A <video> seeks by asking for the bytes from there: without ranges it cannot jump into a long
+      // clip (a match's angle, to a chapter) and plays from the start (issue 49).
+      const range = byteRange(request.headers.range, size)
+      reply.type('video/mp4').header('accept-ranges', 'bytes').header('cache-control', 'private, no-store')
+      if (range === 'unsatisfiable') {
+        await handle.close()
+        throw new HttpError(416, `the range ${request.headers.range} is outside the clip's ${size} bytes`, { 'content-range': `bytes */${size}` })
+      }
+      if (!range) return reply.header('content-length', size).send(handle.createReadStream() as never)
       return reply
-        .type('video/mp4')
-        .header('content-length', size)
-        .header('cache-control', 'private, no-store')
-        .send(handle.createReadStream() as never)
+        .code(206)
+        .header('content-range', `bytes ${range.start}-${range.end}/${size}`)
+        .header('content-length', range.end - range.start + 1)
+        .send(handle.createReadStream({ start: range.start, end: range.end }) as never)
     }
   })
   app.route({

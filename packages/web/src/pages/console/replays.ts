@@ -1,4 +1,4 @@
-// Replays: every replay staff may see, by status, with its download link once it is ready (each link
+// Replays: every replay staff may see, by status and kind (a player's clip, or one camera's angle of a match), with its download link once it is ready (each link
 // handed out is a row of the footage access log), under the notice of what is recorded, and a
 // takedown (with the reason typed) for any of them.
 import type { Replay, ReplayCollection, ReplayStatus } from '@club/contract'
@@ -17,8 +17,16 @@ export function statusText(replay: Pick<Replay, 'status' | 'reason' | 'takedown'
   return replay.reason ? `${replay.status} (${replay.reason.replace(/_/g, ' ')})` : replay.status
 }
 
+/** What the kind column says: a clip, or one angle of a match (its camera in the Camera column) with the match's chapters. */
+export function kindText(replay: Pick<Replay, 'kind' | 'match' | 'chapters'>): string {
+  if (replay.kind !== 'MATCH') return 'Clip'
+  const chapters = replay.chapters?.length ?? 0
+  return `Match ${replay.match?.id ?? ''} angle${chapters ? `, ${chapters} chapter${chapters === 1 ? '' : 's'}` : ''}`
+}
+
 export const replayList: PageView = (ctx, main) => {
   const status = h('select', { name: 'status' }, h('option', { value: '' }, 'Any status'), STATUSES.map((s) => h('option', { value: s }, s)))
+  const kind = h('select', { name: 'kind' }, h('option', { value: '' }, 'Clips and matches'), h('option', { value: 'CLIP' }, 'Clips'), h('option', { value: 'MATCH' }, 'Match angles'))
   const results = h('div', { 'aria-live': 'polite' })
   const problem = liveRegion('alert')
   const done = liveRegion('status')
@@ -47,7 +55,7 @@ export const replayList: PageView = (ctx, main) => {
     )
   }
   const load = async () => {
-    const query = new URLSearchParams({ page: String(page), ipp: String(IPP), ...(status.value ? { status: status.value } : {}) })
+    const query = new URLSearchParams({ page: String(page), ipp: String(IPP), ...(status.value ? { status: status.value } : {}), ...(kind.value ? { kind: kind.value } : {}) })
     try {
       const answer = await ctx.session.call<ReplayCollection>('GET', `/apis/v2/replays?${query}`)
       problem.textContent = ''
@@ -56,9 +64,10 @@ export const replayList: PageView = (ctx, main) => {
         answer.items.length === 0
           ? h('p', {}, 'No replay matches.')
           : listTable(
-              ['Asked', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download', 'Take down'],
+              ['Asked', 'Kind', 'Court', 'Camera', 'Status', 'Length', 'Size', 'Download', 'Take down'],
               answer.items.map((r) => [
                 formatTime(r.createdDate),
+                kindText(r),
                 r.court.id,
                 r.camera.id,
                 statusText(r),
@@ -77,10 +86,12 @@ export const replayList: PageView = (ctx, main) => {
       problem.textContent = `The replays could not be loaded: ${(err as Error).message}`
     }
   }
-  status.addEventListener('change', () => {
-    page = 1
-    void load()
-  })
-  show(main, heading('Replays'), footageNotice(ctx), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status)), problem, done, results)
+  for (const filter of [status, kind]) {
+    filter.addEventListener('change', () => {
+      page = 1
+      void load()
+    })
+  }
+  show(main, heading('Replays'), footageNotice(ctx), h('form', { class: 'filters', role: 'search', onsubmit: (e) => e.preventDefault() }, field('Status', status), field('Kind', kind)), problem, done, results)
   void load()
 }

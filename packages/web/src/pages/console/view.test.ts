@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { ReplayServer } from '@club/contract'
 import { boxName, claimText, closestField, deliveryText, eventTypesOf, errorField, filterBoxes, footageNoticeText, footageViewerText, numberValue, onlineState, pickedUp, setPath, sortBoxes, updateText } from './view.js'
-import { statusText } from './replays.js'
+import { kindText, statusText } from './replays.js'
 
 t.test('a 400 message names its form field', async (t) => {
   const cases: Array<[string, string | null]> = [
@@ -174,4 +174,11 @@ t.test('webhook endpoints: the typed event types, and a delivery in a word and i
   const attempt = { date: '2026-03-01T10:00:00.000Z', durationMs: 3 }
   t.equal(deliveryText({ status: 'RETRYING', responseStatus: 500, attempts: [{ ...attempt, responseStatus: 500, error: null }] }), 'RETRYING (500)')
   t.equal(deliveryText({ status: 'RETRYING', responseStatus: null, attempts: [{ ...attempt, responseStatus: null, error: 'ECONNREFUSED' }] }), 'RETRYING (ECONNREFUSED)')
+})
+
+t.test("the replays' kind column: a clip, or a match's angle with its chapters", async (t) => {
+  t.equal(kindText({ kind: 'CLIP' }), 'Clip')
+  t.equal(kindText({ kind: 'MATCH', match: { id: 'm1' }, chapters: [] }), 'Match m1 angle')
+  t.equal(kindText({ kind: 'MATCH', match: { id: 'm1' }, chapters: [{ at: 12, label: 'Replay 19:42' }] }), 'Match m1 angle, 1 chapter')
+  t.equal(kindText({ kind: 'MATCH', match: { id: 'm1' }, chapters: [{ at: 12, label: 'a' }, { at: 40, label: 'b' }] }), 'Match m1 angle, 2 chapters')
 })

@@ -9,6 +9,11 @@ import { LANGUAGES } from './words.js'
 
 /** Bytes: "about 21 KB before the video", as the docs (docs/replays.md, once the README) have said of the page since it was made. */
 const BUDGET = 22 * 1024
+/**
+ * Bytes a signed-in member's matches add (issue 49), fetched after the page and only for a member:
+ * the module that lists and plays them. A player tapping at the court downloads none of it.
+ */
+const MATCHES_BUDGET = 5 * 1024
 
 t.test('the court page, its script with its imports and its styles stay within the budget', async (t) => {
   const assets = loadAssets('court')
@@ -17,17 +22,23 @@ t.test('the court page, its script with its imports and its styles stay within t
     if (!file) throw new Error(`the court page loads ${path}, which the pipeline does not serve`)
     return file.body
   }
-  // The modules the browser fetches: main.js and what it imports, followed through the compiled code.
-  const modules = new Set<string>()
-  const follow = (path: string) => {
-    if (modules.has(path)) return
+  // The modules the browser fetches: main.js and what it imports, followed through the compiled code;
+  // a module imported later (`import('./match.js')`) apart, with what it imports that the page has not.
+  const resolve = (spec: string, from: string) => new URL(spec, `http://page/${from}`).pathname.slice(1)
+  const follow = (path: string, modules: Set<string>, seen: Set<string> = new Set()) => {
+    if (modules.has(path) || seen.has(path)) return modules
     modules.add(path)
-    for (const [, spec] of size(path).toString('utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?['"](\.[^'"]+)['"]/g)) {
-      follow(new URL(spec!, `http://page/${path}`).pathname.slice(1))
+    for (const [, spec] of size(path).toString('utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b(?!\s*\()[^'"]*?['"](\.[^'"]+)['"]/g)) {
+      follow(resolve(spec!, path), modules, seen)
     }
+    return modules
   }
-  follow('court/main.js')
+  const modules = follow('court/main.js', new Set())
   t.same([...modules].sort(), ['court/main.js', 'court/view.js'], 'the script and its one module of decisions: no words of every language, no console code')
+  const later = [...size('court/main.js').toString('utf8').matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)].map(([, spec]) => resolve(spec!, 'court/main.js'))
+  t.same(later, ['court/match.js'], "a member's matches, loaded later")
+  const matches = [...follow('court/match.js', new Set(), modules)].reduce((sum, path) => sum + size(path).length, 0)
+  t.ok(matches <= MATCHES_BUDGET, `a member's matches add ${matches} bytes, within ${MATCHES_BUDGET}`)
   const script = [...modules].reduce((sum, path) => sum + size(path).length, 0)
   const style = size('court.css').length
   for (const [lang, words] of Object.entries(LANGUAGES)) {

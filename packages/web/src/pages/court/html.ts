@@ -2,7 +2,7 @@
 // place (the page reads before its script runs), and the settings the script needs inline as JSON.
 // The script and the style sheet are the page's assets, named by the server's page pipeline.
 import type { FootageNotice } from '@club/contract'
-import type { CourtPageConfig } from './view.js'
+import type { CourtPageConfig, ScriptWordKey, ScriptWords } from './view.js'
 import { fill, type CourtWords, type WordKey } from './words.js'
 
 const ENTITIES: Record<string, string> = { '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&#39;' }
@@ -28,6 +28,52 @@ function head(lang: string, title: string, style: string): string {
   )
 }
 
+/** The words the script says (the compiler keeps this list whole: a key missing or extra does not compile). */
+const SCRIPT_WORDS: Record<ScriptWordKey, true> = {
+  'signin.submit': true,
+  'signin.busy': true,
+  'signin.failed': true,
+  'signin.signedInAs': true,
+  'signin.guest': true,
+  'status.REQUESTED': true,
+  'status.EXPORTING': true,
+  'status.UPLOADING': true,
+  'status.READY': true,
+  'status.FAILED': true,
+  'status.EXPIRED': true,
+  'status.TAKEN_DOWN': true,
+  'reason.no_footage': true,
+  'reason.box_unreachable': true,
+  'reason.recording_ended': true,
+  'reason.camera_error': true,
+  'reason.upload_failed': true,
+  'reason.other': true,
+  'failed.itemBack': true,
+  'error.noItem': true,
+  'error.buy': true,
+  'error.tooMany': true,
+  'error.cameraFailed': true,
+  'error.other': true,
+  'offline.waiting': true,
+  'offline.tooOld': true,
+  'server.retrying': true,
+  'sending': true,
+  'ready.copied': true,
+  'mine.empty': true,
+  'mine.play': true,
+  'mine.item': true,
+  'match.item': true,
+  'match.elsewhere': true,
+  'match.angle': true,
+  'match.yours': true,
+  'match.chapters': true
+}
+
+/** Of a language's words, those the script says. */
+export function scriptWords(words: CourtWords): ScriptWords {
+  return Object.fromEntries(Object.keys(SCRIPT_WORDS).map((key) => [key, words[key as ScriptWordKey]])) as ScriptWords
+}
+
 export interface CourtPageInput {
   lang: string
   words: CourtWords
@@ -43,7 +89,7 @@ export interface CourtPageInput {
 
 export function courtPageHtml(input: CourtPageInput): string {
   const w = (key: WordKey, values: Record<string, string | number> = {}) => escape(fill(input.words[key], values))
-  const config: CourtPageConfig = { lang: input.lang, court: input.court, strings: input.words, ...input.settings }
+  const config: CourtPageConfig = { lang: input.lang, court: input.court, strings: scriptWords(input.words), ...input.settings }
   const buttons = input.seconds.map((s) => `<button type="button" class="tap" data-seconds="${s}">${w('tap.label', { seconds: s })}</button>`).join('')
   return (
     head(input.lang, `${input.court.name} · ${input.clubName}`, input.assets.style) +
@@ -60,7 +106,8 @@ export function courtPageHtml(input: CourtPageInput): string {
     '<p id="state" class="state"></p><p id="message"></p><video id="player" controls playsinline preload="auto" hidden></video>' +
     `<div id="actions" class="actions" hidden><a id="download" class="button primary" download>${w('ready.download')}</a>` +
     `<button id="share" type="button">${w('ready.share')}</button></div></section>` +
-    `<h2>${w('mine.title')}</h2><ul id="mine"></ul></section>` +
+    // A member's matches (issue 49) above their clips (match.ts fills them and adds an opened one's card).
+    `<h2>${w('mine.title')}</h2><ul id="matches" class="mine"></ul><ul id="mine" class="mine"></ul></section>` +
     `<p class="account"><span id="who" class="muted"></span> <button id="show-signin" type="button" class="link" hidden>${w('signin.show')}</button>` +
     `<button id="signout" type="button" class="link" hidden>${w('signout')}</button></p>` +
     `<p id="footage-notice" class="muted">${w('footage.notice', { replayDays: input.notice.replayRetentionDays, logDays: input.notice.footageLogRetentionDays })} ` +

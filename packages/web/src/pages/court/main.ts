@@ -2,8 +2,7 @@
 // follow the replay to a playing video, list "My replays". The server writes the words and the
 // settings into the page; nothing here talks to another origin.
 import type { OAuth2AccessToken, Replay, ReplayCollection, ReplayGuestSession } from '@club/contract'
-import type { WordKey } from './words.js'
-import { clockOffset, downloadName, failureText, say, stepClasses, tooOld, underWay, type CourtPageConfig, type PendingTap } from './view.js'
+import { clockOffset, downloadName, failureText, say, stepClasses, tooOld, underWay, type CourtPageConfig, type PendingTap, type ScriptWordKey } from './view.js'
 
 const $ = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T
 const cfg = JSON.parse($('config').textContent!) as CourtPageConfig
@@ -25,7 +24,7 @@ interface Guest {
   court: string
 }
 
-const t = (key: WordKey, values?: Record<string, string | number>) => say(cfg.strings, key, values)
+const t = (key: ScriptWordKey, values?: Record<string, string | number>) => say(cfg.strings, key, values)
 
 function read<T>(store: Storage, key: string): T | null {
   try {
@@ -96,7 +95,11 @@ function keepTokens(answer: OAuth2AccessToken): void {
   write(sessionStorage, AUTH, auth)
 }
 
-async function refresh(): Promise<boolean> {
+// One refresh at a time: the server rotates the refresh token, so a second call made meanwhile (the
+// clips and the matches load together) would send the spent one and sign the member out.
+let refreshing: Promise<boolean> | null = null
+const refresh = () => (refreshing ??= renew().finally(() => (refreshing = null)))
+async function renew(): Promise<boolean> {
   if (!auth?.refresh) return false
   const res = await tokenRequest({ grant_type: 'refresh_token', refresh_token: auth.refresh })
   if (!res.ok) {
@@ -136,23 +139,36 @@ async function api(method: string, path: string, json?: unknown, retried = false
   return api(method, path, json, true)
 }
 
+/** A GET's answer, or thrown: Refused (said in words by `fail`), offline, signed out. */
+async function get<T>(path: string): Promise<T> {
+  const res = await api('GET', path)
+  if (!res.ok) throw await failure(res)
+  return (await res.json()) as T
+}
+/** Why a call failed, in `box`: a refusal in words, a lost sign-in back to the sign-in form. */
+function fail(err: unknown, box: HTMLElement): void {
+  if (err instanceof NeedSignIn) forget()
+  else if (err instanceof Refused) showError(err, box)
+  else box.textContent = t('error.other', { message: String((err as Error)?.message) })
+}
+
 function notice(text: string, kind = ''): void {
   const box = $('notice')
   box.textContent = text
   box.dataset.kind = kind
 }
 
-function showError(err: Refused): void {
-  if (err.status === 402) {
-    notice(t('error.noItem'), 'error')
-    if (cfg.shopUrl) {
-      const a = document.createElement('a')
-      a.href = cfg.shopUrl
-      a.textContent = t('error.buy')
-      a.id = 'shop'
-      $('notice').append(' ', a)
-    }
-  } else notice(err.status === 429 ? t('error.tooMany') : t('error.other', { message: err.message }), 'error')
+/** An error answer in words, in the notice above the buttons or (an opened match's) in `box`. */
+function showError(err: Refused, box = $('notice')): void {
+  box.dataset.kind = 'error'
+  box.textContent = err.status === 402 ? t('error.noItem') : err.status === 429 ? t('error.tooMany') : t('error.other', { message: err.message })
+  if (err.status === 402 && cfg.shopUrl) {
+    const a = document.createElement('a')
+    a.href = cfg.shopUrl
+    a.textContent = t('error.buy')
+    a.id = 'shop'
+    box.append(' ', a)
+  }
 }
 
 // Views: the sign-in form when an account is needed, the buttons otherwise.
@@ -211,7 +227,8 @@ $<HTMLFormElement>('signin-form').addEventListener('submit', async (event) => {
   button.textContent = t('signin.submit')
 })
 $('signout').addEventListener('click', () => {
-  $('mine').textContent = ''
+  $('mine').textContent = $('matches').textContent = ''
+  $('match')?.remove()
   signOut()
 })
 $('show-signin').addEventListener('click', () => {
@@ -331,11 +348,14 @@ $('share').addEventListener('click', () => {
   else notice(url)
 })
 
-// "My replays": this member's, or the ones made on this phone, newest first.
+// "My replays": this member's, or the ones made on this phone, newest first; a member's matches above.
 async function loadMine(): Promise<void> {
   if (!auth && !guest) return
+  // A member's matches (issue 49) come with a module of their own, fetched only for a member: the page
+  // a player taps on carries none of it (budget.test.ts weighs it apart).
+  if (auth) import('./match.js').then((m) => m.loadMatches({ cfg, get, fail })).catch(() => {})
   try {
-    const res = await api('GET', '/replays?ipp=20')
+    const res = await api('GET', '/replays?kind=CLIP&ipp=20')
     if (!res.ok) return
     const page = (await res.json()) as ReplayCollection
     const list = $('mine')
@@ -363,6 +383,7 @@ async function loadMine(): Promise<void> {
     // Offline or signed out meanwhile: the list stays as it was.
   }
 }
+
 function item(tag: string, text: string, className = ''): HTMLElement {
   const element = document.createElement(tag)
   element.textContent = text

@@ -1,5 +1,7 @@
 import t from 'tap'
 import { en } from './strings/en.js'
+import { scriptWords } from './html.js'
+import { chapterText, chapterTime } from './match.js'
 import { clockOffset, downloadName, failureText, say, stepClasses, tooOld, underWay } from './view.js'
 
 t.test('say fills placeholders; one without a value is left out', async (t) => {
@@ -37,4 +39,20 @@ t.test('a kept tap is sent only within REPLAY_MAX_AGE_SECONDS of its moment, on 
   t.notOk(tooOld({ end }, Date.parse(end) + 600_000, 600))
   t.ok(tooOld({ end }, Date.parse(end) + 600_001, 600))
   t.equal(downloadName('court-3', end), 'court-3-2026-01-01T10-00-00-000Z.mp4')
+})
+
+t.test("a match's chapter: its label, its moment in minutes and seconds, the player's own rally marked", async (t) => {
+  t.equal(chapterTime(0), '0:00')
+  t.equal(chapterTime(65.9), '1:05')
+  t.equal(chapterTime(5585), '93:05', 'a long match counts on in minutes')
+  t.equal(chapterText(en, { at: 754, label: 'Replay 19:42' }), 'Replay 19:42 · 12:34')
+  t.equal(chapterText(en, { at: 754, label: 'Replay 19:42', replay: { id: 'r1' } }), 'Replay 19:42 · 12:34 · your rally')
+})
+
+t.test('the page carries the words its script says, not those its HTML already says', async (t) => {
+  const words = scriptWords(en)
+  t.equal(words['match.angle'], 'Camera {n}')
+  t.equal(words['status.READY'], 'Ready')
+  t.notOk('footage.notice' in words)
+  t.notOk('sign.instructions' in words)
 })

@@ -3,11 +3,31 @@
 import type { Replay, ReplayStatus } from '@club/contract'
 import type { CourtWords, WordKey } from './words.js'
 
+/**
+ * The words the script says; the HTML says the others. The server writes only these into the page,
+ * so a phone downloads each word once (a match's words fit the page's budget that way).
+ */
+export type ScriptWordKey = Extract<
+  WordKey,
+  | `status.${string}`
+  | `reason.${string}`
+  | `error.${string}`
+  | `offline.${string}`
+  | `match.${string}`
+  | `signin.${'busy' | 'failed' | 'submit' | 'signedInAs' | 'guest'}`
+  | `mine.${'empty' | 'play' | 'item'}`
+  | 'failed.itemBack'
+  | 'server.retrying'
+  | 'sending'
+  | 'ready.copied'
+>
+export type ScriptWords = Pick<CourtWords, ScriptWordKey>
+
 /** What the server writes into the page as JSON (`<script type="application/json" id="config">`). */
 export interface CourtPageConfig {
   lang: string
   court: { id: string; name: string; slug: string }
-  strings: CourtWords
+  strings: ScriptWords
   guests: boolean
   requirePackage: boolean
   shopUrl: string
@@ -29,7 +49,7 @@ export interface PendingTap {
 }
 
 /** A key's words with its `{placeholders}` filled; one without a value is left out. */
-export function say(words: CourtWords, key: WordKey, values: Record<string, string | number> = {}): string {
+export function say(words: Partial<CourtWords>, key: WordKey, values: Record<string, string | number> = {}): string {
   return (words[key] ?? key).replace(/\{(\w+)\}/g, (_, name: string) => (values[name] == null ? '' : String(values[name])))
 }
 
@@ -48,7 +68,7 @@ export function underWay(status: ReplayStatus): boolean {
 }
 
 /** Why a replay failed, in words; a member who pays with package items is told theirs came back. */
-export function failureText(words: CourtWords, replay: Pick<Replay, 'reason'>, itemBack: boolean): string {
+export function failureText(words: Partial<CourtWords>, replay: Pick<Replay, 'reason'>, itemBack: boolean): string {
   const reason = replay.reason ?? 'other'
   const key = `reason.${reason}`
   // 'reason.other' names the reason: asked for without one, it says "other" rather than "()".

@@ -20,6 +20,7 @@ t.test('every language file has every key of every other, none empty, with the s
   // Every key the script and the HTML use is in English (the others are checked against it above).
   const used = [
     ...readFileSync(new URL('./main.ts', import.meta.url), 'utf8').matchAll(/\bt\('([\w.]+)'[,)]/g),
+    ...readFileSync(new URL('./match.ts', import.meta.url), 'utf8').matchAll(/\bt\('([\w.]+)'[,)]/g),
     ...readFileSync(new URL('./html.ts', import.meta.url), 'utf8').matchAll(/\bw\('([\w.]+)'[,)]/g)
   ].map((m) => m[1]!)
   // And the ones it makes from a replay's status and a failure's reason.
