@@ -77,6 +77,8 @@ t.test('a booking on a court filmed by two cameras becomes a match of two angles
     writeFileSync(path, Buffer.from(await res.arrayBuffer()))
     const probe = await ffprobe(path)
     t.ok(Math.abs(probe.duration - 12) <= 1, `${angle.camera.id}: the booking's 12 s within a second (${probe.duration})`)
+    const rally = probe.chapters.find((c) => c.title === match.chapters[0].label)
+    t.ok(rally && Math.abs(rally.start - match.chapters[0].at) <= 0.1, `${angle.camera.id}: the chapter is in the MP4 (${JSON.stringify(probe.chapters)})`)
   }
   t.equal(match.chapters.length, 1, 'the replay asked for during the match is its chapter')
   t.ok(Math.abs(match.chapters[0].at - 4) <= 1, `at its start, 4 s in (${match.chapters[0].at})`)

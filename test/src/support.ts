@@ -173,12 +173,15 @@ export async function postrollFile(dir: string): Promise<string> {
 export interface Probe {
   duration: number
   streams: Array<{ codec_type: string; codec_name: string; width?: number; height?: number }>
+  /** The file's chapter marks: start in seconds and title. */
+  chapters: Array<{ start: number; title: string }>
 }
 
 export async function ffprobe(path: string): Promise<Probe> {
-  const { stdout } = await execFileAsync('ffprobe', ['-v', 'error', '-of', 'json', '-show_format', '-show_streams', path])
+  const { stdout } = await execFileAsync('ffprobe', ['-v', 'error', '-of', 'json', '-show_format', '-show_streams', '-show_chapters', path])
   const parsed = JSON.parse(stdout)
-  return { duration: Number(parsed.format.duration), streams: parsed.streams }
+  const chapters = ((parsed.chapters ?? []) as Array<{ start_time: string; tags?: { title?: string } }>).map((c) => ({ start: Number(c.start_time), title: c.tags?.title ?? '' }))
+  return { duration: Number(parsed.format.duration), streams: parsed.streams, chapters }
 }
 
 /** Decodes the whole file; answers ffmpeg's complaints (empty when the file is sound). */

@@ -332,7 +332,7 @@ t.test('a box updates from the server, refuses what was not signed, waits for it
     const now = Date.now()
     await server.app!.db.insertInto('events').values({
       id: 'e-1', name: 'Match', description: null, type: 'MATCH', subtype: null, tags: '[]',
-      start_at: new Date(now - 60_000).toISOString(), end_at: new Date(now + 3_600_000).toISOString(), series_id: null,
+      start_at: new Date(now - 60_000).toISOString(), end_at: new Date(now + 3_600_000).toISOString(), series_id: null, record_match: 0,
       created_at: new Date(now).toISOString(), updated_at: new Date(now).toISOString()
     }).execute()
     await server.app!.db.insertInto('event_refs').values({ event_id: 'e-1', kind: 'court', ref_id: courtId, position: 0 }).execute()
