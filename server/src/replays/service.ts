@@ -318,6 +318,18 @@ export function presentNewReplay(row: ReplaysTable, requester: Requester): Repla
 }
 
 /**
+ * How long a READY replay's link stays valid. A player's video asks for the clip again as it plays
+ * (byte ranges from where it is), so a link must outlast the playing: a match's angle may be hours
+ * long, and with the clip's REPLAY_URL_TTL_SECONDS alone it would stop playing partway. Its link
+ * lasts its duration on top.
+ */
+export function linkTtlSeconds(row: Pick<ReplaysTable, 'kind' | 'duration_seconds' | 'start_at' | 'end_at'>, settings: Pick<ReplaySettings, 'urlTtlSeconds'>): number {
+  if (row.kind !== 'MATCH') return settings.urlTtlSeconds
+  const seconds = row.duration_seconds ?? (Date.parse(row.end_at) - Date.parse(row.start_at)) / 1000
+  return settings.urlTtlSeconds + Math.ceil(Math.max(0, seconds))
+}
+
+/**
  * Replays as `viewer` sees them: a READY one with a fresh download link, and each link issued is a
  * look at footage, written to the log.
  */
@@ -329,7 +341,7 @@ export async function presentReplays(db: Db, rows: readonly ReplaysTable[], view
     rows.map(async (row) => {
       const marks = row.match_id === null ? undefined : chapters.get(row.match_id)
       if (row.status !== 'READY' || row.location === null) return toReplay(row, viewer.who, undefined, marks)
-      const link = await deps.storage.downloadLink(row.id, row.location, now, deps.settings.urlTtlSeconds)
+      const link = await deps.storage.downloadLink(row.id, row.location, now, linkTtlSeconds(row, deps.settings))
       looks.push({ purpose: 'DOWNLOAD_LINK', courtId: row.court_id, replayServerId: row.replay_server_id, cameraId: row.camera_id, replayId: row.id, start: row.start_at, end: row.end_at })
       return toReplay(row, viewer.who, link, marks)
     })
