@@ -13,7 +13,7 @@ import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, wholeInterval, type ClipSource, type Segment } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
-import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, pieceArgs, planSmartCut, videoConcatList } from './smart-cut.js'
+import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, piecesArgs, planSmartCut, videoConcatList } from './smart-cut.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
 export class ClipError extends Error {
@@ -304,7 +304,7 @@ export class ClipExporter {
     const toEncode = pieces.filter((p) => p.kind === 'encode')
     const encoded = toEncode.map((_, i) => join(work, `piece-${i}.mp4`))
     // A piece is at most a group of pictures (a segment when the keyframes are unknown).
-    await Promise.all(toEncode.map((piece, i) => runner.run(pieceArgs(piece, encoder, encoded[i]!), Math.max(60_000, (piece.to - piece.from) * 10_000))))
+    if (toEncode.length) await runner.run(piecesArgs(toEncode, encoder, encoded), Math.max(60_000, toEncode.reduce((sum, p) => sum + p.to - p.from, 0) * 10_000))
     const start = (path: string) => probed.get(path)?.start ?? 0
     const videoList = join(work, 'video.ffconcat')
     await writeFile(videoList, videoConcatList(pieces, encoded, start))
