@@ -13,6 +13,7 @@ import { needsRemap } from '../recorder/correction-maps.js'
 import type { FfmpegRunner } from '../recorder/runner.js'
 import { footageInPackets, listSegments, secondsUntilWritten, segmentsCovering, unfinishedLength, wholeInterval, type ClipSource, type Segment } from '../recorder/segments.js'
 import type { SegmentLeases } from './leases.js'
+import { readKeyframes } from './keyframes.js'
 import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, piecesArgs, planSmartCut, videoConcatList } from './smart-cut.js'
 
 /** An export refused for a reason the caller can act on; `statusCode` is the HTTP answer. */
@@ -297,7 +298,7 @@ export class ClipExporter {
     // Each step's processes run side by side: the head and the tail are independent, and a box
     // has cores to spare while it only copies.
     const ends = [...new Set([sources[0]!.path, sources.at(-1)!.path])]
-    const probed = new Map(await Promise.all(ends.map(async (path) => [path, parseKeyframes(await runner.videoPacketFlags(path))] as const)))
+    const probed = new Map(await Promise.all(ends.map(async (path) => [path, (await readKeyframes(path)) ?? parseKeyframes(await runner.videoPacketFlags(path))] as const)))
     const [frames, seconds] = plan.picture.frameRate.split('/').map(Number)
     const keyframes = new Map([...probed].map(([path, p]) => [path, p.keyframes]))
     const pieces = planSmartCut(sources, offset, duration, keyframes, (seconds ?? 1) / frames!)

@@ -124,14 +124,15 @@ t.test('with a correction the clip is encoded whole, as before', async (t) => {
 })
 
 t.test('footage the copy cannot continue is encoded whole instead: the clip is still made, exact', async (t) => {
-  // ffprobe failing on the keyframes stands for whatever the copy path meets that it cannot handle.
-  class NoKeyframes extends FfmpegRunner {
-    override async videoPacketFlags(): Promise<string> {
-      throw new Error('ffprobe could not read the keyframes')
+  // ffmpeg refusing the join stands for whatever the copy path meets that it cannot handle.
+  class NoJoin extends FfmpegRunner {
+    override async run(args: readonly string[], timeoutMs?: number) {
+      if (args.includes('-copyts')) throw new Error('ffmpeg could not join the pieces')
+      return super.run(args, timeoutMs)
     }
   }
   const dir = tempDir(t)
-  const recording = await recorded(dir, FOOTAGE, { runner: new NoKeyframes({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' }) })
+  const recording = await recorded(dir, FOOTAGE, { runner: new NoJoin({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' }) })
   const [from, to] = [1.3, 5.5]
   const clip = await recording.cut(from, to)
   t.equal(await decodeErrors(clip), '', 'it decodes without an error')
