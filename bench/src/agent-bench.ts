@@ -256,7 +256,7 @@ async function main() {
       })
     )
     mkdirSync(stateDir, { recursive: true })
-    const agent = spawn(process.execPath, [...(AGENT_NODE_OPTIONS ? AGENT_NODE_OPTIONS.split(' ') : []), AGENT_MAIN, '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+    const agent = spawn(process.execPath, [...(AGENT_NODE_OPTIONS ? AGENT_NODE_OPTIONS.split(' ') : []), AGENT_MAIN, '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] })
     // Its resident memory every second from its start: where a peak comes from (start-up, cameras, replays).
     const agentStarted = performance.now()
     const rssSince: Array<[number, number]> = []
@@ -269,7 +269,11 @@ async function main() {
     }, 1000)
     children.push({ name: 'memory sampler', stop: async () => clearInterval(rssSampler) })
     let agentErr = ''
+    // Its warnings (logLevel warn) in order, for the report: a replay retried, a cut by copy that fell back.
+    const agentWarnings: string[] = []
     agent.stderr!.on('data', (d) => (agentErr = (agentErr + d).slice(-4000)))
+    // Its log (pino, on stdout) is read as it comes, so the pipe never fills.
+    agent.stdout!.on('data', (d) => agentWarnings.push(...String(d).split('\n').filter((line) => line.includes('"msg"')).map((line) => line.slice(0, 400))))
     // Its recorders are its children: a hard stop would orphan them, so their pids are kept too.
     const recorderPids = new Set<number>()
     children.push({
@@ -520,6 +524,7 @@ async function main() {
         `with the full chain >= 2x; the ${REPLAY_SECONDS} s replay with the full chain cut in < 15 s\n`
     )
     process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
+    if (agentWarnings.length) process.stdout.write(`the agent's warnings:\n${agentWarnings.slice(-20).join('\n')}\n`)
     const file = writeResults(ONLY === 'replays' ? 'agent-replays' : 'agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports, replays: replayRows, match, rssSince, agentNodeOptions: AGENT_NODE_OPTIONS ?? null, cuts })
     process.stdout.write(`results written to ${file}\n`)
   } finally {

@@ -71,9 +71,9 @@ t.test('the head and the tail are encoded by one ffmpeg: an input and an output 
   const pieces = planSmartCut(sources, 0.3, 5.2, keyframes).filter((p) => p.kind === 'encode')
   t.same(piecesArgs(pieces, ['-c:v', 'libx264'], ['/w/piece-0.mp4', '/w/piece-1.mp4']), [
     '-hide_banner', '-loglevel', 'error',
-    '-ss', '0.300000', '-i', '/r/a.mp4', '-ss', '1.000000', '-i', '/r/c.mp4',
-    '-t', '0.700000', '-map', '0:v:0', '-an', '-sn', '-dn', '-c:v', 'libx264', '/w/piece-0.mp4',
-    '-t', '0.500000', '-map', '1:v:0', '-an', '-sn', '-dn', '-c:v', 'libx264', '/w/piece-1.mp4'
+    '-threads', '1', '-ss', '0.300000', '-i', '/r/a.mp4', '-threads', '1', '-ss', '1.000000', '-i', '/r/c.mp4',
+    '-t', '0.700000', '-map', '0:v:0', '-an', '-sn', '-dn', '-c:v', 'libx264', '-threads', '1', '/w/piece-0.mp4',
+    '-t', '0.500000', '-map', '1:v:0', '-an', '-sn', '-dn', '-c:v', 'libx264', '-threads', '1', '/w/piece-1.mp4'
   ])
 })
 

@@ -161,16 +161,18 @@ const quote = (p: string) => `'${p.replace(/'/g, "'\\''")}'`
 /**
  * ffmpeg arguments encoding every piece's video (the head and the tail) in one process, piece `i`
  * into `outputPaths[i]`, each from its first frame at or after its `from`: each ffmpeg started costs
- * 0.08 CPU-s before it reads a byte (its libraries), as much as a keyframe probe.
+ * 0.08 CPU-s before it reads a byte (its libraries), as much as a keyframe probe. One thread each
+ * for decoding and encoding: for a group of pictures at most, threads cost more than they give
+ * (both 720p ends: 0.46 CPU-s and 0.47 s with one, 0.6 and 0.62 s with ffmpeg's default, bench/README).
  */
 export function piecesArgs(pieces: readonly CutPiece[], encoder: readonly string[], outputPaths: readonly string[]): string[] {
   return [
     '-hide_banner', '-loglevel', 'error',
-    ...pieces.flatMap((piece) => ['-ss', seconds(piece.from), '-i', piece.path]),
+    ...pieces.flatMap((piece) => ['-threads', '1', '-ss', seconds(piece.from), '-i', piece.path]),
     ...pieces.flatMap((piece, i) => [
       '-t', seconds(piece.to - piece.from),
       '-map', `${i}:v:0`, '-an', '-sn', '-dn',
-      ...encoder,
+      ...encoder, '-threads', '1',
       outputPaths[i]!
     ])
   ]
