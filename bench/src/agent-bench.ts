@@ -5,7 +5,9 @@
 // (a minute plain, with logo and postroll, with the full correction chain; a 30-second replay with the
 // full chain), while 8 cameras record and again with none recording, the load average beside each.
 // Then the plain cuts (a minute and an hour of 720p, by copy) beside a hand-written concat copy of the
-// same segments (`smart-cut.ts`); `BENCH_AGENT_ONLY=cuts` runs only those.
+// same segments (`smart-cut.ts`); `BENCH_AGENT_ONLY=cuts` runs only those. `BENCH_AGENT_ONLY=replays`
+// (issue 49's box rows): the agent's memory from its start with 8 cameras, a plain 30 s replay and one
+// with logo and postroll from request to READY, and a corrected match's export beside 4 recorders.
 // Bounded: every wait has a deadline, and every process started is stopped, also on failure.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
@@ -15,12 +17,18 @@ import { extname, join } from 'node:path'
 import { migrateToLatest, openDatabase } from '@club/server/db/database'
 import { machine, repoRoot, startNode, table, writeResults, type Started } from './harness.js'
 import { seedVenue } from './scenarios.js'
-import { cutTable, smartCutRows } from './smart-cut.js'
+import { correctedMatch, cutTable, smartCutRows, type MatchRow } from './smart-cut.js'
 import { seedUsers } from './seed.js'
 
 /** Seconds each camera count is measured for, after the cameras are recording. */
 const PHASE_SECONDS = Number(process.env.BENCH_AGENT_SECONDS ?? 30)
-const CAMERA_COUNTS = (process.env.BENCH_AGENT_CAMERAS ?? '1,4,8').split(',').map(Number)
+/** `cuts`: only the plain cuts against their concat copy (no server, no cameras: a minute or two); `replays`: see the top. */
+const ONLY = process.env.BENCH_AGENT_ONLY
+const CAMERA_COUNTS = (process.env.BENCH_AGENT_CAMERAS ?? (ONLY === 'replays' ? '8' : '1,4,8')).split(',').map(Number)
+/** Seconds of the corrected match exported beside 4 recorders (its 60 minutes would take half an hour of a core). */
+const MATCH_SECONDS = Number(process.env.BENCH_AGENT_MATCH_SECONDS ?? 60)
+/** Extra Node options for the agent (e.g. --max-semi-space-size=1, to compare its memory). */
+const AGENT_NODE_OPTIONS = process.env.BENCH_AGENT_NODE_OPTIONS
 const CLIP_SECONDS = 60
 const REPLAY_SECONDS = 30
 /** The whole run is abandoned (and cleaned up) after this long. */
@@ -30,8 +38,6 @@ const MEDIA_DIR = process.env.BENCH_AGENT_MEDIA ?? join(tmpdir(), 'club-agent-be
 const AGENT_MAIN = process.env.BENCH_AGENT_MAIN ?? join(repoRoot, 'agent', 'dist', 'main.js')
 const FFMPEG = process.env.BENCH_FFMPEG ?? 'ffmpeg'
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || 100)
-/** `cuts`: only the plain cuts against their concat copy (no server, no cameras: a minute or two). */
-const ONLY = process.env.BENCH_AGENT_ONLY
 /** Turns of each plain cut and its concat copy; the medians are kept. */
 const CUT_REPEAT = Number(process.env.BENCH_AGENT_CUT_REPEAT ?? 3)
 
@@ -250,9 +256,24 @@ async function main() {
       })
     )
     mkdirSync(stateDir, { recursive: true })
-    const agent = spawn(process.execPath, [AGENT_MAIN, '--config', configPath], { stdio: ['ignore', 'ignore', 'pipe'] })
+    const agent = spawn(process.execPath, [...(AGENT_NODE_OPTIONS ? AGENT_NODE_OPTIONS.split(' ') : []), AGENT_MAIN, '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] })
+    // Its resident memory every second from its start: where a peak comes from (start-up, cameras, replays).
+    const agentStarted = performance.now()
+    const rssSince: Array<[number, number]> = []
+    const rssSampler = setInterval(() => {
+      try {
+        rssSince.push([round((performance.now() - agentStarted) / 1000), round(rssMb(agent.pid!))])
+      } catch {
+        // the agent has ended
+      }
+    }, 1000)
+    children.push({ name: 'memory sampler', stop: async () => clearInterval(rssSampler) })
     let agentErr = ''
+    // Its warnings (logLevel warn) in order, for the report: a replay retried, a cut by copy that fell back.
+    const agentWarnings: string[] = []
     agent.stderr!.on('data', (d) => (agentErr = (agentErr + d).slice(-4000)))
+    // Its log (pino, on stdout) is read as it comes, so the pipe never fills.
+    agent.stdout!.on('data', (d) => agentWarnings.push(...String(d).split('\n').filter((line) => line.includes('"msg"')).map((line) => line.slice(0, 400))))
     // Its recorders are its children: a hard stop would orphan them, so their pids are kept too.
     const recorderPids = new Set<number>()
     children.push({
@@ -352,6 +373,7 @@ async function main() {
     }
     const all = Math.max(...CAMERA_COUNTS)
     const exports: Array<Awaited<ReturnType<typeof exportClip>>> = []
+    let match: (MatchRow & { recordingCpuPercentBefore: number; recordingCpuPercentDuring: number; recordersRestarted: number }) | undefined
     const configure = async (body: Record<string, unknown>, what: string, check: (config: Record<string, unknown>) => boolean) => {
       await admin('PUT', `/${record.id}/config`, { cleanupEnabled: false, ...body })
       await until(what, async () => (check(agentState().config ?? {}) ? true : undefined))
@@ -362,26 +384,29 @@ async function main() {
       ['full correction chain + logo + postroll', 'cam-2', CLIP_SECONDS],
       [`${REPLAY_SECONDS} s replay, full correction chain + logo + postroll`, 'cam-2', REPLAY_SECONDS]
     ] as const
-    // The clip ends 12 s ago (segments complete) and needs a minute before that.
-    const footageFor = Date.now() - firstRecording
-    if (footageFor < (CLIP_SECONDS + 15) * 1000) await sleep((CLIP_SECONDS + 15) * 1000 - footageFor)
-    const recent = () => new Date(Date.now() - 12_000)
-    exports.push(await exportClip('plain', all, 'cam-1', CLIP_SECONDS, recent()))
-    await configure({ ...logo, cameras: cameraConfig(all) }, 'the agent to hold the logo configuration', (c) => Boolean(c.postrollPath))
-    for (const [what, camera, seconds] of corrected) exports.push(await exportClip(what, all, camera, seconds, recent()))
+    if (ONLY !== 'replays') {
+      // The clip ends 12 s ago (segments complete) and needs a minute before that.
+      const footageFor = Date.now() - firstRecording
+      if (footageFor < (CLIP_SECONDS + 15) * 1000) await sleep((CLIP_SECONDS + 15) * 1000 - footageFor)
+      const recent = () => new Date(Date.now() - 12_000)
+      exports.push(await exportClip('plain', all, 'cam-1', CLIP_SECONDS, recent()))
+      await configure({ ...logo, cameras: cameraConfig(all) }, 'the agent to hold the logo configuration', (c) => Boolean(c.postrollPath))
+      for (const [what, camera, seconds] of corrected) exports.push(await exportClip(what, all, camera, seconds, recent()))
 
-    await configure({ ...logo, cameras: cameraConfig(all, false) }, 'the agent to hold the disabled cameras', (c) =>
-      (c.cameras as Array<{ isEnabled?: boolean }>).every((camera) => camera.isEnabled === false))
-    await until('every recorder to stop', async () => ((await agentCameras()).every((c) => c.state !== 'recording' && c.pid === null) ? true : undefined))
-    // The last segments are whole once their recorder has stopped; a few seconds of margin.
-    const stoppedAt = new Date(Date.now() - 3000)
-    await sleep(5000)
-    for (const [what, camera, seconds] of corrected) exports.push(await exportClip(what, 0, camera, seconds, stoppedAt))
-    await configure({ cameras: cameraConfig(all, false) }, 'the agent to drop the logo', (c) => !c.postrollPath)
-    exports.push(await exportClip('plain', 0, 'cam-1', CLIP_SECONDS, stoppedAt))
+      await configure({ ...logo, cameras: cameraConfig(all, false) }, 'the agent to hold the disabled cameras', (c) =>
+        (c.cameras as Array<{ isEnabled?: boolean }>).every((camera) => camera.isEnabled === false))
+      await until('every recorder to stop', async () => ((await agentCameras()).every((c) => c.state !== 'recording' && c.pid === null) ? true : undefined))
+      // The last segments are whole once their recorder has stopped; a few seconds of margin.
+      const stoppedAt = new Date(Date.now() - 3000)
+      await sleep(5000)
+      for (const [what, camera, seconds] of corrected) exports.push(await exportClip(what, 0, camera, seconds, stoppedAt))
+      await configure({ cameras: cameraConfig(all, false) }, 'the agent to drop the logo', (c) => !c.postrollPath)
+      exports.push(await exportClip('plain', 0, 'cam-1', CLIP_SECONDS, stoppedAt))
+    }
 
-    // A player's 30-second replay of the court camera 1 films, with logo and postroll, into a file://
-    // bucket: from POST /apis/v2/replays to READY (the box waits replayFlushSeconds past the end first).
+    // A player's 30-second replay of the court camera 1 films into a file:// bucket, plain (a copy but
+    // for its ends) and with logo and postroll (encoded whole): from POST /apis/v2/replays to READY
+    // (the box waits replayFlushSeconds, 2.5 s, past the end first).
     const api = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${server.url}${path}`, {
         method,
@@ -392,27 +417,68 @@ async function main() {
       return res.json() as Promise<any>
     }
     const court = await api('POST', '/apis/v2/admin/courts', { name: 'Court 1', area: { id: areaIds[0] } })
-    const withCourt = cameraConfig(all).map((c, i) => (i === 0 ? { ...c, courtIds: [court.id] } : c))
-    await admin('PUT', `/${record.id}/config`, {
-      cleanupEnabled: false, logoPath: media.logo, logoPlacement: 'top-right', postrollPath: media.postroll,
-      cloudStorageBucket: `file://${join(dir, 'bucket')}`, cameras: withCourt
-    })
-    await until('the agent to hold the court configuration', async () => ((agentState().config as { cloudStorageBucket?: string } | undefined)?.cloudStorageBucket ? true : undefined))
-    // The cameras were off for the exports above: the replay needs its 30 seconds of new footage first.
-    await until('every recorder to record again', async () => ((await agentCameras()).every((c) => c.state === 'recording') ? true : undefined))
-    await sleep((REPLAY_SECONDS + 5) * 1000)
-    const asked = performance.now()
-    const replay = await api('POST', '/apis/v2/replays', { court: { id: court.id }, seconds: 30 })
-    // `until` treats a throw as "not yet": a FAILED replay is answered as a value and thrown here.
-    const settled = await until('the replay READY', async () => {
-      const now = await api('GET', `/apis/v2/replays/${replay.id}`)
-      return now.status === 'READY' || now.status === 'FAILED' ? now : undefined
-    }, 120_000)
-    if (settled.status === 'FAILED') throw new Error(`the replay failed: ${settled.reason}`)
-    const ready = settled
-    const replayRow = { replay: '30 s, logo + postroll, file:// bucket', 'request → READY s': round((performance.now() - asked) / 1000, 2), 'clip s (with postroll)': round(ready.durationSeconds, 2) }
+    const withCourt = (n: number) => cameraConfig(n).map((c, i) => (i === 0 ? { ...c, courtIds: [court.id] } : c))
+    const bucket = `file://${join(dir, 'bucket')}`
+    const replayRows: Array<Record<string, string | number>> = []
+    const logoAndPostroll = { logoPath: media.logo, logoPlacement: 'top-right', postrollPath: media.postroll }
+    for (const [what, extras] of [['plain', {}], ['logo + postroll', logoAndPostroll]] as const) {
+      await admin('PUT', `/${record.id}/config`, { cleanupEnabled: false, ...extras, cloudStorageBucket: bucket, cameras: withCourt(all) })
+      await until('the agent to hold the court configuration', async () => {
+        const config = agentState().config as { cloudStorageBucket?: string; postrollPath?: string } | undefined
+        return config?.cloudStorageBucket && Boolean(config.postrollPath) === 'postrollPath' in extras ? true : undefined
+      })
+      // The cameras were off for the exports above (not in the `replays` run): the replay needs its 30 s of new footage first.
+      const since = Date.now()
+      await until('every recorder to record again', async () => ((await agentCameras()).every((c) => c.state === 'recording') ? true : undefined))
+      const recordingSince = ONLY === 'replays' ? firstRecording : since
+      const wait = recordingSince + (REPLAY_SECONDS + 5) * 1000 - Date.now()
+      if (wait > 0) await sleep(wait)
+      const load = loadavg()[0]!
+      const cpu = endedChildrenCpuSeconds(agent.pid!)
+      const asked = performance.now()
+      const replay = await api('POST', '/apis/v2/replays', { court: { id: court.id }, seconds: REPLAY_SECONDS })
+      // `until` treats a throw as "not yet": a FAILED replay is answered as a value and thrown here.
+      const settled = await until('the replay READY', async () => {
+        const now = await api('GET', `/apis/v2/replays/${replay.id}`)
+        return now.status === 'READY' || now.status === 'FAILED' ? now : undefined
+      }, 120_000)
+      if (settled.status === 'FAILED') throw new Error(`the ${what} replay failed: ${settled.reason}`)
+      replayRows.push({
+        replay: `${REPLAY_SECONDS} s, ${what}, file:// bucket`,
+        'request → READY s': round((performance.now() - asked) / 1000, 2),
+        'clip s': round(settled.durationSeconds, 2),
+        'ffmpeg CPU s': round(endedChildrenCpuSeconds(agent.pid!) - cpu, 2),
+        'load (1 min) at start': round(load, 2)
+      })
+      process.stdout.write(`  ${JSON.stringify(replayRows.at(-1))}\n`)
+    }
 
-    const cuts = await plainCuts()
+    if (ONLY === 'replays') {
+      // A corrected match beside 4 recorders: their CPU over the export against the same span before it.
+      await admin('PUT', `/${record.id}/config`, { cleanupEnabled: false, cameras: cameraConfig(4) })
+      await until('4 cameras recording', async () => {
+        const list = await agentCameras()
+        return list.length === 4 && list.every((c) => c.state === 'recording' && c.pid !== null) ? true : undefined
+      })
+      await sleep(5000)
+      const pids = (await agentCameras()).map((c) => c.pid!)
+      pids.forEach((p) => recorderPids.add(p))
+      const recordersCpu = () => pids.reduce((sum, p) => sum + cpuSeconds(p), 0)
+      const before0 = recordersCpu()
+      const beforeStart = performance.now()
+      await sleep(15_000)
+      const before = (recordersCpu() - before0) / ((performance.now() - beforeStart) / 1000) / pids.length
+      process.stdout.write(`corrected match of ${MATCH_SECONDS} s (nice 19, one filter thread) beside 4 recorders…\n`)
+      const during0 = recordersCpu()
+      const duringStart = performance.now()
+      const row = await correctedMatch({ ffmpeg: FFMPEG, mediaDir: MEDIA_DIR, workDir: join(dir, 'match'), lut: media.lut, seconds: MATCH_SECONDS, clockTicks: CLOCK_TICKS })
+      const during = (recordersCpu() - during0) / ((performance.now() - duringStart) / 1000) / pids.length
+      const still = (await agentCameras()).filter((c) => c.state === 'recording' && pids.includes(c.pid!)).length
+      match = { ...row, recordingCpuPercentBefore: round(before * 100, 2), recordingCpuPercentDuring: round(during * 100, 2), recordersRestarted: pids.length - still }
+      process.stdout.write(`  ${JSON.stringify(match)}\n`)
+    }
+
+    const cuts = ONLY === 'replays' ? [] : await plainCuts()
 
     const load2 = loadavg()[0]!
     process.stdout.write(
@@ -437,13 +503,29 @@ async function main() {
         }))
       )}\n`
     )
-    process.stdout.write(`${table([replayRow])}\n`)
+    process.stdout.write(`${table(replayRows)}\n`)
+    if (match) {
+      process.stdout.write(`${table([{
+        'corrected match s': match.footageSeconds,
+        'export s': match.exportSeconds,
+        'x real time': match.timesRealTime,
+        'CPU s': match.cpuSeconds,
+        'CPU s per s of footage': match.cpuPerFootageSecond,
+        'cores held': match.coresUsed,
+        'recorder CPU % before / during': `${match.recordingCpuPercentBefore} / ${match.recordingCpuPercentDuring}`,
+        'load (1 min) at start': match.loadAverage
+      }])}\n`)
+    }
+    const firstSeconds = rssSince.filter(([at]) => at <= 30).map(([, mb]) => mb)
+    process.stdout.write(`agent RSS from its start (s, MB): ${JSON.stringify(rssSince.filter(([at]) => at <= 60 || at % 10 < 1))}\n`)
+    process.stdout.write(`agent RSS max in its first 30 s ${Math.max(...firstSeconds)} MB, max after ${Math.max(...rssSince.filter(([at]) => at > 30).map(([, mb]) => mb))} MB\n`)
     process.stdout.write(
-      `targets: replay request → READY < 15 s; agent < 100 MB and < 2% of a core at 8 cameras; recording < 2% per camera; a minute with logo+postroll >= 4x real time, ` +
+      `targets: a plain 30 s replay request → READY < 3 s, with logo and postroll < 15 s; a corrected 60-minute match >= 2x real time on at most one core; agent < 100 MB and < 2% of a core at 8 cameras; recording < 2% per camera; a minute with logo+postroll >= 4x real time, ` +
         `with the full chain >= 2x; the ${REPLAY_SECONDS} s replay with the full chain cut in < 15 s\n`
     )
     process.stdout.write(`load average (1 min) before ${load1.toFixed(2)}, after ${load2.toFixed(2)} on ${cpus().length} cores\n`)
-    const file = writeResults('agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports, replay: replayRow, cuts })
+    if (agentWarnings.length) process.stdout.write(`the agent's warnings:\n${agentWarnings.slice(-20).join('\n')}\n`)
+    const file = writeResults(ONLY === 'replays' ? 'agent-replays' : 'agent', { machine: machine(), loadAverage: { before: load1, after: load2 }, phaseSeconds: PHASE_SECONDS, phases, exports, replays: replayRows, match, rssSince, agentNodeOptions: AGENT_NODE_OPTIONS ?? null, cuts })
     process.stdout.write(`results written to ${file}\n`)
   } finally {
     // The work folder was pushed first, so it goes last, once nothing writes into it.

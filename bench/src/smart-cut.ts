@@ -34,7 +34,7 @@ interface Exporter {
 }
 
 /** cutime + cstime of this process: the CPU of the ffmpegs and ffprobes it started that have ended. */
-function childrenCpuSeconds(ticks: number): number {
+export function childrenCpuSeconds(ticks: number): number {
   const stat = readFileSync('/proc/self/stat', 'utf8')
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[13]) + Number(fields[14])) / ticks
@@ -48,7 +48,7 @@ const stamp = (ms: number) => `${new Date(ms).toISOString().replace(/[-:]/g, '')
  * 70 s of 720p25 test pattern with a sine tone (AAC), one keyframe every 2 s, in the recorder's
  * format (10 s fragmented MP4 segments and their CSV list): encoded once into `mediaDir`.
  */
-function cachedSegments(ffmpeg: string, mediaDir: string): Array<{ path: string; duration: number }> {
+export function cachedSegments(ffmpeg: string, mediaDir: string): Array<{ path: string; duration: number }> {
   const dir = join(mediaDir, 'segments-720p-v1')
   if (!existsSync(dir)) {
     const temporary = `${dir}.${process.pid}.tmp`
@@ -76,7 +76,7 @@ function cachedSegments(ffmpeg: string, mediaDir: string): Array<{ path: string;
  * names the recorder would give them, with their CSV list (each a valid segment on its own, as its
  * timestamps start at 0). Answers the segments as the exporter will list them.
  */
-function cameraFolder(folder: string, parts: Array<{ path: string; duration: number }>, seconds: number) {
+export function cameraFolder(folder: string, parts: Array<{ path: string; duration: number }>, seconds: number) {
   mkdirSync(folder, { recursive: true })
   const lines: string[] = []
   const segments: Array<{ path: string; start: number; duration: number }> = []
@@ -111,18 +111,25 @@ function concatCopy(ffmpeg: string, segments: Array<{ path: string; start: numbe
   rmSync(output, { force: true })
 }
 
+/** The agent's own exporter and what it needs, from its build (agent/dist). */
+async function agentModules() {
+  const agentDist = join(repoRoot, 'agent', 'dist')
+  const load = async <T>(path: string) => (await import(pathToFileURL(join(agentDist, path)).href)) as T
+  return {
+    ...(await load<{ ClipExporter: new (options: unknown) => Exporter }>('clips/export.js')),
+    ...(await load<{ SegmentLeases: new () => unknown }>('clips/leases.js')),
+    ...(await load<{ FfmpegRunner: new (options: unknown) => unknown }>('recorder/runner.js')),
+    ...(await load<{ createLogger: (level: string) => unknown }>('log.js'))
+  }
+}
+
 /**
  * Both rows: a plain 60 s cut of the 720p footage and a plain 60-minute one (the 70 s looped by
  * hard links), each timed `repeat` times in turns with its concat copy; medians.
  */
 export async function smartCutRows(options: { ffmpeg: string; mediaDir: string; workDir: string; repeat: number; clockTicks: number; log(line: string): void }): Promise<CutRow[]> {
   const { ffmpeg, mediaDir, workDir, repeat, clockTicks, log } = options
-  const agentDist = join(repoRoot, 'agent', 'dist')
-  const load = async <T>(path: string) => (await import(pathToFileURL(join(agentDist, path)).href)) as T
-  const { ClipExporter } = await load<{ ClipExporter: new (options: unknown) => Exporter }>('clips/export.js')
-  const { SegmentLeases } = await load<{ SegmentLeases: new () => unknown }>('clips/leases.js')
-  const { FfmpegRunner } = await load<{ FfmpegRunner: new (options: unknown) => unknown }>('recorder/runner.js')
-  const { createLogger } = await load<{ createLogger: (level: string) => unknown }>('log.js')
+  const { ClipExporter, SegmentLeases, FfmpegRunner, createLogger } = await agentModules()
 
   const parts = cachedSegments(ffmpeg, mediaDir)
   const rows: CutRow[] = []
@@ -192,4 +199,62 @@ export function cutTable(rows: CutRow[]): Array<Record<string, string | number>>
     'CPU s cut / copy': `${r.cutCpuSeconds} / ${r.copyCpuSeconds}`,
     'load (1 min) at start': r.loadAverage
   }))
+}
+
+export interface MatchRow {
+  footageSeconds: number
+  exportSeconds: number
+  cpuSeconds: number
+  /** CPU seconds per second of footage: what a 60-minute match costs per second, whatever the load. */
+  cpuPerFootageSecond: number
+  /** CPU seconds / wall seconds: how much of a core the export held. */
+  coresUsed: number
+  timesRealTime: number
+  loadAverage: number
+}
+
+/**
+ * A corrected camera's match, `seconds` of the 720p footage (a stand-in for its 60 minutes, which
+ * would take half an hour of a core to measure): the exporter's whole re-encode (lens, rotation,
+ * scale, vignette, LUT) with one filter thread, every ffmpeg under `nice -n 19` (a wrapper that
+ * execs it), as a match export runs beside the recorders and the players' replays.
+ */
+export async function correctedMatch(options: { ffmpeg: string; mediaDir: string; workDir: string; lut: string; seconds: number; clockTicks: number }): Promise<MatchRow> {
+  const { ffmpeg, mediaDir, workDir, lut, seconds, clockTicks } = options
+  const { ClipExporter, SegmentLeases, FfmpegRunner, createLogger } = await agentModules()
+  const cameraId = 'cam-match'
+  cameraFolder(join(workDir, 'recordings', cameraId), cachedSegments(ffmpeg, mediaDir), seconds + CLIP_START + SEGMENT_SECONDS)
+  mkdirSync(join(workDir, 'clips'), { recursive: true })
+  const niced = join(workDir, 'nice-ffmpeg')
+  writeFileSync(niced, `#!/bin/sh\nexec nice -n 19 ${ffmpeg} "$@"\n`, { mode: 0o755 })
+  const exporter = new ClipExporter({
+    runner: new FfmpegRunner({ ffmpegPath: niced, ffprobePath: ffmpeg.replace(/ffmpeg$/, 'ffprobe') }),
+    recordingsDir: join(workDir, 'recordings'),
+    clipsDir: join(workDir, 'clips'),
+    segmentSeconds: SEGMENT_SECONDS,
+    maxClipSeconds: 4 * 3600,
+    filterThreads: 1,
+    leases: new SegmentLeases(),
+    bucket: () => Promise.reject(new Error('no bucket in the bench')),
+    log: createLogger('silent')
+  })
+  const camera = { id: cameraId, feed: 'rtsp://bench/stream', isEnabled: true, audioCodec: 'aac', distortion1: 0.12, distortion2: 0.04, rotation: 3, scale: 0.9, vignette: 0.5, lutPath: lut }
+  const loadAverage = loadavg()[0]!
+  const cpu = childrenCpuSeconds(clockTicks)
+  const t = performance.now()
+  const made = await exporter.export({ cameraId, start: new Date(RECORDED_AT + CLIP_START * 1000), end: new Date(RECORDED_AT + (CLIP_START + seconds) * 1000) }, camera, { cameras: [camera] }, null)
+  const wall = (performance.now() - t) / 1000
+  const used = childrenCpuSeconds(clockTicks) - cpu
+  if (Math.abs(made.duration - seconds) > 0.5) throw new Error(`the corrected match lasts ${made.duration} s`)
+  rmSync(new URL(made.location).pathname, { force: true })
+  rmSync(join(workDir, 'recordings', cameraId), { recursive: true, force: true })
+  return {
+    footageSeconds: seconds,
+    exportSeconds: round(wall),
+    cpuSeconds: round(used, 1),
+    cpuPerFootageSecond: round(used / seconds, 3),
+    coresUsed: round(used / wall),
+    timesRealTime: round(seconds / wall),
+    loadAverage: round(loadAverage)
+  }
 }

@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { tempDir } from '../temp-dir.fixture.js'
 import { FfmpegRunner } from '../recorder/runner.js'
-import { pattern, recorded, type Footage } from './segments.fixture.js'
+import { pattern, RECORDED_AT, recorded, type Footage } from './segments.fixture.js'
 
 const run = promisify(execFile)
 const FRAME = 0.04
@@ -35,6 +35,20 @@ async function nearestFrame(picture: Buffer, first: number, last: number): Promi
   return first + distances.indexOf(Math.min(...distances))
 }
 
+/**
+ * How far each of the clip's sound packets is from where it was in the recording: its time in the clip
+ * plus the clip's start, against the time of the recorded packet with the same bytes nearest to that
+ * (the tone repeats its packets every 1.6 s, further than any drift this looks for).
+ */
+async function soundDrift(clip: string, segments: ReadonlyArray<{ path: string; start: Date }>, from: number): Promise<number[]> {
+  const recordedPackets = (await Promise.all(segments.map(async (s) =>
+    ((await probe(s.path, 'packet=pts_time,data_hash', 'a')).packets ?? []).map((p) => ({ hash: p.data_hash, at: (s.start.getTime() - RECORDED_AT) / 1000 + Number(p.pts_time) }))))).flat()
+  return ((await probe(clip, 'packet=pts_time,data_hash', 'a')).packets ?? []).map((p) => {
+    const at = from + Number(p.pts_time)
+    return Math.min(...recordedPackets.filter((r) => r.hash === p.data_hash).map((r) => Math.abs(r.at - at)))
+  })
+}
+
 /** The hashes of a file's picture packets but its keyframes (the concat demuxer puts the parameter sets in front of those). */
 async function innerPackets(path: string): Promise<string[]> {
   return ((await probe(path, 'packet=pts_time,flags,data_hash')).packets ?? []).filter((p) => !p.flags.startsWith('K')).map((p) => p.data_hash)
@@ -54,6 +68,10 @@ t.test('a plain cut from mid-GOP to mid-GOP across three segments: clean, frame-
   const [video, audio] = [(await probe(clip, 'stream=duration')).streams![0]!, (await probe(clip, 'stream=duration', 'a')).streams![0]!].map((s) => Number(s.duration))
   t.ok(Math.abs(video! - (to - from)) <= FRAME, `its picture lasts the asked ${to - from} s within a frame (${video} s)`)
   t.ok(Math.abs(audio! - video!) <= FRAME, `its sound lasts as long within 40 ms (${audio} s)`)
+  // In step: every packet of sound is the recording's own, at the time it was recorded, within a frame.
+  const drift = await soundDrift(clip, recording.segments(), from)
+  t.ok(drift.length >= (to - from) * 46, `${drift.length} packets of sound`)
+  t.ok(Math.max(...drift) <= FRAME, `its sound is where it was recorded, within a frame of its picture (at most ${Math.max(...drift).toFixed(3)} s off)`)
 
   // Segments 2-4 s (whole) and 4-5 s (up to the keyframe at 5 s) are copied: every packet of theirs
   // is in the clip byte for byte; only the 0.7 s before 2 s and the 0.5 s after 5 s are new.
@@ -86,6 +104,10 @@ t.test('a recording with B-frames: clean, in step, its middle copied', async (t)
   // The recording's own B-frame delay (80 ms here) moves its picture against its names: two frames.
   t.ok(Math.abs(video! - 4.2) <= 3 * FRAME, `its picture lasts the asked 4.2 s within the delay (${video} s)`)
   t.ok(Math.abs(audio! - video!) <= FRAME, `its sound lasts as long within 40 ms (${audio} s)`)
+  // Measured against the segments' names, which the B-frame delay moves against the listed lengths
+  // (2.08 s each here) as it moves the picture: the same allowance as the picture's duration.
+  const drift = await soundDrift(clip, recording.segments(), 1.3)
+  t.ok(Math.max(...drift) <= 3 * FRAME, `its sound is where it was recorded, within the delay (at most ${Math.max(...drift).toFixed(3)} s off)`)
   const copied = await innerPackets(recording.segments()[1]!.path)
   const inClip = await innerPackets(clip)
   t.same(copied.filter((hash) => !inClip.includes(hash)), [], 'the middle segment is the recording\'s own')
@@ -102,14 +124,15 @@ t.test('with a correction the clip is encoded whole, as before', async (t) => {
 })
 
 t.test('footage the copy cannot continue is encoded whole instead: the clip is still made, exact', async (t) => {
-  // ffprobe failing on the keyframes stands for whatever the copy path meets that it cannot handle.
-  class NoKeyframes extends FfmpegRunner {
-    override async videoPacketFlags(): Promise<string> {
-      throw new Error('ffprobe could not read the keyframes')
+  // ffmpeg refusing the join stands for whatever the copy path meets that it cannot handle.
+  class NoJoin extends FfmpegRunner {
+    override async run(args: readonly string[], timeoutMs?: number) {
+      if (args.includes('-copyts')) throw new Error('ffmpeg could not join the pieces')
+      return super.run(args, timeoutMs)
     }
   }
   const dir = tempDir(t)
-  const recording = await recorded(dir, FOOTAGE, { runner: new NoKeyframes({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' }) })
+  const recording = await recorded(dir, FOOTAGE, { runner: new NoJoin({ ffmpegPath: 'ffmpeg', ffprobePath: 'ffprobe' }) })
   const [from, to] = [1.3, 5.5]
   const clip = await recording.cut(from, to)
   t.equal(await decodeErrors(clip), '', 'it decodes without an error')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import type { Camera } from '@club/contract'
 import type { ClipSource } from '../recorder/segments.js'
-import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, planSmartCut, videoConcatList, type Keyframe } from './smart-cut.js'
+import { audioConcatList, isPlainCut, joinArgs, matchingEncoder, parseKeyframes, piecesArgs, planSmartCut, videoConcatList, type Keyframe } from './smart-cut.js'
 
 /** Three 2 s segments, one keyframe a second, no B-frames. */
 const sources: ClipSource[] = ['/r/a.mp4', '/r/b.mp4', '/r/c.mp4'].map((path, i) => ({ path, duration: 2, start: new Date(i * 2000) }))
@@ -58,13 +58,23 @@ t.test('with B-frames the copy stops at the decoding time of the next keyframe',
 
 t.test('the ends are encoded as the recording is: profile, level, pixel format, timescale; others are not continued', async (t) => {
   t.same(matchingEncoder({ codec_name: 'h264', profile: 'Constrained Baseline', level: 31, pix_fmt: 'yuvj420p', time_base: '1/90000' }), [
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', 'baseline', '-level:v', '31', '-pix_fmt', 'yuvj420p',
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-profile:v', 'baseline', '-level:v', '31', '-pix_fmt', 'yuvj420p',
     '-bf', '0', '-fps_mode', 'passthrough', '-video_track_timescale', '90000'
   ])
   const high = matchingEncoder({ codec_name: 'h264', profile: 'High', level: 40, pix_fmt: 'yuv420p', time_base: '1/12800' })!
   t.equal(high[high.indexOf('-profile:v') + 1], 'high')
   t.equal(matchingEncoder({ codec_name: 'hevc', profile: 'Main', pix_fmt: 'yuv420p' }), undefined, 'HEVC: encoded whole')
   t.equal(matchingEncoder({ codec_name: 'h264', profile: 'High 10', pix_fmt: 'yuv420p10le' }), undefined, '10-bit: encoded whole')
+})
+
+t.test('the head and the tail are encoded by one ffmpeg: an input and an output each', async (t) => {
+  const pieces = planSmartCut(sources, 0.3, 5.2, keyframes).filter((p) => p.kind === 'encode')
+  t.same(piecesArgs(pieces, ['-c:v', 'libx264'], ['/w/piece-0.mp4', '/w/piece-1.mp4']), [
+    '-hide_banner', '-loglevel', 'error',
+    '-threads', '1', '-ss', '0.300000', '-i', '/r/a.mp4', '-threads', '1', '-ss', '1.000000', '-i', '/r/c.mp4',
+    '-t', '0.700000', '-map', '0:v:0', '-an', '-sn', '-dn', '-c:v', 'libx264', '-threads', '1', '/w/piece-0.mp4',
+    '-t', '0.500000', '-map', '1:v:0', '-an', '-sn', '-dn', '-c:v', 'libx264', '-threads', '1', '/w/piece-1.mp4'
+  ])
 })
 
 t.test('only a clip with nothing added to the picture or the sound is cut by copy', async (t) => {
@@ -107,8 +117,8 @@ t.test('the concat lists: pieces with their durations, inpoints and outpoints on
     ''
   ].join('\n'), 'the sound: from the clip start, stopped by the join')
   t.same(joinArgs('/w/v', '/w/a', 4.2, '/c/x.mp4'), [
-    '-hide_banner', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', '/w/v', '-f', 'concat', '-safe', '0', '-i', '/w/a',
-    '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-t', '4.200000', '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart', '/c/x.mp4'
+    '-hide_banner', '-loglevel', 'error', '-copyts', '-f', 'concat', '-safe', '0', '-i', '/w/v', '-f', 'concat', '-safe', '0', '-i', '/w/a',
+    '-map', '0:v:0', '-map', '1:a:0', '-c', 'copy', '-copypriorss:a', '0', '-t', '4.200000', '-avoid_negative_ts', 'make_zero', '-movflags', '+faststart', '/c/x.mp4'
   ])
   t.notOk(joinArgs('/w/v', undefined, 4.2, '/c/x.mp4').includes('1:a:0'), 'a camera without sound: the picture alone')
 })

@@ -47,7 +47,10 @@ export function matchingEncoder(video: SourceVideo): string[] | undefined {
   const timescale = /^1\/(\d+)$/.exec(video.time_base ?? '')?.[1]
   return [
     // A lower CRF than a whole export's: these frames sit between copied ones and should not look worse.
-    '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18', '-profile:v', profile,
+    // ultrafast: at most a group of pictures each end, where decoding from the keyframe before the
+    // start already costs as much as the encoding; veryfast spent 0.55 CPU-s an end at 720p, this 0.45
+    // (bench/README, "Plain cuts by copy"). Its lack of CABAC is allowed in every profile.
+    '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '18', '-profile:v', profile,
     ...(video.level && video.level > 0 ? ['-level:v', String(video.level)] : []),
     '-pix_fmt', video.pix_fmt,
     // No B-frames: a piece's first frame is then its first in decoding order too, at time 0 of its
@@ -155,15 +158,23 @@ const seconds = (n: number) => n.toFixed(6)
 const micro = (n: number) => Math.round(n * 1e6) / 1e6
 const quote = (p: string) => `'${p.replace(/'/g, "'\\''")}'`
 
-/** ffmpeg arguments encoding one piece's video into `outputPath`, from its first frame at or after `from`. */
-export function pieceArgs(piece: CutPiece, encoder: readonly string[], outputPath: string): string[] {
+/**
+ * ffmpeg arguments encoding every piece's video (the head and the tail) in one process, piece `i`
+ * into `outputPaths[i]`, each from its first frame at or after its `from`: each ffmpeg started costs
+ * 0.08 CPU-s before it reads a byte (its libraries), as much as a keyframe probe. One thread each
+ * for decoding and encoding: for a group of pictures at most, threads cost more than they give
+ * (both 720p ends: 0.46 CPU-s and 0.47 s with one, 0.6 and 0.62 s with ffmpeg's default, bench/README).
+ */
+export function piecesArgs(pieces: readonly CutPiece[], encoder: readonly string[], outputPaths: readonly string[]): string[] {
   return [
     '-hide_banner', '-loglevel', 'error',
-    '-ss', seconds(piece.from), '-i', piece.path,
-    '-t', seconds(piece.to - piece.from),
-    '-map', '0:v:0', '-an', '-sn', '-dn',
-    ...encoder,
-    outputPath
+    ...pieces.flatMap((piece) => ['-threads', '1', '-ss', seconds(piece.from), '-i', piece.path]),
+    ...pieces.flatMap((piece, i) => [
+      '-t', seconds(piece.to - piece.from),
+      '-map', `${i}:v:0`, '-an', '-sn', '-dn',
+      ...encoder, '-threads', '1',
+      outputPaths[i]!
+    ])
   ]
 }
 
@@ -216,10 +227,16 @@ export function audioConcatList(sources: readonly ClipSource[], offset: number, 
 export function joinArgs(videoList: string, audioList: string | undefined, duration: number, outputPath: string): string[] {
   return [
     '-hide_banner', '-loglevel', 'error',
+    // Both lists are on the clip's timeline (0 = its start): kept as they are, not each moved to 0.
+    '-copyts',
     '-f', 'concat', '-safe', '0', '-i', videoList,
     ...(audioList ? ['-f', 'concat', '-safe', '0', '-i', audioList] : []),
     '-map', '0:v:0', ...(audioList ? ['-map', '1:a:0'] : []),
-    '-c', 'copy', '-t', seconds(duration), '-avoid_negative_ts', 'make_zero',
+    // The concat demuxer gives the sound from the keyframe before its inpoint, up to a group of
+    // pictures early, at times before 0. Without -copyts ffmpeg moved that earlier start to 0, and
+    // the sound played up to a group of pictures ahead of the picture (0.3 s in the test); now the
+    // packets before 0 are dropped (copypriorss 0), and the sound starts within a packet of the clip.
+    '-c', 'copy', ...(audioList ? ['-copypriorss:a', '0'] : []), '-t', seconds(duration), '-avoid_negative_ts', 'make_zero',
     '-movflags', '+faststart',
     outputPath
   ]
