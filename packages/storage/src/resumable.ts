@@ -81,7 +81,11 @@ export function sendStream(
   idleTimeoutMs = 60_000
 ): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
-    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method, headers }, (res) => {
+    // A connection of its own for each request (no keep-alive pool): a chunk is megabytes, so a new
+    // connection costs next to nothing, and a pooled one the store (or the uplink) closed meanwhile
+    // would fail the next chunk with "socket hang up" before a byte is sent: exactly after a drop,
+    // when the upload resumes.
+    const request = (url.startsWith('https:') ? httpsRequest : httpRequest)(url, { method, headers, agent: false }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8').slice(0, 2000) }))
