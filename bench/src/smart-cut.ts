@@ -30,7 +30,7 @@ export interface CutRow {
 }
 
 interface Exporter {
-  export(request: { cameraId: string; start: Date; end: Date }, camera: unknown, config: unknown, correctionError: null): Promise<{ location: string; duration: number }>
+  export(request: { cameraId: string; start: Date; end: Date; match?: { chapters: [] } }, camera: unknown, config: unknown, correctionError: null): Promise<{ location: string; duration: number }>
 }
 
 /** cutime + cstime of this process: the CPU of the ffmpegs and ffprobes it started that have ended. */
@@ -242,7 +242,8 @@ export async function correctedMatch(options: { ffmpeg: string; mediaDir: string
   const loadAverage = loadavg()[0]!
   const cpu = childrenCpuSeconds(clockTicks)
   const t = performance.now()
-  const made = await exporter.export({ cameraId, start: new Date(RECORDED_AT + CLIP_START * 1000), end: new Date(RECORDED_AT + (CLIP_START + seconds) * 1000) }, camera, { cameras: [camera] }, null)
+  // As the box asks for a match: its path (one core, superfast), no chapters to write.
+  const made = await exporter.export({ cameraId, start: new Date(RECORDED_AT + CLIP_START * 1000), end: new Date(RECORDED_AT + (CLIP_START + seconds) * 1000), match: { chapters: [] } }, camera, { cameras: [camera] }, null)
   const wall = (performance.now() - t) / 1000
   const used = childrenCpuSeconds(clockTicks) - cpu
   if (Math.abs(made.duration - seconds) > 0.5) throw new Error(`the corrected match lasts ${made.duration} s`)

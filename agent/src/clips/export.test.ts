@@ -63,6 +63,19 @@ t.test('a geometry with maps is one remap over the 4:4:4 picture, then vignette 
   t.equal(args[args.indexOf('-filter_complex_threads') + 1], '2')
 })
 
+t.test("a match encoded whole keeps to one core: the decoder, the filters and x264 one thread each, at superfast", async (t) => {
+  const args = clipArgs(plan({ camera: { ...camera, vignette: 0.5, lutPath: '/l.cube' }, filterThreads: 2, oneCore: true }))
+  t.same(args.slice(args.indexOf('-threads'), args.indexOf('-threads') + 2), ['-threads', '1'], 'the decoder')
+  t.ok(args.indexOf('-threads') < args.indexOf('-i'), 'as an input option')
+  t.equal(args[args.indexOf('-filter_complex_threads') + 1], '1', "the filters, whatever the box's cores")
+  t.equal(args[args.indexOf('-preset') + 1], 'superfast')
+  t.equal(args[args.lastIndexOf('-threads') + 1], '1', 'the encoder')
+  t.ok(args.lastIndexOf('-threads') > args.indexOf('-c:v'), 'as an output option')
+  const clip = clipArgs(plan({ camera: { ...camera, vignette: 0.5 }, filterThreads: 2 }))
+  t.equal(clip[clip.indexOf('-preset') + 1], 'veryfast', "a player's clip as before")
+  t.notOk(clip.includes('-threads'), 'on every core')
+})
+
 t.test('logo at its placement', async (t) => {
   const args = clipArgs(plan({ logo: { path: '/logo.png', placement: 'bottom-right' } }))
   t.equal(args[args.indexOf('/logo.png') - 1], '-i')

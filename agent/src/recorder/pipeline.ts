@@ -178,10 +178,10 @@ export function snapshotArgs(camera: Camera, segmentPath: string, outputPath: st
 }
 
 /** Encoder options for a picture made from the camera (a clip): a copy cannot be cut or corrected. */
-export function videoEncoder(codec: VideoCodec | undefined): string[] {
+export function videoEncoder(codec: VideoCodec | undefined, preset = 'veryfast'): string[] {
   return codec === 'hevc'
-    ? ['-c:v', 'libx265', '-preset', 'veryfast', '-crf', '26', '-tag:v', 'hvc1', '-pix_fmt', 'yuv420p']
-    : ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '23', '-pix_fmt', 'yuv420p']
+    ? ['-c:v', 'libx265', '-preset', preset, '-crf', '26', '-tag:v', 'hvc1', '-pix_fmt', 'yuv420p']
+    : ['-c:v', 'libx264', '-preset', preset, '-crf', '23', '-pix_fmt', 'yuv420p']
 }
 
 export function audioEncoder(codec: AudioCodec | undefined): string[] {
