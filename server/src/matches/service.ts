@@ -17,7 +17,7 @@ import { refuseTakenDownFootage } from '../footage-takedowns/service.js'
 import { localDay, sendOnce } from '../jobs/mail.js'
 import type { Mailer } from '../password-reset/mailer.js'
 import { markDelivered, redeemFromAnyIn } from '../packages/redemptions.js'
-import { resolveTarget } from '../packages/targets.js'
+import { paidMatches } from '../packages/targets.js'
 import { paged, pageRequest } from '../paging.js'
 import { IN_PROGRESS, recordReplayEvent, toReplay, type ReplayDeps } from '../replays/replay.js'
 import { areaBoxes, failUnansweredReplays, presentReplays } from '../replays/service.js'
@@ -70,7 +70,7 @@ interface StoredBooking {
 
 /**
  * What has ended (plus the grace) within the lookback and is not a match yet: with `bookings`, the
- * live BOOKING redemptions of a court (a pod's booking names no court: not filmed as a match); with
+ * live BOOKING redemptions of a court redeemed before they began (a pod's booking names no court: not filmed as a match); with
  * `events`, each court of every event with recordMatch. Longer than MATCH_MAX_MINUTES: none.
  */
 export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings): Promise<DueMatch[]> {
@@ -88,6 +88,9 @@ export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings)
       // A booking lasts at most a day (packages/targets.ts): those that began since can have ended in the window.
       .where('target_start_at', '>', new Date(Date.parse(endedAfter) - LOOKBACK_MS).toISOString())
       .where('target_start_at', '<', endedBy)
+      // Booked before it began: a booking redeemed once it has begun (or ended) would hand its
+      // redeemer the footage of whoever was playing there (redemptions do not check the court was free).
+      .whereRef('redemption_date', '<=', 'target_start_at')
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('matches').select('matches.id').whereRef('matches.redemption_id', '=', 'package_redemptions.id'))))
       .execute()
     for (const row of rows) {
@@ -263,16 +266,7 @@ const anglesOf = (db: DbOrTx, matchIds: readonly string[]) =>
 async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: MatchDeps): Promise<void> {
   const request = { type: 'REPLAY' as const, target: { match: { id: match.id } } }
   await rowLocked(db, async (tx) => {
-    const { key } = await resolveTarget(tx, 'REPLAY', request.target, actor.id, deps.replay.redemption.clubTimezone)
-    const paid = await tx
-      .selectFrom('package_redemptions')
-      .select('id')
-      .where('user_id', '=', actor.id)
-      .where('type', '=', 'REPLAY')
-      .where('target_key', '=', key)
-      .where('cancelation_date', 'is', null)
-      .executeTakeFirst()
-    if (paid) return
+    if ((await paidMatches(tx, actor.id, [match.id])).has(match.id)) return
     try {
       const { redemption } = await redeemFromAnyIn(tx, request, actor, deps.replay.redemption)
       await markDelivered(tx, redemption.id, deps.replay.clock.now().toISOString())
@@ -292,7 +286,8 @@ export async function getMatch(db: Db, id: string, viewer: Viewer, deps: MatchDe
   const row = await visibleMatch(db, id, viewer.who)
   const actor = viewer.who as Actor
   const rows = await anglesOf(db, [row.id])
-  if (deps.settings.requiresPackage && !isStaff(actor) && matchStatus(rows.map((r) => r.status)) === 'READY') await payForMatch(db, row, actor, deps)
+  // Any READY angle is footage handed out (its link), whatever the others are still doing.
+  if (deps.settings.requiresPackage && !isStaff(actor) && rows.some((r) => r.status === 'READY')) await payForMatch(db, row, actor, deps)
   const angles = await presentReplays(db, rows, viewer, deps.replay)
   return toMatch(row, angles, actor, deps.settings.retentionDays)
 }
