@@ -153,3 +153,24 @@ t.test("a box reporting one angle READY at the other angle's key is refused (400
   t.equal(elsewhere.statusCode, 400, 'outside its bucket')
   t.same((await angleRows(ctx.app.db)).map((r) => r.status).sort(), ['REQUESTED', 'UPLOADING'])
 })
+
+t.test("bookings of one court overlapping each other make one match (the first booked): a member's items cannot make the box cut the same hour over and over", async (t) => {
+  const s = await setup(t)
+  const { ctx } = s
+  const first = await s.book(s.venue.court1.id, '2026-03-01T10:30:00.000Z', '2026-03-01T11:30:00.000Z')
+  for (const [start, end] of [
+    ['2026-03-01T10:31:00.000Z', '2026-03-01T11:30:00.000Z'],
+    ['2026-03-01T10:30:00.000Z', '2026-03-01T11:29:00.000Z'],
+    ['2026-03-01T10:00:00.000Z', '2026-03-01T12:00:00.000Z']
+  ] as const) {
+    ctx.clock.advance(1000)
+    await s.book(s.venue.court1.id, start, end)
+  }
+  // The next hour, back to back with the first, is a match of its own.
+  const next = await s.book(s.venue.court1.id, '2026-03-01T12:00:00.000Z', '2026-03-01T13:00:00.000Z')
+  at(ctx, '2026-03-01T13:05:00.000Z')
+  await s.tell.run()
+  await s.tell.run()
+  t.same((await matchRows(ctx.app.db)).map((m) => m.redemption_id).sort(), [first.id, next.id].sort(), 'one match per hour played')
+  t.equal((await angleRows(ctx.app.db)).length, 4, 'two cameras each')
+})

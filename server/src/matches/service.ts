@@ -92,6 +92,9 @@ export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings)
       // redeemer the footage of whoever was playing there (redemptions do not check the court was free).
       .whereRef('redemption_date', '<=', 'target_start_at')
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('matches').select('matches.id').whereRef('matches.redemption_id', '=', 'package_redemptions.id'))))
+      // The first booked first: of bookings overlapping on one court, it is the match (makeMatch).
+      .orderBy('redemption_date')
+      .orderBy('id')
       .execute()
     for (const row of rows) {
       const booking = (JSON.parse(row.target) as StoredBooking).booking
@@ -153,7 +156,8 @@ async function refusal(tx: DbOrTx, courtIds: readonly string[], start: Date, end
 
 /**
  * Makes one match with its angles, or nothing when another process made it first (the unique keys
- * on source and court: the insert does nothing). Answers its id when this call made it.
+ * on source and court: the insert does nothing) or, for a booking, another booking's match overlaps
+ * it on its court. Answers its id when this call made it.
  */
 export async function makeMatch(db: Db, due: DueMatch, cameras: Awaited<ReturnType<typeof filmingCameras>>, deps: MatchDeps): Promise<string | null> {
   const now = deps.replay.clock.now()
@@ -171,6 +175,20 @@ export async function makeMatch(db: Db, due: DueMatch, cameras: Awaited<ReturnTy
       mailed_at: null,
       created_at: at,
       updated_at: at
+    }
+    // Bookings overlapping on one court film the same minutes: one match, the first booked's. Else
+    // a member's items (or two members' double booking) would have the box cut and upload the same
+    // hour of every camera again for each.
+    if (due.source.type === 'BOOKING') {
+      const overlapping = await tx
+        .selectFrom('matches')
+        .select('id')
+        .where('court_id', '=', row.court_id)
+        .where('source_type', '=', 'BOOKING')
+        .where('start_at', '<', row.end_at)
+        .where('end_at', '>', row.start_at)
+        .executeTakeFirst()
+      if (overlapping) return null
     }
     const inserted = await tx.insertInto('matches').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst()
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1) return null
