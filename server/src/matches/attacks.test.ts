@@ -174,3 +174,30 @@ t.test("bookings of one court overlapping each other make one match (the first b
   t.same((await matchRows(ctx.app.db)).map((m) => m.redemption_id).sort(), [first.id, next.id].sort(), 'one match per hour played')
   t.equal((await angleRows(ctx.app.db)).length, 4, 'two cameras each')
 })
+
+t.test('MATCH_REQUIRES_PACKAGE: a token that may only read does not spend an item opening a match (403); once paid it reads it', async (t) => {
+  const s = await setup(t, { MATCH_REQUIRES_PACKAGE: 'true' })
+  const { ctx, call } = s
+  const { match } = await playedMatch(t, s)
+  at(ctx, '2026-03-01T11:40:00.000Z')
+  await boxMakesReady(s)
+  const replays = await issued(ctx, s.staff, await packageTemplate(ctx, s.staff, threeReplays), s.friend.id)
+  const remaining = async () => (await call('GET', `/apis/v2/packages/${replays.id}`, s.staff)).json().items.items[0].remainingItems
+  const token = await ctx.app.inject({
+    method: 'POST',
+    url: '/apis/v2/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'password', username: s.friend.email, password: s.friend.password, scope: 'read' }).toString()
+  })
+  t.equal(token.json().scope, 'read')
+  const read = { authorization: `Bearer ${token.json().access_token}` }
+  const refused = await call('GET', `${MATCHES}/${match.id}`, read)
+  t.equal(refused.statusCode, 403)
+  t.match(errorOf(refused).message, 'read-only token')
+  t.equal(await remaining(), 3, 'nothing spent')
+  t.equal((await call('GET', `${MATCHES}/${match.id}`, s.friend)).statusCode, 200, 'opened with the member\'s own token')
+  t.equal(await remaining(), 2)
+  const again = await call('GET', `${MATCHES}/${match.id}`, read)
+  t.equal(again.statusCode, 200, 'paid for: the read token reads it')
+  t.equal(await remaining(), 2)
+})

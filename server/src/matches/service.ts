@@ -10,7 +10,7 @@ import type { Config } from '../config.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import { rowLocked } from '../db/sql.js'
 import type { MatchesTable, ReplaysTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, ForbiddenError, HttpError, PaymentRequiredError } from '../errors.js'
+import { BadRequestError, ConflictError, ForbiddenError, HttpError, PaymentRequiredError, quote } from '../errors.js'
 import type { Viewer } from '../footage-access/service.js'
 import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { refuseTakenDownFootage } from '../footage-takedowns/service.js'
@@ -281,10 +281,12 @@ const anglesOf = (db: DbOrTx, matchIds: readonly string[]) =>
  * `match`, delivered at once (spent is spent), once per participant and match: a match they paid
  * for before (in any package, an expired one too) is not paid again. 402 when none is left.
  */
-async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: MatchDeps): Promise<void> {
+async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: MatchDeps, maySpend: boolean): Promise<void> {
   const request = { type: 'REPLAY' as const, target: { match: { id: match.id } } }
   await rowLocked(db, async (tx) => {
     if ((await paidMatches(tx, actor.id, [match.id])).has(match.id)) return
+    // A GET that spends: not with a token that may only read (a partner's dashboard would spend the member's items).
+    if (!maySpend) throw new ForbiddenError(`opening match ${quote(match.id)} spends a REPLAY package item, which a read-only token may not: use a token with the scope api or replays`)
     try {
       const { redemption } = await redeemFromAnyIn(tx, request, actor, deps.replay.redemption)
       await markDelivered(tx, redemption.id, deps.replay.clock.now().toISOString())
@@ -297,15 +299,16 @@ async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: Matc
 
 /**
  * One match as `viewer` sees it (participants and staff; anyone else 404): READY angles with their
- * download links, each written to the footage log. Paid for first when the club asks it.
+ * download links, each written to the footage log. Paid for first when the club asks it, unless the
+ * credential may not spend (`maySpend` false: a token with only the scope read).
  */
-export async function getMatch(db: Db, id: string, viewer: Viewer, deps: MatchDeps): Promise<Match> {
+export async function getMatch(db: Db, id: string, viewer: Viewer, deps: MatchDeps, maySpend = true): Promise<Match> {
   await failUnansweredReplays(db, deps.replay)
   const row = await visibleMatch(db, id, viewer.who)
   const actor = viewer.who as Actor
   const rows = await anglesOf(db, [row.id])
   // Any READY angle is footage handed out (its link), whatever the others are still doing.
-  if (deps.settings.requiresPackage && !isStaff(actor) && rows.some((r) => r.status === 'READY')) await payForMatch(db, row, actor, deps)
+  if (deps.settings.requiresPackage && !isStaff(actor) && rows.some((r) => r.status === 'READY')) await payForMatch(db, row, actor, deps, maySpend)
   const angles = await presentReplays(db, rows, viewer, deps.replay)
   return toMatch(row, angles, actor, deps.settings.retentionDays)
 }
