@@ -1,6 +1,6 @@
 // A booking's whole match end to end (issue 49): a real server with MATCH_RECORDING=bookings, a real
-// agent filming one court with two cameras into a file:// bucket. A member books the court for an
-// interval the box recorded and asked for a replay within it: once the booking ends, the match is
+// agent filming one court with two cameras into a file:// bucket. A member books the court for the
+// next seconds and asks for a replay within them: once the booking ends, the match is
 // made, both angles are cut and READY, each the booking's length; the replay is its chapter; the
 // participant sees the match, another member does not.
 import t from 'tap'
@@ -36,27 +36,27 @@ t.test('a booking on a court filmed by two cameras becomes a match of two angles
     ]
   }
   t.equal((await server.call('PUT', `${ADMIN}/${box.id}/config`, admin, config)).status, 200)
-  // Sixteen seconds of footage on both cameras: the booking is the twelve seconds before the last two.
-  await waitFor('footage on both cameras', () => agent.finishedSegments('cam-north').length >= 8 && agent.finishedSegments('cam-south').length >= 8)
-  const end = new Date(Date.now() - 2000)
-  const start = new Date(end.getTime() - 12_000)
-
-  // During the match the member asked for the five seconds before end - 3 s: a chapter at 4 s.
-  const clip = await server.call('POST', '/apis/v2/replays', member.authorization, { court: { id: courtA }, seconds: 5, end: new Date(end.getTime() - 3000).toISOString() })
-  t.equal(clip.status, 201, 'the replay asked for during the match')
-
-  // The member's booking of the court for that interval (a BOOKING package item).
+  // The member books the court before the booking begins (a booking redeemed once it has begun is
+  // no match: it would hand over whoever was playing): the next twelve seconds, once both cameras record.
+  await waitFor('both cameras recording', () => agent.finishedSegments('cam-north').length >= 2 && agent.finishedSegments('cam-south').length >= 2)
   const template = await server.call('POST', '/apis/v2/templates', staff.authorization, {
     name: 'A booking', type: 'PACKAGE', status: 'PUBLISHED',
     data: { validityDays: 30, items: [{ type: 'BOOKING', displayName: 'Booking', displayNamePlural: 'Bookings', totalItems: 1 }] }
   })
   const pkg = await server.call('POST', '/apis/v2/packages', staff.authorization, { template: { id: template.json.id }, user: { id: member.id } })
   t.equal(pkg.status, 201)
+  const start = new Date(Date.now() + 1000)
+  const end = new Date(start.getTime() + 12_000)
   const booked = await server.call('POST', `/apis/v2/packages/${pkg.json.id}/redemptions`, member.authorization, {
     type: 'BOOKING',
     target: { booking: { court: { id: courtA }, startDate: start.toISOString(), endDate: end.toISOString() } }
   })
   t.equal(booked.status, 201, 'the court booked')
+
+  // During the match the member asks for the five seconds before end - 3 s: a chapter at 4 s.
+  await waitFor('the match nearly over', () => Date.now() >= end.getTime() - 1000)
+  const clip = await server.call('POST', '/apis/v2/replays', member.authorization, { court: { id: courtA }, seconds: 5, end: new Date(end.getTime() - 3000).toISOString() })
+  t.equal(clip.status, 201, 'the replay asked for during the match')
 
   const listed = await waitFor('the match made', async () => (await server.call('GET', '/apis/v2/matches', member.authorization)).json.items[0])
   t.same(listed.source, { type: 'BOOKING', redemption: { id: booked.json.id } })
