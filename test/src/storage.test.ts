@@ -3,6 +3,8 @@
 // against a folder. Upload, a signed link that downloads the same bytes, delete.
 import t from 'tap'
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { BucketObjectMissingError, FileBucket, checkLocation, locationInBucket, openBucket, type Bucket, type ResumableUpload } from '@club/storage'
@@ -236,6 +238,31 @@ t.test('gs:// a resumable session cut off mid-way goes on from the bytes the sto
   t.equal(location, 'gs://clips/venue-1/cam-a/match.mp4')
   t.ok(gcs.objects.get('clips/venue-1/cam-a/match.mp4')?.equals(match.bytes), 'the object is whole: the same bytes')
   t.equal(second, match.bytes.length - 8 * 1024 * 1024, `the second attempt sent only what the store lacked (${second} of ${match.bytes.length} bytes)`)
+})
+
+t.test("gs:// a note naming a session on another host is not followed: the clip's bytes go to no one but the store", async (t) => {
+  const dir = tempDir(t)
+  const gcs = new FakeGcs()
+  await gcs.start()
+  t.teardown(() => gcs.stop())
+  // Elsewhere: counts what reaches it and says it holds the whole object (so a box following it
+  // would never upload to the store at all; a 308 would have it send every byte there).
+  let reached = 0
+  const elsewhere = createServer((req, res) => {
+    reached++
+    req.resume()
+    req.on('end', () => res.writeHead(200).end())
+  })
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => elsewhere.close(() => resolve())))
+  const port = (elsewhere.address() as AddressInfo).port
+  const bucket = await openBucket('gs://clips/venue-1', { credentialsPath: gcsCredentials(dir, gcs.url) })
+  const clip = clipFile(dir)
+  const resume: ResumableUpload = { scheme: 'gs', key: 'venue-1/cam-a/match.mp4', size: clip.bytes.length, sessionUri: `http://127.0.0.1:${port}/upload?upload_id=x` }
+  const location = await bucket.upload(clip.path, 'cam-a/match.mp4', { resume })
+  t.equal(reached, 0, 'nothing sent to the other host')
+  t.equal(location, 'gs://clips/venue-1/cam-a/match.mp4')
+  t.ok(gcs.objects.get('clips/venue-1/cam-a/match.mp4')?.equals(clip.bytes), 'uploaded whole to the store, from zero')
 })
 
 t.test('file:// a paced upload copies the whole file through the pace', async (t) => {

@@ -48,6 +48,9 @@ export class GcsBucket implements Bucket {
   private async uploadResumable(localPath: string, key: string, options: UploadOptions): Promise<void> {
     const size = (await stat(localPath)).size
     let state = resumeOf(options, 'gs', key, size)
+    // The note is only a file on disk: a session elsewhere than this store's own endpoint would be
+    // sent the clip's bytes (footage to any host), so such a note starts again from zero.
+    if (state && !onStore(state.sessionUri, this.storage.apiEndpoint)) state = undefined
     let offset = 0
     if (state) {
       const received = await this.receivedBytes(state.sessionUri, size)
@@ -95,6 +98,15 @@ export class GcsBucket implements Bucket {
       .file(keyOf(this.address, location))
       .getSignedUrl({ version: 'v4', action: 'read', accessibleAt: options.now, expires: options.now.getTime() + options.expiresInSeconds * 1000 })
     return url
+  }
+}
+
+/** Whether a resumable session's URI is on the store's own endpoint (its scheme, host and port). */
+export function onStore(sessionUri: string, apiEndpoint: string): boolean {
+  try {
+    return new URL(sessionUri).origin === new URL(apiEndpoint).origin
+  } catch {
+    return false
   }
 }
 

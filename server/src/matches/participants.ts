@@ -1,7 +1,10 @@
-// Who takes part in a match (issue 49), read from the package redemptions at the time of asking (a
-// guest signed up late counts): a booking's redeemer and the users of the GUEST_SIGNUP items naming
-// that booking (same court and interval); an event's EVENT_SIGNUP and GUEST_SIGNUP redemptions and its
-// series' SERIES_SIGNUP ones. Cancelled redemptions do not count. Staff see every match besides.
+// Who takes part in a match (issue 49), read from the package redemptions at the time of asking: a
+// booking's redeemer and the users of the GUEST_SIGNUP items naming that booking (same court and
+// interval) taken from the redeemer's own packages (a guest the booker brought, late too: a target
+// names only a court and times, so a guest pass of anyone else's would let any member join any
+// booking); an event's EVENT_SIGNUP and GUEST_SIGNUP redemptions and its series' SERIES_SIGNUP ones
+// made before it ended (signing up to a finished event is no taking part in it). Cancelled
+// redemptions do not count. Staff see every match besides.
 import { isStaff, type Actor } from '../actor.js'
 import type { DbOrTx } from '../db/database.js'
 import type { MatchesTable } from '../db/schema.js'
@@ -26,23 +29,31 @@ export async function participantsOf(db: DbOrTx, match: MatchesTable): Promise<S
     // A booking cancelled since: nobody takes part any more (staff still see the match).
     if (!booking) return users
     users.add(booking.user_id)
-    const guests = await live(db).where('type', '=', 'GUEST_SIGNUP').where('target_start_at', '=', match.start_at).execute()
+    const guests = await live(db)
+      .where('type', '=', 'GUEST_SIGNUP')
+      .where('target_start_at', '=', match.start_at)
+      .where('package_id', 'in', db.selectFrom('packages').select('id').where('user_id', '=', booking.user_id))
+      .execute()
     for (const guest of guests) if (sameBooking(JSON.parse(guest.target) as StoredTarget, match)) users.add(guest.user_id)
     return users
   }
   const event = await db.selectFrom('events').select(['id', 'series_id', 'start_at']).where('id', '=', match.event_id!).executeTakeFirst()
   if (!event) return users
-  const signups = await live(db).where('type', 'in', ['EVENT_SIGNUP', 'GUEST_SIGNUP']).where('target_start_at', '=', event.start_at).execute()
+  const before = live(db).where('redemption_date', '<', match.end_at)
+  const signups = await before.where('type', 'in', ['EVENT_SIGNUP', 'GUEST_SIGNUP']).where('target_start_at', '=', event.start_at).execute()
   for (const row of signups) if ((JSON.parse(row.target) as StoredTarget).event?.id === event.id) users.add(row.user_id)
   if (event.series_id !== null) {
-    for (const row of await live(db).where('type', '=', 'SERIES_SIGNUP').execute()) {
+    for (const row of await before.where('type', '=', 'SERIES_SIGNUP').execute()) {
       if ((JSON.parse(row.target) as StoredTarget).series?.id === event.series_id) users.add(row.user_id)
     }
   }
   return users
 }
 
-/** The ids of the matches `userId` takes part in (a member's "My replays" and match list). */
+/**
+ * The ids of the matches `userId` takes part in (a member's "My replays" and match list): those their
+ * redemptions name, kept only where participantsOf agrees (one rule for the list and the reading).
+ */
 export async function matchIdsOf(db: DbOrTx, userId: string): Promise<string[]> {
   const rows = await live(db).where('user_id', '=', userId).where('type', 'in', ['BOOKING', 'GUEST_SIGNUP', 'EVENT_SIGNUP', 'SERIES_SIGNUP']).execute()
   const bookings: string[] = []
@@ -74,7 +85,11 @@ export async function matchIdsOf(db: DbOrTx, userId: string): Promise<string[]> 
       .execute()
     for (const m of found) ids.add(m.id)
   }
-  return [...ids]
+  if (ids.size === 0) return []
+  const matches = await db.selectFrom('matches').selectAll().where('id', 'in', [...ids]).execute()
+  const kept: string[] = []
+  for (const match of matches) if ((await participantsOf(db, match)).has(userId)) kept.push(match.id)
+  return kept
 }
 
 /** Whether `who` may see the match: staff, or a participant. A guest of a court page never. */

@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { matchRoutes } from '@club/contract'
 import { currentUser } from '../plugins/auth.js'
+import { hasScope } from '../oauth2/scopes.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { replayDeps } from '../replays/deps.js'
 import type { Viewer } from '../footage-access/service.js'
@@ -38,7 +39,12 @@ const matches: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.route({ ...matchRoutes.list, onRequest: player, handler: async (request) => listMatches(app.db, request.query, viewer(request), deps) })
-  app.route({ ...matchRoutes.get, onRequest: player, handler: async (request) => getMatch(app.db, request.params.id, viewer(request), deps) })
+  // A token with only `read` reads a match already paid for; opening one spends an item (MATCH_REQUIRES_PACKAGE).
+  const maySpend = (request: FastifyRequest) => {
+    const principal = request.principal
+    return principal?.via !== 'bearer' || hasScope(principal.scope, 'api') || hasScope(principal.scope, 'replays')
+  }
+  app.route({ ...matchRoutes.get, onRequest: player, handler: async (request) => getMatch(app.db, request.params.id, viewer(request), deps, maySpend(request)) })
 }
 
 export default matches

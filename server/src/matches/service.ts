@@ -10,14 +10,14 @@ import type { Config } from '../config.js'
 import type { Db, DbOrTx } from '../db/database.js'
 import { rowLocked } from '../db/sql.js'
 import type { MatchesTable, ReplaysTable } from '../db/schema.js'
-import { BadRequestError, ConflictError, ForbiddenError, HttpError, PaymentRequiredError } from '../errors.js'
+import { BadRequestError, ConflictError, ForbiddenError, HttpError, PaymentRequiredError, quote } from '../errors.js'
 import type { Viewer } from '../footage-access/service.js'
 import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { refuseTakenDownFootage } from '../footage-takedowns/service.js'
 import { localDay, sendOnce } from '../jobs/mail.js'
 import type { Mailer } from '../password-reset/mailer.js'
 import { markDelivered, redeemFromAnyIn } from '../packages/redemptions.js'
-import { resolveTarget } from '../packages/targets.js'
+import { paidMatches } from '../packages/targets.js'
 import { paged, pageRequest } from '../paging.js'
 import { IN_PROGRESS, recordReplayEvent, toReplay, type ReplayDeps } from '../replays/replay.js'
 import { areaBoxes, failUnansweredReplays, presentReplays } from '../replays/service.js'
@@ -70,7 +70,7 @@ interface StoredBooking {
 
 /**
  * What has ended (plus the grace) within the lookback and is not a match yet: with `bookings`, the
- * live BOOKING redemptions of a court (a pod's booking names no court: not filmed as a match); with
+ * live BOOKING redemptions of a court redeemed before they began (a pod's booking names no court: not filmed as a match); with
  * `events`, each court of every event with recordMatch. Longer than MATCH_MAX_MINUTES: none.
  */
 export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings): Promise<DueMatch[]> {
@@ -88,7 +88,13 @@ export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings)
       // A booking lasts at most a day (packages/targets.ts): those that began since can have ended in the window.
       .where('target_start_at', '>', new Date(Date.parse(endedAfter) - LOOKBACK_MS).toISOString())
       .where('target_start_at', '<', endedBy)
+      // Booked before it began: a booking redeemed once it has begun (or ended) would hand its
+      // redeemer the footage of whoever was playing there (redemptions do not check the court was free).
+      .whereRef('redemption_date', '<=', 'target_start_at')
       .where(({ not, exists, selectFrom }) => not(exists(selectFrom('matches').select('matches.id').whereRef('matches.redemption_id', '=', 'package_redemptions.id'))))
+      // The first booked first: of bookings overlapping on one court, it is the match (makeMatch).
+      .orderBy('redemption_date')
+      .orderBy('id')
       .execute()
     for (const row of rows) {
       const booking = (JSON.parse(row.target) as StoredBooking).booking
@@ -150,7 +156,8 @@ async function refusal(tx: DbOrTx, courtIds: readonly string[], start: Date, end
 
 /**
  * Makes one match with its angles, or nothing when another process made it first (the unique keys
- * on source and court: the insert does nothing). Answers its id when this call made it.
+ * on source and court: the insert does nothing) or, for a booking, another booking's match overlaps
+ * it on its court. Answers its id when this call made it.
  */
 export async function makeMatch(db: Db, due: DueMatch, cameras: Awaited<ReturnType<typeof filmingCameras>>, deps: MatchDeps): Promise<string | null> {
   const now = deps.replay.clock.now()
@@ -168,6 +175,20 @@ export async function makeMatch(db: Db, due: DueMatch, cameras: Awaited<ReturnTy
       mailed_at: null,
       created_at: at,
       updated_at: at
+    }
+    // Bookings overlapping on one court film the same minutes: one match, the first booked's. Else
+    // a member's items (or two members' double booking) would have the box cut and upload the same
+    // hour of every camera again for each.
+    if (due.source.type === 'BOOKING') {
+      const overlapping = await tx
+        .selectFrom('matches')
+        .select('id')
+        .where('court_id', '=', row.court_id)
+        .where('source_type', '=', 'BOOKING')
+        .where('start_at', '<', row.end_at)
+        .where('end_at', '>', row.start_at)
+        .executeTakeFirst()
+      if (overlapping) return null
     }
     const inserted = await tx.insertInto('matches').values(row).onConflict((oc) => oc.doNothing()).executeTakeFirst()
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) !== 1) return null
@@ -260,19 +281,12 @@ const anglesOf = (db: DbOrTx, matchIds: readonly string[]) =>
  * `match`, delivered at once (spent is spent), once per participant and match: a match they paid
  * for before (in any package, an expired one too) is not paid again. 402 when none is left.
  */
-async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: MatchDeps): Promise<void> {
+async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: MatchDeps, maySpend: boolean): Promise<void> {
   const request = { type: 'REPLAY' as const, target: { match: { id: match.id } } }
   await rowLocked(db, async (tx) => {
-    const { key } = await resolveTarget(tx, 'REPLAY', request.target, actor.id, deps.replay.redemption.clubTimezone)
-    const paid = await tx
-      .selectFrom('package_redemptions')
-      .select('id')
-      .where('user_id', '=', actor.id)
-      .where('type', '=', 'REPLAY')
-      .where('target_key', '=', key)
-      .where('cancelation_date', 'is', null)
-      .executeTakeFirst()
-    if (paid) return
+    if ((await paidMatches(tx, actor.id, [match.id])).has(match.id)) return
+    // A GET that spends: not with a token that may only read (a partner's dashboard would spend the member's items).
+    if (!maySpend) throw new ForbiddenError(`opening match ${quote(match.id)} spends a REPLAY package item, which a read-only token may not: use a token with the scope api or replays`)
     try {
       const { redemption } = await redeemFromAnyIn(tx, request, actor, deps.replay.redemption)
       await markDelivered(tx, redemption.id, deps.replay.clock.now().toISOString())
@@ -285,14 +299,16 @@ async function payForMatch(db: Db, match: MatchesTable, actor: Actor, deps: Matc
 
 /**
  * One match as `viewer` sees it (participants and staff; anyone else 404): READY angles with their
- * download links, each written to the footage log. Paid for first when the club asks it.
+ * download links, each written to the footage log. Paid for first when the club asks it, unless the
+ * credential may not spend (`maySpend` false: a token with only the scope read).
  */
-export async function getMatch(db: Db, id: string, viewer: Viewer, deps: MatchDeps): Promise<Match> {
+export async function getMatch(db: Db, id: string, viewer: Viewer, deps: MatchDeps, maySpend = true): Promise<Match> {
   await failUnansweredReplays(db, deps.replay)
   const row = await visibleMatch(db, id, viewer.who)
   const actor = viewer.who as Actor
   const rows = await anglesOf(db, [row.id])
-  if (deps.settings.requiresPackage && !isStaff(actor) && matchStatus(rows.map((r) => r.status)) === 'READY') await payForMatch(db, row, actor, deps)
+  // Any READY angle is footage handed out (its link), whatever the others are still doing.
+  if (deps.settings.requiresPackage && !isStaff(actor) && rows.some((r) => r.status === 'READY')) await payForMatch(db, row, actor, deps, maySpend)
   const angles = await presentReplays(db, rows, viewer, deps.replay)
   return toMatch(row, angles, actor, deps.settings.retentionDays)
 }

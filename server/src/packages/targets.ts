@@ -10,6 +10,27 @@ import { parseStoredSessionPeriods } from './session-periods.js'
 import { sessionPeriodTypesOf, type ConstraintSubject } from './constraints.js'
 import type { SessionPeriodType } from './template-data.js'
 
+/** The key of a REPLAY redemption opening a match, as resolveTarget makes it. */
+const matchOpeningKey = (userId: string, matchId: string) => ['REPLAY', `user:${userId}`, `match:${matchId}`].join('|')
+
+/**
+ * Which of these matches `userId` has paid to open under MATCH_REQUIRES_PACKAGE: a live REPLAY
+ * redemption of the match (in any package, an expired one too: spent is spent).
+ */
+export async function paidMatches(db: DbOrTx, userId: string, matchIds: readonly string[]): Promise<Set<string>> {
+  if (matchIds.length === 0) return new Set()
+  const keys = new Map(matchIds.map((id) => [matchOpeningKey(userId, id), id]))
+  const rows = await db
+    .selectFrom('package_redemptions')
+    .select('target_key')
+    .where('user_id', '=', userId)
+    .where('type', '=', 'REPLAY')
+    .where('cancelation_date', 'is', null)
+    .where('target_key', 'in', [...keys.keys()])
+    .execute()
+  return new Set(rows.map((row) => keys.get(row.target_key)!))
+}
+
 export interface ResolvedTarget {
   subject: ConstraintSubject
   /** Canonical: equal for the same thing paid for by the same user. */

@@ -16,6 +16,7 @@ export function replayDeps(config: Config, clock: Clock, tokenKey: string): Repl
       urlTtlSeconds: config.REPLAY_URL_TTL_SECONDS,
       requestTimeoutSeconds: config.REPLAY_REQUEST_TIMEOUT_SECONDS,
       requirePackage: config.REPLAYS_REQUIRE_PACKAGE,
+      matchRequiresPackage: config.MATCH_REQUIRES_PACKAGE,
       pollIntervalSeconds: config.REPLAY_POLL_INTERVAL_SECONDS
     },
     redemption: { clock, clubTimezone: config.CLUB_TIMEZONE, currency: config.CURRENCY, lateCancelHours: config.PACKAGE_LATE_CANCEL_HOURS },

@@ -35,6 +35,21 @@ t.test('a READY clip in a file:// bucket is served in the byte ranges a player a
   t.equal(outside.headers['content-range'], `bytes */${bytes.length}`)
   t.match(errorOf(outside), { statusCode: 416, error: 'Range Not Satisfiable', message: /outside the clip's 28 bytes/ })
 
+  // What an attacker might send: each a 416 in the error shape, or the whole clip, never a 500.
+  for (const range of ['bytes=9-4', 'bytes=-0', 'bytes=99999999999999999999-', `bytes=${bytes.length + 5}-${bytes.length + 9}`]) {
+    const refused = await get(range)
+    t.equal(refused.statusCode, 416, range)
+    t.equal(errorOf(refused).statusCode, 416)
+  }
+  for (const range of ['bytes=-5-3', 'bytes=-', 'bytes=a-b', 'items=0-4', 'bytes=0-4, 2-3']) {
+    const whole = await get(range)
+    t.equal(whole.statusCode, 200, `${range}: the whole clip`)
+    t.equal(whole.body, bytes)
+  }
+  const huge = await get('bytes=-99999999999999')
+  t.equal(huge.statusCode, 206, 'a suffix longer than the clip: all of it')
+  t.equal(huge.headers['content-range'], `bytes 0-${bytes.length - 1}/${bytes.length}`)
+
   ctx.clock.advance(901_000)
   t.equal((await get('bytes=4-9')).statusCode, 403, 'an expired link serves no range either')
 })

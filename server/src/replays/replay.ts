@@ -23,6 +23,8 @@ export interface ReplaySettings {
   urlTtlSeconds: number
   requestTimeoutSeconds: number
   requirePackage: boolean
+  /** MATCH_REQUIRES_PACKAGE: a match's angle has a link only for who paid to open it (matches/service.ts). */
+  matchRequiresPackage: boolean
   /** REPLAY_POLL_INTERVAL_SECONDS: whether a box is online (its camera's health is current), and a 503's Retry-After. */
   pollIntervalSeconds: number
 }

@@ -21,6 +21,7 @@ import { recordFootageAccess, type FootageLook, type Viewer } from '../footage-a
 import { refuseDoNotFilm } from '../do-not-film/service.js'
 import { refuseTakenDownFootage, takeDownFootage } from '../footage-takedowns/service.js'
 import { redeemFromAnyIn } from '../packages/redemptions.js'
+import { paidMatches } from '../packages/targets.js'
 import { chaptersOfMatches } from '../matches/chapters.js'
 import { matchIdsOf, maySeeMatch } from '../matches/participants.js'
 import { paged, pageRequest } from '../paging.js'
@@ -330,6 +331,19 @@ export function linkTtlSeconds(row: Pick<ReplaysTable, 'kind' | 'duration_second
 }
 
 /**
+ * The matches of these angles whose links `who` has not paid for under MATCH_REQUIRES_PACKAGE: a
+ * member pays by opening the match (GET /matches/:id); a list or an angle's own GET spends nothing,
+ * so until then it gives no link. Staff never pay.
+ */
+async function unpaidMatches(db: DbOrTx, rows: readonly ReplaysTable[], who: Requester, deps: ReplayDeps): Promise<Set<string>> {
+  const ids = new Set(rows.flatMap((row) => (row.match_id !== null && row.status === 'READY' ? [row.match_id] : [])))
+  if (!deps.settings.matchRequiresPackage || ids.size === 0 || (!isGuest(who) && isStaff(who))) return new Set()
+  if (isGuest(who)) return ids
+  const paid = await paidMatches(db, who.id, [...ids])
+  return new Set([...ids].filter((id) => !paid.has(id)))
+}
+
+/**
  * Replays as `viewer` sees them: a READY one with a fresh download link, and each link issued is a
  * look at footage, written to the log.
  */
@@ -337,10 +351,11 @@ export async function presentReplays(db: Db, rows: readonly ReplaysTable[], view
   const now = deps.clock.now()
   const looks: FootageLook[] = []
   const chapters = await chaptersOfMatches(db, rows.flatMap((row) => (row.match_id === null ? [] : [row.match_id])), viewer.who)
+  const unpaid = await unpaidMatches(db, rows, viewer.who, deps)
   const replays = await Promise.all(
     rows.map(async (row) => {
       const marks = row.match_id === null ? undefined : chapters.get(row.match_id)
-      if (row.status !== 'READY' || row.location === null) return toReplay(row, viewer.who, undefined, marks)
+      if (row.status !== 'READY' || row.location === null || (row.match_id !== null && unpaid.has(row.match_id))) return toReplay(row, viewer.who, undefined, marks)
       const link = await deps.storage.downloadLink(row.id, row.location, now, linkTtlSeconds(row, deps.settings))
       looks.push({ purpose: 'DOWNLOAD_LINK', courtId: row.court_id, replayServerId: row.replay_server_id, cameraId: row.camera_id, replayId: row.id, start: row.start_at, end: row.end_at })
       return toReplay(row, viewer.who, link, marks)
