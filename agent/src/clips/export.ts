@@ -174,7 +174,9 @@ const MATCH_ROOM_RETRY_SECONDS = 300
  * cannot jump there.
  */
 export function chapterMetadata(chapters: readonly Chapter[], durationSeconds: number): string {
-  const escape = (text: string) => text.replace(/[\\=;#\n]/g, (c) => `\\${c}`)
+  // A title is one line: control characters (a carriage return too, which ffmpeg's reader may take
+  // for a line's end and so for a line of the file's own) become spaces; its own specials are escaped.
+  const escape = (text: string) => text.replace(/[\x00-\x1f\x7f]/g, ' ').replace(/[\\=;#]/g, (c) => `\\${c}`)
   const end = Math.round(durationSeconds * 1000)
   const marks = chapters.map((c) => ({ at: Math.max(0, Math.round(c.at * 1000)), label: c.label })).filter((c) => c.at < end).sort((a, b) => a.at - b.at)
   // An MP4's chapters tile its timeline from 0 (a player reads the first as starting there whatever

@@ -35,6 +35,11 @@ t.test('chapters as FFMETADATA: in order, each to the next, the last to the end,
   )
   t.equal(chapterMetadata([], 90), ';FFMETADATA1\n')
   t.equal(chapterMetadata([{ at: 0, label: 'a' }], 1), ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=a\n', 'a mark at 0 needs no Start')
+  t.equal(
+    chapterMetadata([{ at: 0, label: 'a\r\n[CHAPTER]\rSTART=0\u0000b' }], 1),
+    ';FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=1000\ntitle=a  [CHAPTER] START\\=0 b\n',
+    'a label with line breaks stays one title line: no chapter or key of its own'
+  )
 })
 
 t.test('a match waits for room on the disk: its footage (twice with chapters) and a reserve', async (t) => {
