@@ -15,7 +15,7 @@ export const de: CourtWords = {
   'signin.guest': 'Kein Konto nötig: deine Wiederholungen bleiben auf diesem Handy.',
   'signout': 'Abmelden',
   'status.REQUESTED': 'Die Kamera wird gefragt…',
-  'status.EXPORTING': 'Dein Clip wird geschnitten…',
+  'status.EXPORTING': 'Wird geschnitten…',
   'status.UPLOADING': 'Wird hochgeladen…',
   'status.READY': 'Fertig',
   'status.FAILED': 'Diesmal keine Wiederholung',

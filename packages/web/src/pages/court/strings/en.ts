@@ -14,7 +14,7 @@ export const en = {
   'signin.guest': 'No account needed: your replays stay on this phone.',
   'signout': 'Sign out',
   'status.REQUESTED': 'Asking the camera…',
-  'status.EXPORTING': 'Cutting your clip…',
+  'status.EXPORTING': 'Cutting…',
   'status.UPLOADING': 'Uploading…',
   'status.READY': 'Ready',
   'status.FAILED': 'No replay this time',

@@ -15,7 +15,7 @@ export const nl: CourtWords = {
   'signin.guest': 'Geen account nodig: je herhalingen blijven op deze telefoon.',
   'signout': 'Uitloggen',
   'status.REQUESTED': 'De camera wordt gevraagd…',
-  'status.EXPORTING': 'Je clip wordt geknipt…',
+  'status.EXPORTING': 'Wordt geknipt…',
   'status.UPLOADING': 'Bezig met uploaden…',
   'status.READY': 'Klaar',
   'status.FAILED': 'Deze keer geen herhaling',
