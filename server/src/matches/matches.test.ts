@@ -9,7 +9,7 @@ import { DEVICE, REPLAYS } from '../replays/test-helpers.js'
 import { deleteExpiredReplays } from '../replays/clips.js'
 import { ReplayStorage } from '../replays/storage.js'
 import { migrateToLatest, migratorFor, openDatabase } from '../db/database.js'
-import { dueMatches, filmingCameras, makeMatch } from './service.js'
+import { dueMatches, filmingCameras, mailReadyMatches, makeMatch } from './service.js'
 import { MATCHES, REDEEM, angleRows, at, boxMakesReady, matchRows, playedMatch, setup, teller } from './test-helpers.js'
 
 t.test('a booking on a court two cameras film: after its end and the grace, one match, one MATCH replay per camera, listed to the box with its chapters', async (t) => {
@@ -225,6 +225,26 @@ t.test('retention: the angles expire MATCH_RETENTION_DAYS after the match ends; 
   t.equal(await deleteExpiredReplays(ctx.app.db, storage, new Date('2026-03-08T12:00:00Z'), 30, 7), 2, 'both angles expire')
   t.same((await angleRows(ctx.app.db)).map((a) => [a.status, a.location]), [['EXPIRED', null], ['EXPIRED', null]])
   t.equal((await s.call('GET', `${MATCHES}/${match.id}`, s.member)).json().status, 'EXPIRED')
+
+  const failing = await setup(t)
+  await playedMatch(t, failing)
+  at(failing.ctx, '2026-03-01T11:40:00.000Z')
+  await boxMakesReady(failing)
+  let refusals = 1
+  const delivered: string[] = []
+  const refusingOnce = {
+    send: async (message: { to: string }) => {
+      if (refusals-- > 0) throw new Error(`the mail server refused ${message.to}`)
+      delivered.push(message.to)
+    },
+    close: async () => {}
+  }
+  const mailDeps = { db: failing.ctx.app.db, clock: failing.ctx.clock, mailer: () => refusingOnce, publicBaseUrl: 'http://club.test', clubTimezone: 'UTC', retentionDays: 30 }
+  await t.rejects(mailReadyMatches(mailDeps), /refused/, 'the first send fails')
+  t.same(delivered, [], 'nothing went')
+  t.equal(await mailReadyMatches(mailDeps), 2, 'the next tick mails both participants: a failed send is not lost')
+  t.same(delivered.sort(), [failing.member.email, failing.friend.email].sort())
+  t.equal(await mailReadyMatches(mailDeps), 0, 'and then no more')
 
   const quiet = await setup(t, { MATCH_MAIL: 'off' })
   await playedMatch(t, quiet)

@@ -352,8 +352,9 @@ export interface MatchMailDeps {
 
 /**
  * Mails each participant with an e-mail address a link to every match whose last angle became final
- * with at least one READY: told once across processes by the conditional write of mailed_at, and
- * once per participant (sendOnce). Answers how many mails went.
+ * with at least one READY: once per participant and match across processes (sendOnce's key), and
+ * mailed_at is written once every participant's mail went, so a send that failed is tried again on
+ * the next tick (for the participants not mailed yet). Answers how many mails went.
  */
 export async function mailReadyMatches(deps: MatchMailDeps): Promise<number> {
   const { db } = deps
@@ -371,13 +372,11 @@ export async function mailReadyMatches(deps: MatchMailDeps): Promise<number> {
     )
     .execute()
   let sent = 0
+  let failure: unknown
   const base = deps.publicBaseUrl.replace(/\/+$/, '')
   for (const row of rows) {
-    const claimed = await db.updateTable('matches').set({ mailed_at: now.toISOString() }).where('id', '=', row.id).where('mailed_at', 'is', null).executeTakeFirst()
-    if (Number(claimed.numUpdatedRows) !== 1) continue
     const users = [...(await participantsOf(db, row))]
-    if (users.length === 0) continue
-    const recipients = await db.selectFrom('users').select(['id', 'email']).where('id', 'in', users).where('erased_at', 'is', null).orderBy('id').execute()
+    const recipients = users.length === 0 ? [] : await db.selectFrom('users').select(['id', 'email']).where('id', 'in', users).where('erased_at', 'is', null).orderBy('id').execute()
     const subject = `Your match on ${row.court_name} is ready`
     const text = [
       `The video of your match on ${row.court_name}, ${localDay(row.start_at, deps.clubTimezone)}, is ready: every camera's angle, with your replays as chapters.`,
@@ -385,12 +384,20 @@ export async function mailReadyMatches(deps: MatchMailDeps): Promise<number> {
       `Watch it: ${base}/r/${encodeURIComponent(row.court_slug)}`,
       `(${base}${MATCHES_PATH}/${row.id})`
     ].join('\n')
-    for (const user of recipients) {
-      if (!user.email) continue
-      const key = { kind: 'match-ready', subjectId: row.id, occurrence: `${row.id}:${user.id}`, recipientId: user.id }
-      if (await sendOnce(deps, key, { to: user.email, subject, text })) sent++
+    try {
+      for (const user of recipients) {
+        if (!user.email) continue
+        const key = { kind: 'match-ready', subjectId: row.id, occurrence: `${row.id}:${user.id}`, recipientId: user.id }
+        if (await sendOnce(deps, key, { to: user.email, subject, text })) sent++
+      }
+    } catch (err) {
+      // This match's participants are tried again next tick; the other matches are mailed meanwhile.
+      failure ??= err
+      continue
     }
+    await db.updateTable('matches').set({ mailed_at: now.toISOString() }).where('id', '=', row.id).where('mailed_at', 'is', null).execute()
   }
+  if (failure !== undefined) throw failure
   return sent
 }
 
