@@ -3,11 +3,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { matchRoutes } from '@club/contract'
-import { currentUser } from '../plugins/auth.js'
 import { hasScope } from '../oauth2/scopes.js'
 import { deviceTokenKey } from '../replay-servers/service.js'
 import { replayDeps } from '../replays/deps.js'
-import type { Viewer } from '../footage-access/service.js'
+import { viewerOf } from '../replays/viewer.js'
 import { countedMailer } from '../health/metrics.js'
 import { createMailer, type Mailer } from '../password-reset/mailer.js'
 import { getMatch, listMatches, matchSettings, runMatchTeller, type MatchDeps } from './service.js'
@@ -16,10 +15,6 @@ const matches: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
   const deps: MatchDeps = { replay: replayDeps(config, app.clock, await deviceTokenKey(app.db, config, app.clock)), settings: matchSettings(config) }
   const player = app.auth.playerOrGuest()
-  const viewer = (request: FastifyRequest): Viewer => ({
-    who: request.principal?.kind === 'guest' ? { guestId: request.principal.guestId } : currentUser(request),
-    address: request.ip
-  })
 
   let mailer: Mailer | undefined
   const tellerDeps = {
@@ -38,13 +33,13 @@ const matches: FastifyPluginAsyncTypebox = async (app) => {
     await mailer?.close()
   })
 
-  app.route({ ...matchRoutes.list, onRequest: player, handler: async (request) => listMatches(app.db, request.query, viewer(request), deps) })
+  app.route({ ...matchRoutes.list, onRequest: player, handler: async (request) => listMatches(app.db, request.query, viewerOf(request), deps) })
   // A token with only `read` reads a match already paid for; opening one spends an item (MATCH_REQUIRES_PACKAGE).
   const maySpend = (request: FastifyRequest) => {
     const principal = request.principal
     return principal?.via !== 'bearer' || hasScope(principal.scope, 'api') || hasScope(principal.scope, 'replays')
   }
-  app.route({ ...matchRoutes.get, onRequest: player, handler: async (request) => getMatch(app.db, request.params.id, viewer(request), deps, maySpend(request)) })
+  app.route({ ...matchRoutes.get, onRequest: player, handler: async (request) => getMatch(app.db, request.params.id, viewerOf(request), deps, maySpend(request)) })
 }
 
 export default matches

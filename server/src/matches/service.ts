@@ -20,7 +20,7 @@ import { markDelivered, redeemFromAnyIn } from '../packages/redemptions.js'
 import { paidMatches } from '../packages/targets.js'
 import { paged, pageRequest } from '../paging.js'
 import { IN_PROGRESS, recordReplayEvent, toReplay, type ReplayDeps } from '../replays/replay.js'
-import { areaBoxes, failUnansweredReplays, presentReplays } from '../replays/service.js'
+import { areaBoxes, camerasFilming, failUnansweredReplays, presentReplays } from '../replays/service.js'
 import { chaptersFor, visibleChapters, parseChapters } from './chapters.js'
 import { matchIdsOf, participantsOf, visibleMatch } from './participants.js'
 
@@ -127,11 +127,7 @@ export async function dueMatches(db: DbOrTx, now: Date, settings: MatchSettings)
 export async function filmingCameras(db: DbOrTx, courtId: string) {
   const court = await db.selectFrom('courts').select('area_id').where('id', '=', courtId).executeTakeFirst()
   if (!court) return []
-  return (await areaBoxes(db, court.area_id)).flatMap((box) =>
-    box.config.cameras
-      .filter((c) => c.isEnabled !== false && (c.courtIds ?? []).includes(courtId))
-      .map((c) => ({ replayServerId: box.id, cameraId: c.id, courtIds: c.courtIds! }))
-  )
+  return camerasFilming(await areaBoxes(db, court.area_id), courtId)
 }
 
 /**

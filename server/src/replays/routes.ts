@@ -1,7 +1,7 @@
 // Replays: the player's routes (Bearer or API key), the signed download of a file:// clip, and the
 // box's routes (its device token) to fetch waiting replays and report their progress.
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import type { preHandlerAsyncHookHandler } from 'fastify'
 import { replayAdminRoutes, replayDeviceRoutes, replayPageRoutes, replayRoutes } from '@club/contract'
 import { currentDevice as deviceOf, currentUser } from '../plugins/auth.js'
 import { keyedRateLimit, routeRateLimit } from '../plugins/rate-limit.js'
@@ -14,19 +14,14 @@ import { NotTheReplaysClipError, listDeviceReplays, setDeviceReplayStatus } from
 import { openReplayDownload } from './clips.js'
 import { byteRange } from '../agent-releases/service.js'
 import { HttpError } from '../errors.js'
-import type { Requester } from './replay.js'
 import { replayDeps } from './deps.js'
-import type { Viewer } from '../footage-access/service.js'
+import { requesterOf, viewerOf } from './viewer.js'
 
 const replays: FastifyPluginAsyncTypebox = async (app) => {
   const config = app.config
   const tokenKey = await deviceTokenKey(app.db, config, app.clock)
   const deps = replayDeps(config, app.clock, tokenKey)
   const player = app.auth.playerOrGuest()
-  const requester = (request: FastifyRequest): Requester =>
-    request.principal?.kind === 'guest' ? { guestId: request.principal.guestId } : currentUser(request)
-  // Who looks at footage, and from where: what the footage access log records.
-  const viewer = (request: FastifyRequest): Viewer => ({ who: requester(request), address: request.ip })
   // What a guest's free replays are limited by instead of package items: per court, and per address.
   const hour = 3_600_000
   // The address first: one phone over its limit does not use up the court's.
@@ -88,19 +83,19 @@ const replays: FastifyPluginAsyncTypebox = async (app) => {
     onRequest: player,
     preHandler: replayLimits,
     handler: async (request, reply) => {
-      const row = await createReplay(app.db, request.body, viewer(request), deps)
+      const row = await createReplay(app.db, request.body, viewerOf(request), deps)
       // Not awaited: the player's answer does not wait for the box.
       void notifyReplayServer(app.db, row.replay_server_id!, notifyDeps)
-      return reply.code(201).send(presentNewReplay(row, requester(request)))
+      return reply.code(201).send(presentNewReplay(row, requesterOf(request)))
     }
   })
-  app.route({ ...replayRoutes.list, onRequest: player, handler: async (request) => listReplays(app.db, request.query, viewer(request), deps) })
-  app.route({ ...replayRoutes.get, onRequest: player, handler: async (request) => getReplay(app.db, request.params.id, viewer(request), deps) })
+  app.route({ ...replayRoutes.list, onRequest: player, handler: async (request) => listReplays(app.db, request.query, viewerOf(request), deps) })
+  app.route({ ...replayRoutes.get, onRequest: player, handler: async (request) => getReplay(app.db, request.params.id, viewerOf(request), deps) })
   app.route({
     ...replayRoutes.delete,
     onRequest: player,
     handler: async (request, reply) => {
-      await deleteReplay(app.db, request.params.id, requester(request), deps)
+      await deleteReplay(app.db, request.params.id, requesterOf(request), deps)
       return reply.code(204).send(null)
     }
   })

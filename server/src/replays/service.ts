@@ -65,6 +65,15 @@ export async function areaBoxes(db: DbOrTx, areaId: string): Promise<CandidateBo
 /** A camera its box says is FAILED, and since when (the server's clock): see failedCameras. */
 export type FailedCameras = ReadonlyMap<string, { since: string }>
 
+/** The enabled cameras of these boxes that film `courtId` (their courtIds name it), with every court each films. */
+export function camerasFilming(boxes: readonly CandidateBox[], courtId: string): Array<{ replayServerId: string; cameraId: string; courtIds: string[] }> {
+  return boxes.flatMap((box) =>
+    box.config.cameras
+      .filter((c) => c.isEnabled !== false && (c.courtIds ?? []).includes(courtId))
+      .map((c) => ({ replayServerId: box.id, cameraId: c.id, courtIds: c.courtIds! }))
+  )
+}
+
 /**
  * The box and camera a replay of `courtId` is cut from: the named camera when it films the court,
  * else the first enabled camera that does and is not FAILED. `missing` names what is missing;
@@ -76,9 +85,7 @@ export function chooseCamera(
   cameraId: string | undefined,
   failed: FailedCameras = new Map()
 ): { replayServerId: string; cameraId: string } | { missing: string } | { failed: { cameraId: string; since: string } } {
-  const filming = boxes.flatMap((box) =>
-    box.config.cameras.filter((c) => c.isEnabled !== false && (c.courtIds ?? []).includes(courtId)).map((c) => ({ replayServerId: box.id, cameraId: c.id }))
-  )
+  const filming = camerasFilming(boxes, courtId).map(({ replayServerId, cameraId }) => ({ replayServerId, cameraId }))
   const failure = (c: { replayServerId: string; cameraId: string }) => {
     const known = failed.get(`${c.replayServerId} ${c.cameraId}`)
     return known ? { failed: { cameraId: c.cameraId, ...known } } : null
