@@ -88,7 +88,10 @@ t.test('a disk under its floor and a skewed clock are told once each, after the 
   const told = await events.next(HEALTH_EVENTS)
   t.same(told.map((e) => e.type).sort(), ['replay_server.clock_skewed', 'replay_server.disk_low'])
   t.match(told[0]!.data, { id: box.id, camera: null })
-  t.match(told.find((e) => e.type === 'replay_server.disk_low')!.data, { health: { problems: ['DISK_LOW', 'CLOCK_SKEWED', 'OFFLINE'] } })
+  // Whether the box also counts OFFLINE here depends on when the sightings' wall-clock flush ran (its
+  // poll is exactly three intervals old): not what this test is about, so only the two are asked for.
+  const problems = (told.find((e) => e.type === 'replay_server.disk_low')!.data as { health: { problems: string[] } }).health.problems
+  t.ok(problems.includes('DISK_LOW') && problems.includes('CLOCK_SKEWED'), `the payload's health names both (${problems.join(', ')})`)
   t.equal((await healthMails(ctx)).length, 2, 'one admin, two mails')
 })
 
